@@ -1,0 +1,180 @@
+/**
+ * The CustomResourceDefinitions, built from the zod schemas (the one source of truth). `npm run crds`
+ * writes them to crds/ and the chart; `npm run crds:check` (and a unit test) fail when they drift.
+ */
+import { z } from 'zod';
+import { CATEGORY, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from './names.ts';
+import { sandboxSpecSchema, sandboxStatusSchema } from './sandbox.ts';
+import { sessionReferenceSpecSchema, sessionReferenceStatusSchema } from './session-reference.ts';
+import { SANDBOX_NAME_MAX } from './limits.ts';
+import { toStructural } from './structural.ts';
+
+type Names = { kind: string; plural: string; singular: string; shortName: string };
+type PrinterColumn = { name: string; type: string; jsonPath: string; description: string; priority?: number };
+type Rule = { rule: string; message: string };
+
+const jsonSchema = (schema: z.ZodType) =>
+  toStructural(z.toJSONSchema(schema, { io: 'input', target: 'openapi-3.0' }));
+
+function definition(options: {
+  names: Names;
+  description: string;
+  spec: z.ZodType;
+  status: z.ZodType;
+  columns: PrinterColumn[];
+  selectableFields: string[];
+  rootRules: Rule[];
+}) {
+  const { names } = options;
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${names.plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: 'Namespaced',
+      names: {
+        kind: names.kind,
+        listKind: `${names.kind}List`,
+        plural: names.plural,
+        singular: names.singular,
+        shortNames: [names.shortName],
+        categories: [CATEGORY],
+      },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: options.columns,
+          selectableFields: options.selectableFields.map((jsonPath) => ({ jsonPath })),
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: options.description,
+              required: ['spec'],
+              properties: {
+                apiVersion: {
+                  type: 'string',
+                  description: 'APIVersion of this representation of the object.',
+                },
+                kind: { type: 'string', description: 'Kind of the REST resource this object represents.' },
+                metadata: { type: 'object' },
+                spec: jsonSchema(options.spec),
+                status: jsonSchema(options.status),
+              },
+              ...(options.rootRules.length > 0 ? { 'x-kubernetes-validations': options.rootRules } : {}),
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+const age: PrinterColumn = {
+  name: 'Age',
+  type: 'date',
+  jsonPath: '.metadata.creationTimestamp',
+  description: 'Time since creation.',
+};
+
+export const sandboxCrd = definition({
+  names: SANDBOX,
+  description:
+    'A sandbox for AI-agent sessions. Its pods are kept until the exclusivity decision says no session foreign ' +
+    'to its worktree references it.',
+  spec: sandboxSpecSchema,
+  status: sandboxStatusSchema,
+  columns: [
+    {
+      name: 'Phase',
+      type: 'string',
+      jsonPath: '.status.phase',
+      description: 'Pending, Running, Terminating or Blocked.',
+    },
+    { name: 'Worktree', type: 'string', jsonPath: '.spec.worktree', description: "The sandbox's worktree." },
+    {
+      name: 'Attached',
+      type: 'integer',
+      jsonPath: '.status.references.attached',
+      description: 'Attached references.',
+    },
+    {
+      name: 'Detached',
+      type: 'integer',
+      jsonPath: '.status.references.detached',
+      description: 'Tombstones.',
+    },
+    {
+      name: 'Foreign',
+      type: 'integer',
+      jsonPath: '.status.references.foreign',
+      description: 'Foreign references.',
+    },
+    {
+      name: 'Verdict',
+      type: 'string',
+      jsonPath: '.status.decision.verdict',
+      description: 'Last exclusivity verdict.',
+    },
+    {
+      name: 'Evidence',
+      type: 'string',
+      jsonPath: '.status.decision.evidence',
+      description: 'What decided.',
+      priority: 1,
+    },
+    {
+      name: 'Marker',
+      type: 'boolean',
+      jsonPath: '.status.reconciliation.marker',
+      description: 'Index trusted.',
+      priority: 1,
+    },
+    age,
+  ],
+  selectableFields: ['.spec.worktree'],
+  rootRules: [
+    {
+      rule: `self.metadata.name.size() <= ${SANDBOX_NAME_MAX}`,
+      message: `metadata.name must be at most ${SANDBOX_NAME_MAX} characters: it labels the sandbox pods`,
+    },
+  ],
+});
+
+export const sessionReferenceCrd = definition({
+  names: SESSION_REFERENCE,
+  description:
+    'Records that a session uses a sandbox (attached) or used it (detached: a tombstone). The sandbox is not ' +
+    'destroyed while a reference foreign to its worktree remains.',
+  spec: sessionReferenceSpecSchema,
+  status: sessionReferenceStatusSchema,
+  columns: [
+    { name: 'Sandbox', type: 'string', jsonPath: '.spec.sandbox', description: 'The referenced Sandbox.' },
+    { name: 'Session', type: 'string', jsonPath: '.spec.session', description: 'The session id.' },
+    { name: 'Worktree', type: 'string', jsonPath: '.spec.worktree', description: "The session's worktree." },
+    { name: 'Role', type: 'string', jsonPath: '.spec.role', description: 'Root, Subagent, Board or Ticket.' },
+    { name: 'State', type: 'string', jsonPath: '.spec.state', description: 'Attached or Detached.' },
+    {
+      name: 'Turn',
+      type: 'string',
+      jsonPath: '.status.turn.phase',
+      description: 'Phase of the latest turn.',
+    },
+    {
+      name: 'Turn-ID',
+      type: 'string',
+      jsonPath: '.status.turn.id',
+      description: 'The latest turn.',
+      priority: 1,
+    },
+    { name: 'Route', type: 'string', jsonPath: '.spec.route', description: 'The attach route.', priority: 1 },
+    age,
+  ],
+  selectableFields: ['.spec.sandbox', '.spec.session', '.spec.worktree', '.spec.state'],
+  rootRules: [],
+});
+
+export const CRDS = [sandboxCrd, sessionReferenceCrd] as const;

@@ -1,0 +1,37 @@
+/**
+ * Field and capacity limits. They are part of the schema (the API server enforces them) and of the
+ * reference index (the controller enforces them), and both read them from here.
+ */
+
+/** Session ids (`workspace_123`, `agent_…`): bounded so 512 references fit the byte budget. */
+export const SESSION_ID_MAX = 128;
+export const WORKTREE_ID_MAX = 128;
+/** The route recorded with an attach, e.g. `shared-control-v1/wt-1/…`. */
+export const ROUTE_MAX = 512;
+export const PROVIDER_MAX = 63;
+/** Sandbox names label their pods, so they are DNS labels. */
+export const SANDBOX_NAME_MAX = 63;
+export const TURN_ID_MAX = 128;
+export const MESSAGE_MAX = 1024;
+export const REASON_MAX = 128;
+export const PODS_MAX = 8;
+export const LABELS_MAX = 64;
+export const ANNOTATIONS_MAX = 64;
+export const CONDITIONS_MAX = 16;
+/** Blocking references named in status, Events and logs; the count says how many there were in all. */
+export const BLOCKING_REFERENCES_MAX = 16;
+export const TTL_SECONDS_MAX = 30 * 24 * 3600;
+export const REAPER_GRACE_SECONDS_MAX = 300;
+
+/** Per-sandbox capacity of the reference index (seed 000): beyond either, the index is overflowed. */
+export const INDEX_LIMITS = {
+  maxReferences: 512,
+  maxBytes: 96 * 1024,
+} as const;
+export type IndexLimits = { readonly maxReferences: number; readonly maxBytes: number };
+
+/** Identifiers: start and end alphanumeric; inside also `._:-` (session ids use `_`). */
+export const IDENTIFIER_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9._:-]*[A-Za-z0-9])?$';
+/** Kubernetes object names (DNS subdomain, as the API server checks them). */
+export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+export const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';

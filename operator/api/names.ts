@@ -1,0 +1,53 @@
+/**
+ * The names users, GitOps repositories and tests rely on: API group, kinds, finalizer, labels and
+ * annotations. Rename none without a reason written in the commit.
+ */
+
+export const GROUP = 'sandbox.agents.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+export const SANDBOX = {
+  kind: 'Sandbox',
+  plural: 'sandboxes',
+  singular: 'sandbox',
+  shortName: 'sbx',
+} as const;
+export const SESSION_REFERENCE = {
+  kind: 'SessionReference',
+  plural: 'sessionreferences',
+  singular: 'sessionreference',
+  shortName: 'sref',
+} as const;
+export const CATEGORY = 'sandbox';
+
+/** Held by every Sandbox and every sandbox pod until the exclusivity verdict says "exclusive". */
+export const EXCLUSIVITY_FINALIZER = `${GROUP}/exclusivity`;
+
+export const LABELS = {
+  /** On sandbox pods: the owning Sandbox's name (Sandbox names are DNS labels, so it fits a label value). */
+  sandbox: `${GROUP}/sandbox`,
+  /** On sandbox pods: the pod's ordinal within its Sandbox. */
+  podIndex: `${GROUP}/pod-index`,
+  managedBy: 'app.kubernetes.io/managed-by',
+} as const;
+
+export const MANAGED_BY = 'sandbox-operator';
+
+export const ANNOTATIONS = {
+  /**
+   * On a Sandbox: it existed before the reference index (adopted). Its value says where from. Such a
+   * sandbox has no marker until a legacy reconciliation completes.
+   */
+  adoptedFrom: `${GROUP}/adopted-from`,
+  /**
+   * On a Sandbox, set by an administrator: erase the reference index (delete every SessionReference of
+   * the sandbox and clear the capacity latch). The value is the reason, which is logged and evented.
+   */
+  eraseReferences: `${GROUP}/erase-references`,
+  /**
+   * On a sandbox pod, set by an administrator: the admission policy lets this pod be deleted before an
+   * exclusive verdict. The value is the reason; the API server's audit log records who set it.
+   */
+  deletionOverride: `${GROUP}/deletion-override`,
+} as const;

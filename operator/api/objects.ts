@@ -1,0 +1,41 @@
+/** Whole objects as read from the API server: metadata plus the spec and status schemas. */
+import { z } from 'zod';
+import { API_VERSION, SANDBOX, SESSION_REFERENCE } from './names.ts';
+import { sandboxSpecSchema, sandboxStatusSchema } from './sandbox.ts';
+import { sessionReferenceSpecSchema, sessionReferenceStatusSchema } from './session-reference.ts';
+
+/**
+ * The metadata the operator reads. Unknown metadata (managedFields, …) is dropped on parse so the cache
+ * holds only what decisions need.
+ */
+export const objectMetaSchema = z.object({
+  name: z.string().min(1),
+  namespace: z.string().min(1),
+  uid: z.string().optional(),
+  resourceVersion: z.string().optional(),
+  generation: z.int().optional(),
+  creationTimestamp: z.union([z.string(), z.date()]).optional(),
+  deletionTimestamp: z.union([z.string(), z.date()]).optional(),
+  finalizers: z.array(z.string()).optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+});
+export type ObjectMeta = z.infer<typeof objectMetaSchema>;
+
+export const sandboxSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal(SANDBOX.kind),
+  metadata: objectMetaSchema,
+  spec: sandboxSpecSchema,
+  status: sandboxStatusSchema.optional(),
+});
+export type Sandbox = z.infer<typeof sandboxSchema>;
+
+export const sessionReferenceSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal(SESSION_REFERENCE.kind),
+  metadata: objectMetaSchema,
+  spec: sessionReferenceSpecSchema,
+  status: sessionReferenceStatusSchema.optional(),
+});
+export type SessionReference = z.infer<typeof sessionReferenceSchema>;

@@ -1,0 +1,50 @@
+/**
+ * Parsing objects read from the API server. A malformed object is a typed error naming the field, never a
+ * silent default: callers fail closed on it (a sandbox with a malformed reference is never destroyed).
+ */
+import type { z } from 'zod';
+import { sandboxSchema, sessionReferenceSchema, type Sandbox, type SessionReference } from './objects.ts';
+
+export type Parsed<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: MalformedObjectError };
+
+/** An object from the API server did not match its schema. `field` is the dotted path, e.g. `spec.worktree`. */
+export class MalformedObjectError extends Error {
+  readonly kind = 'MalformedObject';
+  constructor(
+    readonly objectKind: string,
+    readonly objectKey: string,
+    readonly field: string,
+    readonly problem: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${objectKind} ${objectKey} is malformed: ${field}: ${problem}`, options);
+    this.name = 'MalformedObjectError';
+  }
+}
+
+function keyOf(raw: unknown): string {
+  if (typeof raw !== 'object' || raw === null) return '<not an object>';
+  const meta = (raw as { metadata?: { namespace?: unknown; name?: unknown } }).metadata;
+  const ns = typeof meta?.namespace === 'string' ? meta.namespace : '?';
+  const name = typeof meta?.name === 'string' ? meta.name : '?';
+  return `${ns}/${name}`;
+}
+
+function parseWith<T>(schema: z.ZodType<T>, kind: string, raw: unknown): Parsed<T> {
+  const result = schema.safeParse(raw);
+  if (result.success) return { ok: true, value: result.data };
+  const issue = result.error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.join('.') : '<root>';
+  return {
+    ok: false,
+    error: new MalformedObjectError(kind, keyOf(raw), field, issue?.message ?? 'invalid', {
+      cause: result.error,
+    }),
+  };
+}
+
+export const parseSandbox = (raw: unknown): Parsed<Sandbox> => parseWith(sandboxSchema, 'Sandbox', raw);
+
+export const parseSessionReference = (raw: unknown): Parsed<SessionReference> =>
+  parseWith(sessionReferenceSchema, 'SessionReference', raw);

@@ -1,0 +1,197 @@
+/** The `Sandbox` resource: a sandbox's pods, its cleanup policy, and the last exclusivity decision. */
+import { z } from 'zod';
+import { conditionsSchema, count, identifier, immutable, objectName, timestamp } from './fields.ts';
+import {
+  ANNOTATIONS_MAX,
+  BLOCKING_REFERENCES_MAX,
+  LABELS_MAX,
+  MESSAGE_MAX,
+  PODS_MAX,
+  PROVIDER_MAX,
+  REAPER_GRACE_SECONDS_MAX,
+  TTL_SECONDS_MAX,
+  WORKTREE_ID_MAX,
+} from './limits.ts';
+
+export const VERDICTS = ['Exclusive', 'Foreign', 'Incomplete', 'Unavailable', 'Overflowed'] as const;
+export type VerdictName = (typeof VERDICTS)[number];
+export const EVIDENCE = ['Index', 'Ledger', 'Reconciliation'] as const;
+export type Evidence = (typeof EVIDENCE)[number];
+export const SANDBOX_PHASES = ['Pending', 'Running', 'Terminating', 'Blocked'] as const;
+export type SandboxPhase = (typeof SANDBOX_PHASES)[number];
+export const CLEANUP_POLICIES = ['Retain', 'DeleteWhenUnreferenced'] as const;
+/** The legacy walk's last outcome; `NotRequired` for sandboxes the operator created (born with the marker). */
+export const RECONCILIATION_STATES = [
+  'NotRequired',
+  'Pending',
+  'Complete',
+  'Foreign',
+  'Incomplete',
+  'Unavailable',
+  'NotConfigured',
+] as const;
+export type ReconciliationState = (typeof RECONCILIATION_STATES)[number];
+export const CAPACITY_LIMITS = ['References', 'Bytes'] as const;
+
+const stringMap = (description: string, max: number) =>
+  z
+    .record(z.string().min(1).max(317), z.string().max(4096))
+    .refine((map) => Object.keys(map).length <= max, { message: `must have at most ${max} entries` })
+    .meta({ maxProperties: max })
+    .describe(description);
+
+const containerSchema = z
+  .looseObject({
+    name: objectName('Name of the container (DNS label).', 63),
+    image: z.string().min(1).max(1024).describe('Container image reference.'),
+  })
+  .meta({ 'x-kubernetes-preserve-unknown-fields': true })
+  .describe('A container, in the core/v1 Container shape; fields other than name and image pass through.');
+
+export const podTemplateSchema = z
+  .object({
+    metadata: z
+      .object({
+        labels: stringMap('Labels added to every sandbox pod.', LABELS_MAX).optional(),
+        annotations: stringMap('Annotations added to every sandbox pod.', ANNOTATIONS_MAX).optional(),
+      })
+      .optional()
+      .describe('Labels and annotations for the sandbox pods.'),
+    spec: z
+      .looseObject({
+        containers: z.array(containerSchema).min(1).max(16).describe('The sandbox containers.'),
+      })
+      .meta({ 'x-kubernetes-preserve-unknown-fields': true })
+      .describe(
+        'A core/v1 PodSpec. The API server validates the whole spec when the controller creates a pod.',
+      ),
+  })
+  .describe('Template for the sandbox pods (a core/v1 PodTemplateSpec).');
+
+export const cleanupSchema = z
+  .object({
+    policy: z
+      .enum(CLEANUP_POLICIES)
+      .default('Retain')
+      .describe(
+        'Retain keeps the sandbox until it is deleted. DeleteWhenUnreferenced makes the controller delete it ' +
+          'once no SessionReference has remained for ttlSecondsAfterUnreferenced; the deletion still goes ' +
+          'through the exclusivity decision.',
+      ),
+    ttlSecondsAfterUnreferenced: z
+      .int32()
+      .min(0)
+      .max(TTL_SECONDS_MAX)
+      .default(300)
+      .describe('Seconds without any SessionReference before DeleteWhenUnreferenced deletes the sandbox.'),
+  })
+  .describe('Controller-driven automatic cleanup.');
+
+export const shellReaperSchema = z
+  .object({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Inject the shell reaper sidecar, which ends a subagent session's shell groups when its turn completes.",
+      ),
+    gracePeriodSeconds: z
+      .int32()
+      .min(1)
+      .max(REAPER_GRACE_SECONDS_MAX)
+      .default(5)
+      .describe('Seconds between SIGTERM and SIGKILL when the reaper retires a shell group.'),
+  })
+  .describe('The shell reaper sidecar.');
+
+export const sandboxSpecSchema = z
+  .object({
+    worktree: immutable(
+      identifier(
+        "The worktree this sandbox's workspace belongs to; absent when it belongs to none.",
+        WORKTREE_ID_MAX,
+      ),
+      'spec.worktree',
+    ).optional(),
+    provider: immutable(
+      objectName('The runtime provider, matched against ledger allocations.', PROVIDER_MAX),
+      'spec.provider',
+    ).default('kubernetes'),
+    replicas: z.int32().min(1).max(PODS_MAX).default(1).describe('Number of sandbox pods.'),
+    podTemplate: podTemplateSchema,
+    cleanup: cleanupSchema.prefault({}),
+    shellReaper: shellReaperSchema.prefault({}),
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.worktree) == has(oldSelf.worktree)',
+        message: 'spec.worktree cannot be added or removed after creation',
+      },
+    ],
+  })
+  .describe('Desired state of the sandbox.');
+export type SandboxSpec = z.infer<typeof sandboxSpecSchema>;
+
+export const decisionSchema = z
+  .object({
+    verdict: z.enum(VERDICTS).describe('Exclusive releases the sandbox; every other verdict keeps it.'),
+    evidence: z
+      .enum(EVIDENCE)
+      .describe('Which source decided: the Index, the Ledger, or a Reconciliation walk.'),
+    blockingReferences: z
+      .array(objectName('A SessionReference name.'))
+      .max(BLOCKING_REFERENCES_MAX)
+      .optional()
+      .describe(`The SessionReferences that block destruction (at most ${BLOCKING_REFERENCES_MAX} named).`),
+    blockingCount: count('How many references block destruction in all.').optional(),
+    reason: z.string().max(MESSAGE_MAX).optional().describe('Why the verdict was reached.'),
+    decidedAt: timestamp('When the decision was made.'),
+  })
+  .describe('The last exclusivity decision.');
+
+export const sandboxStatusSchema = z
+  .object({
+    observedGeneration: z.int().min(0).optional().describe('The metadata.generation this status describes.'),
+    phase: z.enum(SANDBOX_PHASES).optional().describe('Pending, Running, Terminating or Blocked.'),
+    pods: z
+      .object({ total: count('Sandbox pods that exist.'), ready: count('Sandbox pods that are Ready.') })
+      .optional()
+      .describe('Sandbox pod counts.'),
+    references: z
+      .object({
+        attached: count('Attached SessionReferences.'),
+        detached: count('Detached SessionReferences (tombstones).'),
+        foreign: count("References foreign to this sandbox's worktree (attached or detached)."),
+        bytes: count('Bytes of reference data in the index.').optional(),
+      })
+      .optional()
+      .describe('The reference index, summarised.'),
+    capacity: z
+      .object({
+        overflowed: z
+          .boolean()
+          .describe('The index exceeded its capacity; the sandbox fails closed until erased.'),
+        limit: z.enum(CAPACITY_LIMITS).optional().describe('Which limit was exceeded.'),
+        observed: count('The observed value when the limit was exceeded.').optional(),
+        max: count('The limit.').optional(),
+        since: timestamp('When the index overflowed.').optional(),
+      })
+      .optional()
+      .describe('Capacity of the reference index (512 references / 96 KiB).'),
+    decision: decisionSchema.optional(),
+    reconciliation: z
+      .object({
+        state: z.enum(RECONCILIATION_STATES).describe('Outcome of the legacy reconciliation.'),
+        marker: z.boolean().describe('True once the index alone may decide exclusivity for this sandbox.'),
+        message: z.string().max(MESSAGE_MAX).optional().describe('Detail of the last walk.'),
+        completedAt: timestamp('When the last walk ended.').optional(),
+      })
+      .optional()
+      .describe('Reconciliation of references older than the index.'),
+    unreferencedSince: timestamp('Since when no SessionReference has referenced the sandbox.').optional(),
+    conditions: conditionsSchema.optional(),
+  })
+  .describe('Observed state of the sandbox, written by the controller.');
+export type SandboxStatus = z.infer<typeof sandboxStatusSchema>;
+export type SandboxDecision = z.infer<typeof decisionSchema>;

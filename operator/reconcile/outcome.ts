@@ -1,0 +1,42 @@
+/** What a legacy reconciliation concludes. Only `Complete` earns the marker. */
+
+export type IncompleteReason = 'Timeout' | 'BudgetExhausted' | 'LookupFailed' | 'LedgerFailed';
+
+export type ReconciliationStats = {
+  readonly owners: number;
+  readonly lookedUp: number;
+  readonly skippedLegacy: number;
+  readonly timedOut: number;
+  readonly failed: number;
+  readonly elapsedMs: number;
+};
+
+export type ReconciliationOutcome =
+  /** Every owner accounted for, none foreign, no history missing. */
+  | { readonly kind: 'Complete'; readonly stats: ReconciliationStats }
+  | {
+      readonly kind: 'Foreign';
+      /** Ledger: the ledger's own verdict or a recorded allocation; Reconciliation: a locator lookup. */
+      readonly evidence: 'Ledger' | 'Reconciliation';
+      readonly owner: string | undefined;
+      readonly reason: string;
+      readonly stats: ReconciliationStats;
+    }
+  | {
+      readonly kind: 'Incomplete';
+      readonly cause: IncompleteReason;
+      readonly owner: string | undefined;
+      readonly reason: string;
+      readonly stats: ReconciliationStats;
+    }
+  | {
+      readonly kind: 'Unavailable';
+      readonly owner: string | undefined;
+      readonly reason: string;
+      readonly stats: ReconciliationStats;
+    };
+
+/** The invariant of seed 000: only a complete walk with no foreign reference and no missing history. */
+export function earnsMarker(outcome: ReconciliationOutcome): boolean {
+  return outcome.kind === 'Complete';
+}

@@ -1,0 +1,92 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { renderCrds } from '../../../operator/api/render-crds.ts';
+import { sandboxCrd, sessionReferenceCrd } from '../../../operator/api/crd.ts';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+
+describe('the checked-in CRDs', () => {
+  it.each(Object.entries(renderCrds()))(
+    '%s matches what the generator produces (run npm run crds)',
+    async (file, text) => {
+      expect(await readFile(join(root, 'crds', file), 'utf8')).toBe(text);
+      expect(await readFile(join(root, 'charts', 'sandbox-operator', 'crds', file), 'utf8')).toBe(text);
+    },
+  );
+});
+
+type Schema = { [key: string]: unknown; properties?: Record<string, Schema>; items?: Schema };
+
+/** Every node of a structural schema has a type (or preserves unknown fields) and no additionalProperties: false. */
+function structuralProblems(node: Schema, path: string): string[] {
+  const problems: string[] = [];
+  if (node['type'] === undefined && node['x-kubernetes-preserve-unknown-fields'] !== true)
+    problems.push(`${path}: no type`);
+  if (node['additionalProperties'] === false) problems.push(`${path}: additionalProperties false`);
+  if ('$ref' in node || 'anyOf' in node || 'oneOf' in node) problems.push(`${path}: not structural`);
+  for (const [key, child] of Object.entries(node.properties ?? {}))
+    problems.push(...structuralProblems(child, `${path}.${key}`));
+  if (node.items) problems.push(...structuralProblems(node.items, `${path}[]`));
+  return problems;
+}
+
+describe.each([
+  ['Sandbox', sandboxCrd, 'sbx'],
+  ['SessionReference', sessionReferenceCrd, 'sref'],
+])('the %s CRD', (_kind, crd, shortName) => {
+  const version = crd.spec.versions[0]!;
+  const schema = version.schema.openAPIV3Schema as Schema;
+
+  it('is structural', () => {
+    expect(structuralProblems(schema, '')).toEqual([]);
+  });
+
+  it('has the status subresource, short name and category', () => {
+    expect(version.subresources).toEqual({ status: {} });
+    expect(crd.spec.names.shortNames).toEqual([shortName]);
+    expect(crd.spec.names.categories).toEqual(['sandbox']);
+  });
+
+  it('describes every spec field for kubectl explain', () => {
+    const undescribed = Object.entries(schema.properties!['spec']!.properties!).filter(
+      ([, field]) => !field['description'],
+    );
+    expect(undescribed.map(([name]) => name)).toEqual([]);
+  });
+
+  it('bounds every string with a maximum length', () => {
+    const unbounded: string[] = [];
+    const walk = (node: Schema, path: string) => {
+      if (
+        node['type'] === 'string' &&
+        node['maxLength'] === undefined &&
+        node['enum'] === undefined &&
+        node['format'] !== 'date-time'
+      ) {
+        unbounded.push(path);
+      }
+      for (const [key, child] of Object.entries(node.properties ?? {})) walk(child, `${path}.${key}`);
+      if (node.items) walk(node.items, `${path}[]`);
+    };
+    walk(schema.properties!['spec']!, 'spec');
+    walk(schema.properties!['status']!, 'status');
+    expect(unbounded).toEqual([]);
+  });
+});
+
+describe('printer columns', () => {
+  const names = (crd: typeof sandboxCrd) => crd.spec.versions[0]!.additionalPrinterColumns.map((c) => c.name);
+
+  it('show a Sandbox’s phase, worktree, reference counts, verdict and age', () => {
+    expect(names(sandboxCrd)).toEqual(
+      expect.arrayContaining(['Phase', 'Worktree', 'Attached', 'Detached', 'Foreign', 'Verdict', 'Age']),
+    );
+  });
+
+  it('show a SessionReference’s sandbox, session, worktree, role, state, turn and age', () => {
+    expect(names(sessionReferenceCrd)).toEqual(
+      expect.arrayContaining(['Sandbox', 'Session', 'Worktree', 'Role', 'State', 'Turn', 'Age']),
+    );
+  });
+});

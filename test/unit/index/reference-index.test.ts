@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { INDEX_LIMITS, parseSessionReference } from '../../../operator/api/index.ts';
+import {
+  buildReferenceIndex,
+  hasForeignReference,
+  referenceBytes,
+  referenceEntryOf,
+} from '../../../operator/index/index.ts';
+import { attached, ownReferences, reference, sessionReferenceObject, tombstone } from '../fixtures.ts';
+
+const target = { worktree: 'wt-1' };
+
+describe('buildReferenceIndex', () => {
+  it.each([
+    [511, false],
+    [512, false],
+    [513, true],
+  ])('with %i references is overflowed: %s', (count, overflowed) => {
+    const index = buildReferenceIndex(ownReferences(count), INDEX_LIMITS);
+    expect(index.overflowed).toBe(overflowed);
+    expect(hasForeignReference(index, target)).toBe(overflowed);
+  });
+
+  it('is not overflowed at exactly the byte limit and is one byte past it', () => {
+    const one = ownReferences(1)[0]!;
+    const perEntry = referenceBytes(one);
+    const limits = { maxReferences: 512, maxBytes: perEntry * 3 };
+    expect(buildReferenceIndex(ownReferences(3), limits)).toMatchObject({
+      overflowed: false,
+      bytes: perEntry * 3,
+    });
+    const tighter = { maxReferences: 512, maxBytes: perEntry * 3 - 1 };
+    expect(buildReferenceIndex(ownReferences(3), tighter)).toMatchObject({
+      overflowed: true,
+      latch: { limit: 'Bytes', observed: perEntry * 3, max: perEntry * 3 - 1 },
+    });
+  });
+
+  it('overflows the 96 KiB budget with long routes well before 512 references', () => {
+    const longRoute = 'r'.repeat(500);
+    const refs = Array.from({ length: 200 }, (_, i) => reference({ name: `r-${i}`, route: longRoute }));
+    const index = buildReferenceIndex(refs, INDEX_LIMITS);
+    expect(index).toMatchObject({ overflowed: true, latch: { limit: 'Bytes', max: 96 * 1024 } });
+  });
+
+  it('counts multibyte ids by UTF-8 bytes, not characters', () => {
+    const ascii = reference({ name: 'a', route: 'xx' });
+    const multibyte = reference({ name: 'a', route: 'éé' });
+    expect(referenceBytes(multibyte) - referenceBytes(ascii)).toBe(2);
+  });
+
+  it('stays overflowed while the latch is set, even under the limits', () => {
+    const latch = { limit: 'References' as const, observed: 600, max: 512 };
+    const index = buildReferenceIndex(ownReferences(2), INDEX_LIMITS, latch);
+    expect(index).toMatchObject({ overflowed: true, latch });
+  });
+
+  it('counts attached references and tombstones, sorted by name', () => {
+    const index = buildReferenceIndex(
+      [tombstone('b', 'wt-1'), attached('a', 'wt-2'), tombstone('c', undefined)],
+      INDEX_LIMITS,
+    );
+    expect(index).toMatchObject({ attached: 1, detached: 2 });
+    expect(index.entries.map((e) => e.name)).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('references read from the API server', () => {
+  it('become index entries with their identity fields', () => {
+    const parsed = parseSessionReference(sessionReferenceObject({ worktree: 'wt-2', state: 'Detached' }));
+    expect(parsed.ok && referenceEntryOf(parsed.value)).toMatchObject({
+      name: 'sref-a',
+      worktree: 'wt-2',
+      state: 'Detached',
+    });
+  });
+
+  it('refuse a malformed reference with a typed error naming the field', () => {
+    const parsed = parseSessionReference(sessionReferenceObject({ worktree: 'x'.repeat(129) }));
+    expect(parsed.ok).toBe(false);
+    expect(!parsed.ok && parsed.error).toMatchObject({
+      kind: 'MalformedObject',
+      field: 'spec.worktree',
+      objectKey: 'team-a/sref-a',
+    });
+    expect(!parsed.ok && parsed.error.message).toMatch(
+      /SessionReference team-a\/sref-a is malformed: spec\.worktree: .*128/,
+    );
+  });
+
+  it('refuse an unknown state rather than defaulting it', () => {
+    const parsed = parseSessionReference(sessionReferenceObject({ state: 'Gone' }));
+    expect(!parsed.ok && parsed.error.field).toBe('spec.state');
+  });
+
+  it('default an absent state to Attached, as the API server does', () => {
+    const parsed = parseSessionReference(sessionReferenceObject({ state: undefined }));
+    expect(parsed.ok && parsed.value.spec.state).toBe('Attached');
+  });
+});
