@@ -1,0 +1,21 @@
+/**
+ * `npm run bench [-- suite...]`: prints figures and ratios against baselines measured in the same run.
+ * Suites: core (index and legacy walk). Others register here as they land.
+ */
+import { coreBenchmarks } from './core/bench.ts';
+
+const suites: Record<string, () => Promise<void>> = {
+  core: coreBenchmarks,
+};
+
+const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
+const selected = wanted.length > 0 ? wanted : Object.keys(suites);
+for (const name of selected) {
+  const suite = suites[name];
+  if (!suite) {
+    console.error(`unknown benchmark suite "${name}"; known: ${Object.keys(suites).join(', ')}`);
+    process.exit(2);
+  }
+  console.log(`# ${name} (node ${process.version}, ${new Date().toISOString()})`);
+  await suite();
+}
