@@ -1,14 +1,23 @@
 /**
- * `npm run crds` writes the CRD YAML generated from the zod schemas to crds/ and to the chart's crds/.
- * `npm run crds:check` exits non-zero, naming the file, when a checked-in file differs.
+ * `npm run crds` writes the manifests generated from operator/api: the CRDs to crds/ and the chart's crds/,
+ * the admission policy to crds/policies/. `npm run crds:check` exits non-zero, naming the files, on drift.
  */
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderCrds } from './render-crds.ts';
+import { renderCrds, renderPolicies } from './render-crds.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const targets = ['crds', join('charts', 'sandbox-operator', 'crds')];
+
+export function generatedFiles(): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const [file, text] of Object.entries(renderCrds())) {
+    files[join('crds', file)] = text;
+    files[join('charts', 'sandbox-operator', 'crds', file)] = text;
+  }
+  for (const [file, text] of Object.entries(renderPolicies())) files[join('crds', 'policies', file)] = text;
+  return files;
+}
 
 async function readOrEmpty(path: string): Promise<string> {
   try {
@@ -19,21 +28,21 @@ async function readOrEmpty(path: string): Promise<string> {
   }
 }
 
-const check = process.argv.includes('--check');
-const drifted: string[] = [];
-for (const dir of targets) {
-  for (const [file, text] of Object.entries(renderCrds())) {
-    const path = join(root, dir, file);
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const check = process.argv.includes('--check');
+  const drifted: string[] = [];
+  for (const [file, text] of Object.entries(generatedFiles())) {
+    const path = join(root, file);
     if (check) {
-      if ((await readOrEmpty(path)) !== text) drifted.push(join(dir, file));
+      if ((await readOrEmpty(path)) !== text) drifted.push(file);
     } else {
       await mkdir(dirname(path), { recursive: true });
       await writeFile(path, text);
-      console.log(`wrote ${join(dir, file)}`);
+      console.log(`wrote ${file}`);
     }
   }
-}
-if (drifted.length > 0) {
-  console.error(`CRDs drifted from operator/api (run npm run crds): ${drifted.join(', ')}`);
-  process.exit(1);
+  if (drifted.length > 0) {
+    console.error(`generated manifests drifted from operator/api (run npm run crds): ${drifted.join(', ')}`);
+    process.exit(1);
+  }
 }

@@ -176,6 +176,13 @@ export const sandboxStatusSchema = z
         observed: count('The observed value when the limit was exceeded.').optional(),
         max: count('The limit.').optional(),
         since: timestamp('When the index overflowed.').optional(),
+        erasedFor: z
+          .string()
+          .max(MESSAGE_MAX)
+          .optional()
+          .describe(
+            'The erase-references annotation value the controller last acted on (each value erases once).',
+          ),
       })
       .optional()
       .describe('Capacity of the reference index (512 references / 96 KiB).'),

@@ -1,0 +1,77 @@
+/**
+ * Operator settings from flags and environment (flags win), validated with zod: a bad value fails at start with
+ * the flag's name and its limit. Every default is documented here, once.
+ */
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+const duration = (flag: string, fallback: number) =>
+  z.coerce.number().int().min(0).max(86_400_000).default(fallback).describe(flag);
+
+const configSchema = z.object({
+  workers: z.coerce.number().int().min(1).max(64).default(8).describe('--workers: concurrent reconciles'),
+  namespace: z.string().optional().describe('--namespace: watch one namespace (default: all)'),
+  leaderElect: z.stringbool().default(true).describe('--leader-elect'),
+  leaseNamespace: z.string().default('sandbox-system').describe('--lease-namespace'),
+  leaseName: z.string().default('sandbox-operator').describe('--lease-name'),
+  identity: z
+    .string()
+    .default(`${hostname()}-${process.pid}`)
+    .describe('--identity: this replica in the lease'),
+  probeBind: z.string().default(':8081').describe('--probe-bind: /healthz, /readyz and /metrics'),
+  ledgerUrl: z.url().optional().describe('--ledger-url: the session ledger (legacy reconciliation)'),
+  locatorUrl: z.url().optional().describe('--locator-url: the runtime locator (default: the ledger URL)'),
+  ledgerTokenFile: z
+    .string()
+    .optional()
+    .describe('--ledger-token-file: bearer token for ledger and locator (a mounted Secret)'),
+  reconcileBudgetMs: duration('--reconcile-budget-ms', 20_000),
+  reconcileCallMs: duration('--reconcile-call-ms', 5_000),
+  reconcileConcurrency: z.coerce.number().int().min(1).max(64).default(8).describe('--reconcile-concurrency'),
+  resyncMs: duration('--resync-ms', 300_000),
+  blockedRecheckMs: duration('--blocked-recheck-ms', 60_000),
+  sidecarImage: z
+    .string()
+    .default('ghcr.io/sandbox-operator/sandbox-operator:0.1.0')
+    .describe('--sidecar-image'),
+  sidecarServiceAccount: z.string().default('sandbox-shell-reaper').describe('--sidecar-service-account'),
+  logLevel: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace'])
+    .default('info')
+    .describe('--log-level'),
+});
+
+export type OperatorConfig = z.infer<typeof configSchema> & { readonly ledgerToken: string | undefined };
+
+const FLAGS = Object.keys(configSchema.shape);
+const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+const envName = (name: string) => `SANDBOX_OPERATOR_${kebab(name).replaceAll('-', '_').toUpperCase()}`;
+
+export class ConfigError extends Error {
+  readonly kind = 'InvalidConfig';
+}
+
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): OperatorConfig {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: Object.fromEntries(FLAGS.map((name) => [kebab(name), { type: 'string' as const }])),
+    strict: true,
+    allowPositionals: false,
+  });
+  const raw = Object.fromEntries(FLAGS.map((name) => [name, values[kebab(name)] ?? env[envName(name)]]));
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = String(issue?.path[0] ?? '');
+    throw new ConfigError(`--${kebab(field)} (or ${envName(field)}): ${issue?.message ?? 'invalid'}`, {
+      cause: parsed.error,
+    });
+  }
+  const config = parsed.data;
+  const ledgerToken = config.ledgerTokenFile
+    ? readFileSync(config.ledgerTokenFile, 'utf8').trim()
+    : env['SANDBOX_OPERATOR_LEDGER_TOKEN'];
+  return { ...config, ledgerToken };
+}

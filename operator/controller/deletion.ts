@@ -1,0 +1,178 @@
+/**
+ * Deleting a Sandbox: the exclusivity decision, then either release or block.
+ *
+ * Expected flow (each step idempotent, so a crash anywhere resumes from the top):
+ * 1. The deletionTimestamp is the fence: attaches that see it withdraw (see operator/client).
+ * 2. Prune the sandbox's own worktree's tombstones.
+ * 3. Decide from the cached index; an index hit keeps the sandbox.
+ * 4. Exclusive from the cache is confirmed by a consistent LIST of references (written after the fence, so it
+ *    sees every reference an attach could still have made) and decided again.
+ * 5. Not exclusive: stop nothing; status says Blocked with DeletionBlocked and an Event names the blockers.
+ * 6. Exclusive: delete the pods and remove their finalizers (JSON Patch testing the list), wait for them to
+ *    be gone, erase the references, then remove the Sandbox's finalizer.
+ */
+import type { Logger } from 'pino';
+import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
+import type { Sandbox } from '../api/objects.ts';
+import { decideExclusivity, type Verdict } from '../index/exclusivity.ts';
+import { referenceEntryOf } from '../index/reference.ts';
+import { buildReferenceIndex, type ReferenceIndex } from '../index/reference-index.ts';
+import { tombstonesToPrune } from '../index/prune.ts';
+import type { MalformedObjectError } from '../api/parse.ts';
+import { awaitChange, requeueAfter, type Action } from './action.ts';
+import type { ReconcilerContext } from './context.ts';
+import { eraseReferences, sandboxRef } from './erase.ts';
+import { removeFinalizerPatch } from './finalizer.ts';
+import { legacyEvidence, type LegacyResult } from './legacy.ts';
+import { capacityLatch, pendingErase } from './lifecycle.ts';
+import { decisionOf } from './status.ts';
+import { keyOf } from './store.ts';
+import { writeStatus } from './write-status.ts';
+
+const WAIT_FOR_PODS_MS = 1_000;
+
+export async function reconcileDeletion(
+  ctx: ReconcilerContext,
+  sandbox: Sandbox,
+  log: Logger,
+): Promise<Action> {
+  const { namespace, name, finalizers } = sandbox.metadata;
+  if (!finalizers?.includes(EXCLUSIVITY_FINALIZER)) return awaitChange();
+  const key = keyOf(namespace, name);
+  const erase = pendingErase(sandbox);
+  if (erase !== undefined) await eraseReferences(ctx, sandbox, erase, log);
+  const latch = erase === undefined ? capacityLatch(sandbox.status) : undefined;
+  const target = { worktree: sandbox.spec.worktree };
+
+  const cached = ctx.store.references(key);
+  const pruned = new Set(tombstonesToPrune(cached, sandbox.spec.worktree).map((entry) => entry.name));
+  for (const reference of pruned) await ctx.ports.references.delete(namespace, reference);
+  if (pruned.size > 0)
+    log.info(
+      { pruned: [...pruned], worktree: sandbox.spec.worktree },
+      'pruned the worktree’s own tombstones',
+    );
+
+  const legacy = await legacyEvidence(ctx, sandbox, true, log);
+  const decide = (index: ReferenceIndex, unreadable: readonly MalformedObjectError[]) =>
+    unreadableVerdict(unreadable) ?? decideExclusivity({ index, target, legacy: legacy.evidence });
+
+  const cacheIndex = buildReferenceIndex(
+    cached.filter((entry) => !pruned.has(entry.name)),
+    ctx.limits,
+    latch,
+  );
+  let verdict = decide(cacheIndex, ctx.store.unreadableReferences(key));
+  let index = cacheIndex;
+  if (verdict.verdict === 'Exclusive') {
+    const live = await ctx.ports.references.listLive(namespace, name);
+    const entries = live.flatMap((parsed) => (parsed.ok ? [referenceEntryOf(parsed.value)] : []));
+    index = buildReferenceIndex(entries, ctx.limits, latch);
+    verdict = decide(
+      index,
+      live.flatMap((parsed) => (parsed.ok ? [] : [parsed.error])),
+    );
+    log.info(
+      { liveReferences: live.length, verdict: verdict.verdict },
+      'index miss confirmed against a consistent LIST',
+    );
+  }
+  ctx.recorder.onDecision?.(verdict.verdict, verdict.evidence);
+  await recordDecision(ctx, sandbox, { index, legacy, verdict, erasedFor: erase }, log);
+  if (verdict.verdict !== 'Exclusive') return requeueAfter(ctx.timing.blockedRecheckMs);
+  return release(ctx, sandbox, log);
+}
+
+/** A reference that cannot be read might be foreign: the sandbox is kept (fail closed). */
+function unreadableVerdict(unreadable: readonly MalformedObjectError[]): Verdict | undefined {
+  const first = unreadable[0];
+  if (!first) return undefined;
+  return {
+    verdict: 'Unavailable',
+    evidence: 'Reconciliation',
+    reason: `${unreadable.length} unreadable reference(s): ${first.message}`,
+  };
+}
+
+type Decided = {
+  readonly index: ReferenceIndex;
+  readonly legacy: LegacyResult;
+  readonly verdict: Verdict;
+  readonly erasedFor: string | undefined;
+};
+
+async function recordDecision(
+  ctx: ReconcilerContext,
+  sandbox: Sandbox,
+  decided: Decided,
+  log: Logger,
+): Promise<void> {
+  const { index, legacy, verdict } = decided;
+  const previous = sandbox.status?.decision;
+  const changed = previous?.verdict !== verdict.verdict || previous.reason !== verdict.reason;
+  const decision = changed ? decisionOf(verdict, ctx.now()) : previous;
+  await writeStatus(ctx, sandbox, {
+    index,
+    reconciliation: legacy.reconciliation,
+    decision,
+    erasedFor: decided.erasedFor,
+    pods: ctx.store.pods(keyOf(sandbox.metadata.namespace, sandbox.metadata.name)),
+  });
+  if (!changed) return;
+  if (verdict.verdict === 'Exclusive') {
+    log.info(
+      { verdict: verdict.verdict, evidence: verdict.evidence, reason: verdict.reason },
+      'deletion is exclusive; releasing the sandbox',
+    );
+    await ctx.ports.events.record(
+      sandboxRef(sandbox),
+      'Normal',
+      'Releasing',
+      `exclusive (${verdict.evidence}): ${verdict.reason}`,
+    );
+  } else {
+    const blocking = verdict.verdict === 'Foreign' ? verdict.blockingReferences : [];
+    log.info(
+      { verdict: verdict.verdict, evidence: verdict.evidence, reason: verdict.reason, blocking },
+      'deletion blocked; nothing is stopped',
+    );
+    await ctx.ports.events.record(
+      sandboxRef(sandbox),
+      'Warning',
+      'DeletionBlocked',
+      `${verdict.verdict} (${verdict.evidence}): ${verdict.reason}${blocking.length > 0 ? `; blocking references: ${blocking.join(', ')}` : ''}`,
+    );
+  }
+}
+
+async function release(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): Promise<Action> {
+  const { namespace, name } = sandbox.metadata;
+  const pods = await ctx.ports.pods.listLive(namespace, name);
+  for (const pod of pods) {
+    if (!pod.deleting) await ctx.ports.pods.delete(namespace, pod.name, pod.uid);
+    const patch = removeFinalizerPatch(pod, EXCLUSIVITY_FINALIZER);
+    if (patch) await ctx.ports.pods.patchMetadata(namespace, pod.name, patch);
+  }
+  if (pods.length > 0) {
+    log.info({ pods: pods.map((pod) => pod.name) }, 'sandbox pods released; waiting for them to be gone');
+    return requeueAfter(WAIT_FOR_PODS_MS);
+  }
+  const references = await ctx.ports.references.listLive(namespace, name);
+  for (const parsed of references) {
+    const reference = parsed.ok ? parsed.value.metadata.name : parsed.error.objectKey.split('/')[1];
+    if (reference) await ctx.ports.references.delete(namespace, reference);
+  }
+  const patch = removeFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
+  if (patch) await ctx.ports.sandboxes.patchMetadata(namespace, name, patch);
+  log.info(
+    { erasedReferences: references.length },
+    'sandbox released: pods gone, references erased, finalizer removed',
+  );
+  await ctx.ports.events.record(
+    sandboxRef(sandbox),
+    'Normal',
+    'Released',
+    `pods gone; ${references.length} reference(s) erased`,
+  );
+  return awaitChange();
+}

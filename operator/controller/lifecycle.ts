@@ -1,0 +1,72 @@
+/**
+ * Pure lifecycle rules of a Sandbox outside its deletion: the marker it is born with, the pods it lacks, the
+ * automatic cleanup clock, and the administrator's erase request.
+ */
+import { ANNOTATIONS } from '../api/names.ts';
+import type { Sandbox } from '../api/objects.ts';
+import type { SandboxStatus } from '../api/sandbox.ts';
+import type { CapacityLatch, ReferenceIndex } from '../index/reference-index.ts';
+import type { PodSummary } from './pod-summary.ts';
+import { rfc3339 } from './conditions.ts';
+
+export type ReconciliationStatus = NonNullable<SandboxStatus['reconciliation']>;
+
+/** A sandbox the operator created is born with the marker; an adopted one earns it by a legacy walk. */
+export function initialReconciliation(sandbox: Sandbox, ledgerConfigured: boolean): ReconciliationStatus {
+  const adoptedFrom = sandbox.metadata.annotations?.[ANNOTATIONS.adoptedFrom];
+  if (adoptedFrom === undefined) return { state: 'NotRequired', marker: true };
+  if (!ledgerConfigured) {
+    return {
+      state: 'NotConfigured',
+      marker: false,
+      message: `adopted from ${adoptedFrom}; no session ledger is configured (--ledger-url), so the sandbox fails closed`,
+    };
+  }
+  return {
+    state: 'Pending',
+    marker: false,
+    message: `adopted from ${adoptedFrom}; awaiting legacy reconciliation`,
+  };
+}
+
+/** Ordinals 0..replicas-1 with no pod. Pods being deleted count as present: they are never replaced. */
+export function missingOrdinals(sandbox: Sandbox, pods: readonly PodSummary[]): number[] {
+  const present = new Set(pods.map((pod) => pod.ordinal));
+  return Array.from({ length: sandbox.spec.replicas }, (_, i) => i).filter((i) => !present.has(i));
+}
+
+/** The persisted overflow, unless an erase was requested and not yet acted on. */
+export function capacityLatch(status: SandboxStatus | undefined): CapacityLatch | undefined {
+  const capacity = status?.capacity;
+  if (!capacity?.overflowed || !capacity.limit) return undefined;
+  return { limit: capacity.limit, observed: capacity.observed ?? 0, max: capacity.max ?? 0 };
+}
+
+/** The erase-references request not yet acted on: each annotation value erases once. */
+export function pendingErase(sandbox: Sandbox): string | undefined {
+  const requested = sandbox.metadata.annotations?.[ANNOTATIONS.eraseReferences];
+  if (requested === undefined || requested === sandbox.status?.capacity?.erasedFor) return undefined;
+  return requested;
+}
+
+export type CleanupClock =
+  | { readonly kind: 'Off' }
+  | { readonly kind: 'Referenced' }
+  | { readonly kind: 'Waiting'; readonly since: string; readonly remainingMs: number }
+  | { readonly kind: 'Due'; readonly since: string };
+
+/** When the TTL of DeleteWhenUnreferenced runs out; the clock restarts whenever a reference appears. */
+export function cleanupClock(sandbox: Sandbox, index: ReferenceIndex, now: Date): CleanupClock {
+  if (index.entries.length > 0 || index.overflowed) return { kind: 'Referenced' };
+  const since = sandbox.status?.unreferencedSince ?? rfc3339(now);
+  if (sandbox.spec.cleanup.policy !== 'DeleteWhenUnreferenced') return { kind: 'Off' };
+  const remainingMs =
+    Date.parse(since) + sandbox.spec.cleanup.ttlSecondsAfterUnreferenced * 1000 - now.getTime();
+  return remainingMs <= 0 ? { kind: 'Due', since } : { kind: 'Waiting', since, remainingMs };
+}
+
+/** `status.unreferencedSince` as it should be now: set while unreferenced, cleared when referenced. */
+export function unreferencedSince(sandbox: Sandbox, index: ReferenceIndex, now: Date): string | undefined {
+  if (index.entries.length > 0 || index.overflowed) return undefined;
+  return sandbox.status?.unreferencedSince ?? rfc3339(now);
+}

@@ -1,0 +1,259 @@
+/**
+ * Wires the controller: watchers fill the store, the store's events fill the queue, the runner's workers
+ * reconcile while this replica leads. Stops gracefully when `signal` aborts: no new reconciles, in-flight
+ * ones finish (up to 30 s), the lease is released, watchers and the probe server close.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { INDEX_LIMITS } from '../api/limits.ts';
+import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION, API_VERSION, LABELS } from '../api/names.ts';
+import { reconcileSandboxReferences, systemClock } from '../reconcile/index.ts';
+import type { OperatorConfig } from './config.ts';
+import type { LegacyWalk, ReconcilerContext } from './context.ts';
+import { kubeClients } from './kube/clients.ts';
+import { kubeEventRecorder } from './kube/events.ts';
+import { kubeGuardApi, kubePodApi } from './kube/pod-api.ts';
+import { kubeReferenceApi } from './kube/reference-api.ts';
+import { kubeSandboxApi } from './kube/sandbox-api.ts';
+import { DEFAULT_LEASE_TIMING, LeaderElector } from './leader.ts';
+import { httpLedger, httpLocator } from './legacy-http.ts';
+import { CONTROLLER, createMetrics, type Metrics } from './metrics.ts';
+import { serveProbes } from './probes.ts';
+import { DEFAULT_BACKOFF, WorkQueue } from './queue.ts';
+import { Runner } from './runner.ts';
+import { reconcileSandbox } from './sandbox-reconciler.ts';
+import { ClusterStore } from './store.ts';
+import { Watcher, type WatchedResource } from './watcher.ts';
+
+export type ManagerOptions = {
+  readonly kubeConfig: KubeConfig;
+  readonly config: OperatorConfig;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+  /** Called once the probe server listens (tests use the address). */
+  readonly onListening?: (port: number) => void;
+};
+
+const CACHE_SYNC_TIMEOUT_MS = 120_000;
+const SHUTDOWN_GRACE_MS = 30_000;
+
+export async function runManager({
+  kubeConfig,
+  config,
+  log,
+  signal,
+  onListening,
+}: ManagerOptions): Promise<void> {
+  const metrics = createMetrics();
+  const clients = kubeClients(kubeConfig);
+  const queueName = { name: CONTROLLER };
+  const queue = new WorkQueue(DEFAULT_BACKOFF, {
+    onAdd: () => metrics.queueAdds.inc(queueName),
+    onRetry: () => metrics.queueRetries.inc(queueName),
+    onDepth: (depth) => metrics.queueDepth.set(queueName, depth),
+  });
+  const store = new ClusterStore((keys) => {
+    for (const key of keys) queue.add(key);
+  });
+  const watchers = resources(config.namespace).map(
+    ([resource, sink]) =>
+      new Watcher(kubeConfig, clients.objects, resource, store[sink], log.child({ component: 'watcher' }), {
+        onRestart: (name, reason) => metrics.watchRestarts.inc({ resource: name, reason }),
+      }),
+  );
+  const ctx: ReconcilerContext = {
+    store,
+    ports: {
+      sandboxes: kubeSandboxApi(clients),
+      references: kubeReferenceApi(clients),
+      pods: kubePodApi(clients),
+      guards: kubeGuardApi(clients),
+      events: kubeEventRecorder(clients, 'sandbox-operator', log),
+    },
+    legacy: legacyWalk(config),
+    sidecar: { image: config.sidecarImage, serviceAccountName: config.sidecarServiceAccount },
+    limits: INDEX_LIMITS,
+    now: () => new Date(),
+    timing: {
+      resyncMs: config.resyncMs,
+      blockedRecheckMs: config.blockedRecheckMs,
+      legacyRetryMs: 600_000,
+      legacyRetryWhileDeletingMs: 30_000,
+    },
+    recorder: {
+      onDecision: (verdict, evidence) => metrics.decisions.inc({ verdict, evidence }),
+      onReconciliation: (outcome) => metrics.reconciliations.inc({ outcome }),
+    },
+  };
+
+  const watching = new AbortController();
+  const watchRuns = watchers.map((watcher) => watcher.run(watching.signal));
+  let stopping = false;
+  const server = await serveProbes(
+    config.probeBind,
+    metrics.registry,
+    {
+      healthy: () => !stopping,
+      ready: () => watchers.every((watcher) => watcher.isSynced),
+    },
+    log,
+  );
+  const address = server.address();
+  if (address && typeof address === 'object') onListening?.(address.port);
+  const cacheGauge = setInterval(() => recordCacheSizes(metrics, store), 5_000);
+  cacheGauge.unref();
+
+  const leader = config.leaderElect
+    ? new LeaderElector(
+        clients,
+        {
+          namespace: config.leaseNamespace,
+          name: config.leaseName,
+          identity: config.identity,
+          ...DEFAULT_LEASE_TIMING,
+        },
+        log,
+      )
+    : undefined;
+  const runner = new Runner(queue, (key, reconcileLog) => reconcileSandbox(ctx, key, reconcileLog), log, {
+    onResult: (result, seconds) => {
+      metrics.reconcileTotal.inc({ controller: CONTROLLER, result });
+      metrics.reconcileSeconds.observe({ controller: CONTROLLER, result }, seconds);
+    },
+    onActiveWorkers: (active) => metrics.activeWorkers.set({ controller: CONTROLLER }, active),
+  });
+
+  let leadership: Promise<void> = Promise.resolve();
+  try {
+    await withTimeout(
+      Promise.all(watchers.map((w) => w.hasSynced())),
+      CACHE_SYNC_TIMEOUT_MS,
+      signal,
+      'caches did not sync',
+    );
+    if (signal.aborted) return;
+    log.info({ ...storeCounts(store) }, 'caches synced');
+    if (leader && !(await leader.acquire(signal))) return;
+    metrics.leader.set({ name: config.leaseName }, 1);
+    if (leader) leadership = leader.hold(signal);
+    metrics.maxWorkers.set({ controller: CONTROLLER }, config.workers);
+    runner.start(config.workers);
+    for (const key of store.sandboxKeys()) queue.add(key);
+    log.info({ workers: config.workers, namespace: config.namespace ?? '(all)' }, 'reconciling sandboxes');
+    await Promise.race([
+      leadership,
+      new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+    ]);
+  } finally {
+    stopping = true;
+    queue.shutDown();
+    await withTimeout(
+      runner.drained(),
+      SHUTDOWN_GRACE_MS,
+      undefined,
+      'in-flight reconciles did not finish',
+    ).catch((error: unknown) => log.warn({ err: error }, 'shutdown grace exceeded'));
+    metrics.leader.set({ name: config.leaseName }, 0);
+    await leader?.release();
+    watching.abort();
+    await Promise.all(watchRuns);
+    clearInterval(cacheGauge);
+    await new Promise((resolve) => server.close(resolve));
+    log.info('operator stopped');
+  }
+}
+
+type Sink = 'sandboxSink' | 'referenceSink' | 'podSink';
+
+function resources(namespace: string | undefined): [WatchedResource, Sink][] {
+  const scope = namespace ? `/namespaces/${namespace}` : '';
+  const ns = namespace ? { namespace } : {};
+  return [
+    [
+      {
+        name: SANDBOX.plural,
+        apiVersion: API_VERSION,
+        kind: SANDBOX.kind,
+        path: `/apis/${GROUP}/${VERSION}${scope}/${SANDBOX.plural}`,
+        ...ns,
+      },
+      'sandboxSink',
+    ],
+    [
+      {
+        name: SESSION_REFERENCE.plural,
+        apiVersion: API_VERSION,
+        kind: SESSION_REFERENCE.kind,
+        path: `/apis/${GROUP}/${VERSION}${scope}/${SESSION_REFERENCE.plural}`,
+        ...ns,
+      },
+      'referenceSink',
+    ],
+    [
+      {
+        name: 'pods',
+        apiVersion: 'v1',
+        kind: 'Pod',
+        path: `/api/v1${scope}/pods`,
+        labelSelector: LABELS.sandbox,
+        ...ns,
+      },
+      'podSink',
+    ],
+  ];
+}
+
+function legacyWalk(config: OperatorConfig): LegacyWalk | undefined {
+  if (!config.ledgerUrl) return undefined;
+  const ledger = httpLedger({ url: config.ledgerUrl, token: config.ledgerToken });
+  const locator = httpLocator({ url: config.locatorUrl ?? config.ledgerUrl, token: config.ledgerToken });
+  const limits = {
+    budgetMs: config.reconcileBudgetMs,
+    perCallMs: config.reconcileCallMs,
+    concurrency: config.reconcileConcurrency,
+  };
+  return {
+    run: (sandbox) =>
+      reconcileSandboxReferences({
+        target: {
+          namespace: sandbox.metadata.namespace,
+          sandbox: sandbox.metadata.name,
+          provider: sandbox.spec.provider,
+          worktree: sandbox.spec.worktree,
+        },
+        ledger,
+        locator,
+        clock: systemClock,
+        limits,
+      }),
+  };
+}
+
+const storeCounts = (store: ClusterStore) => store.counts;
+
+function recordCacheSizes(metrics: Metrics, store: ClusterStore): void {
+  const counts = store.counts;
+  metrics.cached.set({ kind: 'Sandbox' }, counts.sandboxes);
+  metrics.cached.set({ kind: 'SessionReference' }, counts.references);
+  metrics.cached.set({ kind: 'Pod' }, counts.pods);
+}
+
+async function withTimeout<T>(
+  work: Promise<T>,
+  ms: number,
+  signal: AbortSignal | undefined,
+  message: string,
+): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${message} within ${ms} ms`)), ms);
+  });
+  const aborted = new Promise<undefined>((resolve) =>
+    signal?.addEventListener('abort', () => resolve(undefined), { once: true }),
+  );
+  try {
+    return await Promise.race([work, timeout, aborted]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

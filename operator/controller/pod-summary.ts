@@ -1,0 +1,46 @@
+/** What the controller keeps of a sandbox pod: identity, finalizers, deletion and readiness. */
+import { LABELS } from '../api/names.ts';
+
+export type PodSummary = {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly sandbox: string;
+  readonly ordinal: number | undefined;
+  readonly deleting: boolean;
+  readonly finalizers: readonly string[];
+  readonly ready: boolean;
+  readonly phase: string | undefined;
+};
+
+type RawPod = {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    finalizers?: string[];
+    deletionTimestamp?: unknown;
+  };
+  status?: { phase?: string; conditions?: { type?: string; status?: string }[] };
+};
+
+/** Undefined for anything that is not a labelled sandbox pod. */
+export function podSummaryOf(raw: unknown): PodSummary | undefined {
+  const pod = raw as RawPod | null;
+  const meta = pod?.metadata;
+  const sandbox = meta?.labels?.[LABELS.sandbox];
+  if (!meta?.name || !meta.namespace || !sandbox) return undefined;
+  const ordinal = Number.parseInt(meta.labels?.[LABELS.podIndex] ?? '', 10);
+  return {
+    namespace: meta.namespace,
+    name: meta.name,
+    uid: meta.uid ?? '',
+    sandbox,
+    ordinal: Number.isInteger(ordinal) ? ordinal : undefined,
+    deleting: meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null,
+    finalizers: meta.finalizers ?? [],
+    ready: pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    phase: pod?.status?.phase,
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * The controller's Kubernetes I/O, as small role interfaces. Implementations in kube/ use client-node;
+ * every destructive call here is made only after fresh state from the API server justified it.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Sandbox, SessionReference } from '../api/objects.ts';
+import type { Parsed } from '../api/parse.ts';
+import type { JsonPatchOp } from './finalizer.ts';
+import type { PodSummary } from './pod-summary.ts';
+
+export type ObjectRef = {
+  readonly kind: string;
+  readonly apiVersion: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid?: string | undefined;
+};
+
+export interface SandboxApi {
+  /** JSON merge patch on the status subresource. */
+  patchStatus(namespace: string, name: string, patch: Record<string, unknown>): Promise<void>;
+  /** JSON Patch on the object (finalizers); fails on a stale `test`. */
+  patchMetadata(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<void>;
+  /** Deletes the Sandbox (automatic cleanup), preconditioned on its uid. */
+  delete(namespace: string, name: string, uid: string): Promise<void>;
+}
+
+export interface ReferenceApi {
+  /**
+   * Every SessionReference naming the sandbox, by a consistent LIST (no resourceVersion: served from etcd's
+   * current state, never from a cache).
+   */
+  listLive(namespace: string, sandbox: string): Promise<Parsed<SessionReference>[]>;
+  /** Deletes one reference; already gone is fine. */
+  delete(namespace: string, name: string): Promise<void>;
+}
+
+export interface PodApi {
+  /** Creates the pod; `Exists` when a pod of that name is already there. */
+  create(pod: V1Pod): Promise<'Created' | 'Exists'>;
+  /** The sandbox's pods, by a consistent LIST. */
+  listLive(namespace: string, sandbox: string): Promise<PodSummary[]>;
+  /** Deletes the pod, preconditioned on its uid; already gone is fine. */
+  delete(namespace: string, name: string, uid: string): Promise<void>;
+  patchMetadata(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<void>;
+}
+
+export interface GuardApi {
+  /** Ensures the PodDisruptionBudget (maxUnavailable 0) that makes evictions of the sandbox's pods fail. */
+  ensureDisruptionBudget(sandbox: Sandbox): Promise<void>;
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventRecorder {
+  /** Best effort: a failure is logged by the implementation, never thrown. */
+  record(target: ObjectRef, type: EventType, reason: string, message: string): Promise<void>;
+}
+
+export type ControllerPorts = {
+  readonly sandboxes: SandboxApi;
+  readonly references: ReferenceApi;
+  readonly pods: PodApi;
+  readonly guards: GuardApi;
+  readonly events: EventRecorder;
+};

@@ -1,0 +1,122 @@
+/**
+ * The work queue, with client-go's contract:
+ * - a key is queued at most once (adds while queued coalesce);
+ * - a key is never handed to two workers at once; a key added while in flight is handed out again after
+ *   `done` (it is "dirty");
+ * - delayed adds keep the earliest due time; per-key exponential backoff for failures (`addRateLimited`),
+ *   reset by `forget`.
+ * Time comes from the global timers, so tests drive it with fake timers.
+ */
+
+export type BackoffLimits = { readonly baseMs: number; readonly maxMs: number };
+export const DEFAULT_BACKOFF: BackoffLimits = { baseMs: 5, maxMs: 300_000 };
+
+export type QueueObserver = {
+  readonly onAdd?: () => void;
+  readonly onRetry?: () => void;
+  readonly onDepth?: (depth: number) => void;
+};
+
+export class WorkQueue {
+  private readonly queued: string[] = [];
+  private readonly queuedSet = new Set<string>();
+  private readonly processing = new Set<string>();
+  private readonly dirty = new Set<string>();
+  private readonly delayed = new Map<string, { dueAt: number; timer: NodeJS.Timeout }>();
+  private readonly failures = new Map<string, number>();
+  private readonly waiters: ((key: string | undefined) => void)[] = [];
+  private shuttingDown = false;
+
+  constructor(
+    private readonly backoff: BackoffLimits = DEFAULT_BACKOFF,
+    private readonly observer: QueueObserver = {},
+  ) {}
+
+  get depth(): number {
+    return this.queued.length;
+  }
+
+  add(key: string): void {
+    if (this.shuttingDown) return;
+    this.observer.onAdd?.();
+    if (this.processing.has(key)) {
+      this.dirty.add(key);
+      return;
+    }
+    if (this.queuedSet.has(key)) return;
+    const waiter = this.waiters.shift();
+    if (waiter) {
+      this.processing.add(key);
+      waiter(key);
+      return;
+    }
+    this.queued.push(key);
+    this.queuedSet.add(key);
+    this.observer.onDepth?.(this.queued.length);
+  }
+
+  addAfter(key: string, ms: number): void {
+    if (this.shuttingDown) return;
+    if (ms <= 0) {
+      this.add(key);
+      return;
+    }
+    const dueAt = Date.now() + ms;
+    const existing = this.delayed.get(key);
+    if (existing && existing.dueAt <= dueAt) return;
+    if (existing) clearTimeout(existing.timer);
+    const timer = setTimeout(() => {
+      this.delayed.delete(key);
+      this.add(key);
+    }, ms);
+    timer.unref();
+    this.delayed.set(key, { dueAt, timer });
+  }
+
+  /** Requeue after a failure: baseMs · 2^failures, capped at maxMs. */
+  addRateLimited(key: string): number {
+    const failures = this.failures.get(key) ?? 0;
+    this.failures.set(key, failures + 1);
+    const delay = Math.min(this.backoff.maxMs, this.backoff.baseMs * 2 ** failures);
+    this.observer.onRetry?.();
+    this.addAfter(key, delay);
+    return delay;
+  }
+
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  failuresOf(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /** The next key for a worker; undefined once the queue is shut down. */
+  get(): Promise<string | undefined> {
+    if (this.shuttingDown) return Promise.resolve(undefined);
+    const key = this.queued.shift();
+    if (key !== undefined) {
+      this.queuedSet.delete(key);
+      this.processing.add(key);
+      this.observer.onDepth?.(this.queued.length);
+      return Promise.resolve(key);
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  done(key: string): void {
+    this.processing.delete(key);
+    if (this.dirty.delete(key)) this.add(key);
+  }
+
+  /**
+   * Stops handing out keys: waiting and later `get`s receive undefined, queued keys are left for the next
+   * leader. In-flight keys finish normally.
+   */
+  shutDown(): void {
+    this.shuttingDown = true;
+    for (const { timer } of this.delayed.values()) clearTimeout(timer);
+    this.delayed.clear();
+    for (const waiter of this.waiters.splice(0)) waiter(undefined);
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * A supervised list+watch of one resource, feeding a sink (the store's writer).
+ *
+ * The client-node informer stops for good on errors other than 410 and swallows handler exceptions, so this
+ * loop owns recovery: paginated LIST (a consistent read) → WATCH from its resourceVersion with bookmarks →
+ * on a clean close or an inactivity timeout, WATCH again from the last version; on 410 Gone, LIST again;
+ * on any other error, back off (0.8 s → 30 s, with jitter) and LIST again. Handlers never throw: a failing
+ * sink call is logged and the loop goes on.
+ */
+import { Watch, type KubeConfig, type KubernetesObjectApi } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { KubeRequestError, request, statusOf } from './errors.ts';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface WatchSink {
+  /** The full set after a LIST; objects absent from it are gone. */
+  replace(items: readonly unknown[]): void;
+  apply(type: WatchEventType, object: unknown): void;
+}
+
+export type WatchedResource = {
+  readonly name: string;
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** The collection path for watches, e.g. /apis/sandbox.agents.dev/v1alpha1/sandboxes. */
+  readonly path: string;
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+};
+
+export type WatcherObserver = { readonly onRestart?: (resource: string, reason: string) => void };
+
+type WatchEnd =
+  | { readonly kind: 'Closed' }
+  | { readonly kind: 'Gone' }
+  | { readonly kind: 'Failed'; readonly error: unknown };
+
+const PAGE_SIZE = 500;
+const WATCH_TIMEOUT_SECONDS = 25; // under client-node's 30 s inactivity timer, so quiet watches end cleanly
+
+export class Watcher {
+  private resourceVersion = '';
+  private syncedOnce = false;
+  private readonly synced: Promise<void>;
+  private markSynced: () => void = () => undefined;
+  private abortWatch: AbortController | undefined;
+
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    private readonly objects: KubernetesObjectApi,
+    private readonly resource: WatchedResource,
+    private readonly sink: WatchSink,
+    private readonly log: Logger,
+    private readonly observer: WatcherObserver = {},
+  ) {
+    this.synced = new Promise((resolve) => (this.markSynced = resolve));
+  }
+
+  /** Resolves after the first complete LIST reached the sink. */
+  hasSynced(): Promise<void> {
+    return this.synced;
+  }
+
+  get isSynced(): boolean {
+    return this.syncedOnce;
+  }
+
+  /** Runs until `signal` aborts. Never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    signal.addEventListener('abort', () => this.abortWatch?.abort(), { once: true });
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        await this.list();
+        failures = 0;
+        while (!isAborted(signal)) {
+          const end = await this.watchOnce();
+          if (end.kind === 'Closed') continue;
+          if (end.kind === 'Gone') {
+            this.observer.onRestart?.(this.resource.name, 'gone');
+            this.log.info({ resource: this.resource.name }, 'watch expired (410 Gone); listing again');
+            break;
+          }
+          throw end.error;
+        }
+      } catch (error) {
+        if (isAborted(signal)) return;
+        failures += 1;
+        const delay = Math.min(30_000, 800 * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4);
+        this.observer.onRestart?.(this.resource.name, 'error');
+        this.log.warn(
+          { err: error, resource: this.resource.name, retryInMs: Math.round(delay) },
+          'list/watch failed; restarting',
+        );
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  private async list(): Promise<void> {
+    const { apiVersion, kind, namespace, labelSelector, name } = this.resource;
+    const items: unknown[] = [];
+    let continueToken: string | undefined;
+    let resourceVersion = '';
+    do {
+      const page = await request('List', name, () =>
+        this.objects.list(
+          apiVersion,
+          kind,
+          namespace,
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          labelSelector,
+          PAGE_SIZE,
+          continueToken,
+        ),
+      );
+      items.push(...page.items);
+      continueToken = page.metadata?._continue || undefined;
+      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+    } while (continueToken);
+    this.resourceVersion = resourceVersion;
+    this.deliver(() => this.sink.replace(items));
+    if (!this.syncedOnce) {
+      this.syncedOnce = true;
+      this.markSynced();
+    }
+  }
+
+  private watchOnce(): Promise<WatchEnd> {
+    return new Promise((resolve) => {
+      let gone = false;
+      const query = {
+        resourceVersion: this.resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds: WATCH_TIMEOUT_SECONDS,
+        labelSelector: this.resource.labelSelector,
+      };
+      new Watch(this.kubeConfig)
+        .watch(
+          this.resource.path,
+          query,
+          (type: string, object: unknown) => {
+            if (type === 'ERROR') {
+              if (statusOf(object) === 410) gone = true;
+              return;
+            }
+            this.noteVersion(object);
+            if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
+              this.deliver(() => this.sink.apply(type, object));
+            }
+          },
+          (error: unknown) => {
+            if (gone || statusOf(error) === 410) resolve({ kind: 'Gone' });
+            else if (!error || isTimeout(error)) resolve({ kind: 'Closed' });
+            else
+              resolve({
+                kind: 'Failed',
+                error: new KubeRequestError('Watch', this.resource.name, statusOf(error), { cause: error }),
+              });
+          },
+        )
+        .then((controller) => (this.abortWatch = controller))
+        .catch((error: unknown) => resolve({ kind: 'Failed', error }));
+    });
+  }
+
+  private noteVersion(object: unknown): void {
+    const version = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata
+      ?.resourceVersion;
+    if (typeof version === 'string' && version !== '') this.resourceVersion = version;
+  }
+
+  /** Keeps handlers total: a sink failure is logged, never thrown into the watch stream. */
+  private deliver(call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      this.log.error(
+        { err: error, resource: this.resource.name },
+        'store update failed; the next relist repairs it',
+      );
+    }
+  }
+}
+
+/** Read through a call: the signal flips while we await, which flow analysis cannot see. */
+const isAborted = (signal: AbortSignal) => signal.aborted;
+
+const isTimeout = (error: unknown) =>
+  error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });

@@ -1,0 +1,35 @@
+/** Computes the Sandbox status from the cache and what was decided, and writes only what changed. */
+import type { Sandbox } from '../api/objects.ts';
+import type { SandboxDecision } from '../api/sandbox.ts';
+import type { ReferenceIndex } from '../index/reference-index.ts';
+import type { ReconcilerContext } from './context.ts';
+import type { ReconciliationStatus } from './lifecycle.ts';
+import { unreferencedSince } from './lifecycle.ts';
+import type { PodSummary } from './pod-summary.ts';
+import { sandboxStatus, statusMergePatch } from './status.ts';
+
+export type StatusFacts = {
+  readonly index: ReferenceIndex;
+  readonly reconciliation: ReconciliationStatus;
+  readonly decision: SandboxDecision | undefined;
+  readonly pods: readonly PodSummary[];
+  /** The erase request just acted on, when this reconcile erased the index. */
+  readonly erasedFor?: string | undefined;
+};
+
+export async function writeStatus(
+  ctx: ReconcilerContext,
+  sandbox: Sandbox,
+  facts: StatusFacts,
+): Promise<void> {
+  const now = ctx.now();
+  const status = sandboxStatus({
+    sandbox,
+    ...facts,
+    unreferencedSince: unreferencedSince(sandbox, facts.index, now),
+    erasedFor: facts.erasedFor ?? sandbox.status?.capacity?.erasedFor,
+    now,
+  });
+  const patch = statusMergePatch(sandbox.status, status);
+  if (patch) await ctx.ports.sandboxes.patchStatus(sandbox.metadata.namespace, sandbox.metadata.name, patch);
+}

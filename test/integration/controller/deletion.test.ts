@@ -1,0 +1,130 @@
+/**
+ * The exclusivity decision end to end, against the real API server: the three directions, a blocked deletion
+ * finishing by itself, and the admission guard on every other deletion path.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LABELS } from '../../../operator/api/names.ts';
+import { testNamespace } from '../../harness/kube.ts';
+import { createReference, createSandbox, deleteReference, deleteSandbox, getSandbox } from './fixtures.ts';
+import { core, eventually, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
+
+const namespace = testNamespace('deletion');
+let operator: RunningOperator;
+
+beforeAll(async () => {
+  await grantOperatorRbac();
+  operator = startOperator(namespace);
+});
+afterAll(async () => {
+  await operator.stop();
+});
+
+const podsOf = async (sandbox: string) =>
+  (await core().listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=${sandbox}` })).items;
+
+async function runningSandbox(name: string, worktree: string) {
+  await createSandbox(namespace, name, { worktree });
+  return eventually(`sandbox ${name} running`, async () => {
+    const sandbox = await getSandbox(namespace, name);
+    return sandbox?.status?.phase === 'Running' ? sandbox : undefined;
+  });
+}
+
+describe('deleting a sandbox', () => {
+  it('keeps the pods while a foreign session is attached', async () => {
+    const sandbox = await runningSandbox('attached-foreign', 'wt-1');
+    expect(sandbox.metadata.finalizers).toContain('sandbox.agents.dev/exclusivity');
+    expect(sandbox.status?.reconciliation).toMatchObject({ state: 'NotRequired', marker: true });
+    await createReference(namespace, 'own', {
+      sandbox: 'attached-foreign',
+      session: 'workspace_1',
+      worktree: 'wt-1',
+    });
+    await createReference(namespace, 'foreign', {
+      sandbox: 'attached-foreign',
+      session: 'workspace_2',
+      worktree: 'wt-2',
+    });
+    await eventually('references counted', async () =>
+      (await getSandbox(namespace, 'attached-foreign'))?.status?.references?.attached === 2
+        ? true
+        : undefined,
+    );
+    await deleteSandbox(namespace, 'attached-foreign');
+    const blocked = await eventually('deletion blocked', async () => {
+      const current = await getSandbox(namespace, 'attached-foreign');
+      return current?.status?.phase === 'Blocked' ? current : undefined;
+    });
+    expect(blocked.status?.decision).toMatchObject({
+      verdict: 'Foreign',
+      evidence: 'Index',
+      blockingReferences: ['foreign'],
+    });
+    const condition = blocked.status?.conditions?.find((c) => c.type === 'DeletionBlocked');
+    expect(condition).toMatchObject({ status: 'True' });
+    expect(condition?.message).toContain('foreign');
+    const pods = await podsOf('attached-foreign');
+    expect(pods).toHaveLength(1);
+    expect(pods[0]?.metadata?.deletionTimestamp).toBeUndefined();
+  });
+
+  it('keeps the pods while a foreign tombstone remains, and finishes by itself once it is forgotten', async () => {
+    await runningSandbox('tombstone-foreign', 'wt-1');
+    await createReference(namespace, 'gone-foreign', {
+      sandbox: 'tombstone-foreign',
+      session: 'workspace_3',
+      worktree: 'wt-9',
+      state: 'Detached',
+    });
+    await createReference(namespace, 'gone-own', {
+      sandbox: 'tombstone-foreign',
+      session: 'workspace_4',
+      worktree: 'wt-1',
+      state: 'Detached',
+    });
+    await eventually('tombstones counted', async () =>
+      (await getSandbox(namespace, 'tombstone-foreign'))?.status?.references?.detached === 2
+        ? true
+        : undefined,
+    );
+    await deleteSandbox(namespace, 'tombstone-foreign');
+    const blocked = await eventually('deletion blocked', async () => {
+      const current = await getSandbox(namespace, 'tombstone-foreign');
+      return current?.status?.phase === 'Blocked' ? current : undefined;
+    });
+    expect(blocked.status?.decision).toMatchObject({
+      verdict: 'Foreign',
+      blockingReferences: ['gone-foreign'],
+    });
+    expect((await podsOf('tombstone-foreign'))[0]?.metadata?.deletionTimestamp).toBeUndefined();
+    // The worktree's own tombstone was pruned by the decision; the foreign one stays until forgotten.
+    await eventually('own tombstone pruned', async () =>
+      (await getSandbox(namespace, 'tombstone-foreign'))?.status?.references?.detached === 1
+        ? true
+        : undefined,
+    );
+
+    await deleteReference(namespace, 'gone-foreign');
+    await eventually('sandbox destroyed', async () =>
+      (await getSandbox(namespace, 'tombstone-foreign')) === undefined ? true : undefined,
+    );
+    expect(await podsOf('tombstone-foreign')).toHaveLength(0);
+  });
+
+  it('destroys the pods when no reference is foreign', async () => {
+    await runningSandbox('exclusive', 'wt-1');
+    await createReference(namespace, 'mine', {
+      sandbox: 'exclusive',
+      session: 'workspace_5',
+      worktree: 'wt-1',
+    });
+    await eventually('reference counted', async () =>
+      (await getSandbox(namespace, 'exclusive'))?.status?.references?.attached === 1 ? true : undefined,
+    );
+    await deleteSandbox(namespace, 'exclusive');
+    await eventually('sandbox destroyed', async () =>
+      (await getSandbox(namespace, 'exclusive')) === undefined ? true : undefined,
+    );
+    expect(await podsOf('exclusive')).toHaveLength(0);
+  });
+});

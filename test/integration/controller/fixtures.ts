@@ -1,0 +1,110 @@
+/** Objects for controller tests, in domain words. */
+import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
+import type { Sandbox } from '../../../operator/api/objects.ts';
+import { kwokNodeName } from '../../../operator/local-cluster/index.ts';
+import { customObjects } from './operator.ts';
+
+export type SandboxOptions = {
+  worktree?: string;
+  replicas?: number;
+  cleanup?: object;
+  annotations?: Record<string, string>;
+  onNode?: boolean;
+};
+
+export function sandboxManifest(namespace: string, name: string, options: SandboxOptions = {}) {
+  return {
+    apiVersion: API_VERSION,
+    kind: SANDBOX.kind,
+    metadata: { name, namespace, ...(options.annotations ? { annotations: options.annotations } : {}) },
+    spec: {
+      ...(options.worktree ? { worktree: options.worktree } : {}),
+      replicas: options.replicas ?? 1,
+      ...(options.cleanup ? { cleanup: options.cleanup } : {}),
+      podTemplate: {
+        spec: {
+          ...(options.onNode === false ? {} : { nodeName: kwokNodeName(0) }),
+          containers: [{ name: 'agent', image: 'registry.example/agent:1' }],
+        },
+      },
+    },
+  };
+}
+
+export async function createSandbox(namespace: string, name: string, options: SandboxOptions = {}) {
+  await customObjects().createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: SANDBOX.plural,
+    body: sandboxManifest(namespace, name, options),
+  });
+}
+
+export type ReferenceOptions = {
+  sandbox: string;
+  session: string;
+  worktree?: string;
+  state?: 'Attached' | 'Detached';
+  role?: string;
+};
+
+export async function createReference(namespace: string, name: string, options: ReferenceOptions) {
+  await customObjects().createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: SESSION_REFERENCE.plural,
+    body: {
+      apiVersion: API_VERSION,
+      kind: SESSION_REFERENCE.kind,
+      metadata: { name, namespace },
+      spec: {
+        sandbox: options.sandbox,
+        session: options.session,
+        ...(options.worktree ? { worktree: options.worktree } : {}),
+        route: `shared-control-v1/${options.session}`,
+        role: options.role ?? 'Root',
+        state: options.state ?? 'Attached',
+      },
+    },
+  });
+}
+
+type SandboxObject = Pick<Sandbox, 'metadata' | 'status'>;
+
+export async function getSandbox(namespace: string, name: string): Promise<SandboxObject | undefined> {
+  try {
+    return (await customObjects().getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: SANDBOX.plural,
+      name,
+    })) as SandboxObject;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}
+
+export async function deleteSandbox(namespace: string, name: string, propagationPolicy?: string) {
+  await customObjects().deleteNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: SANDBOX.plural,
+    name,
+    ...(propagationPolicy ? { propagationPolicy } : {}),
+  });
+}
+
+export async function deleteReference(namespace: string, name: string) {
+  await customObjects().deleteNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: SESSION_REFERENCE.plural,
+    name,
+  });
+}

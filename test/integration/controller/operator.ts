@@ -1,0 +1,114 @@
+/**
+ * Runs the operator in-process for integration tests, as the restricted `sandbox-operator` user under the
+ * chart's RBAC, scoped to one namespace so test files do not see each other's sandboxes.
+ */
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { inject } from 'vitest';
+import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
+import { loadConfig } from '../../../operator/controller/config.ts';
+import { runManager } from '../../../operator/controller/manager.ts';
+import { ensureBinaries, RESTRICTED_USER } from '../../../operator/local-cluster/index.ts';
+import { kubeConfig, kubectlOk } from '../../harness/kube.ts';
+
+const run = promisify(execFile);
+export const OPERATOR_NAMESPACE = 'sandbox-system';
+
+/** Applies the chart's RBAC for the restricted user, and lets that user delete sandbox pods. */
+export async function grantOperatorRbac(): Promise<void> {
+  const { helm } = await ensureBinaries({ tools: ['helm'] });
+  const { stdout } = await run(helm, [
+    'template',
+    'sandbox-operator',
+    'charts/sandbox-operator',
+    '--namespace',
+    OPERATOR_NAMESPACE,
+    '--kube-version',
+    '1.36.3',
+    '--show-only',
+    'templates/rbac.yaml',
+    '--set',
+    `rbac.extraSubjects[0].kind=User,rbac.extraSubjects[0].name=${RESTRICTED_USER},rbac.extraSubjects[0].apiGroup=rbac.authorization.k8s.io`,
+  ]);
+  const file = join(tmpdir(), `operator-rbac-${process.pid}.yaml`);
+  await writeFile(file, stdout);
+  await kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', file]);
+  await kubeConfig()
+    .makeApiClient(CoreV1Api)
+    .patchNamespacedConfigMap({
+      name: ADMISSION_PARAMS,
+      namespace: OPERATOR_NAMESPACE,
+      body: [
+        {
+          op: 'replace',
+          path: '/data/operatorUsers',
+          value: `system:serviceaccount:${OPERATOR_NAMESPACE}:sandbox-operator,${RESTRICTED_USER}`,
+        },
+      ],
+    });
+}
+
+export type RunningOperator = { stop(): Promise<void>; readonly port: Promise<number> };
+
+export function startOperator(namespace: string, flags: string[] = []): RunningOperator {
+  const restricted = inject('restrictedKubeconfig');
+  if (restricted === null) throw new Error('integration tests need the local cluster');
+  const kc = new KubeConfig();
+  kc.loadFromFile(restricted);
+  const config = loadConfig(
+    [
+      '--namespace',
+      namespace,
+      '--lease-name',
+      `test-${namespace}`,
+      '--probe-bind',
+      '127.0.0.1:0',
+      '--resync-ms',
+      '20000',
+      '--blocked-recheck-ms',
+      '2000',
+      ...flags,
+    ],
+    {},
+  );
+  const controller = new AbortController();
+  const log = pino({ level: process.env['OPERATOR_LOG_LEVEL'] ?? 'warn' }, pino.destination(2));
+  let listening: (port: number) => void = () => undefined;
+  const port = new Promise<number>((resolve) => (listening = resolve));
+  const done = runManager({ kubeConfig: kc, config, log, signal: controller.signal, onListening: listening });
+  return {
+    port,
+    async stop() {
+      controller.abort();
+      await done;
+    },
+  };
+}
+
+export const customObjects = () => kubeConfig().makeApiClient(CustomObjectsApi);
+export const core = () => kubeConfig().makeApiClient(CoreV1Api);
+
+/** Polls until `check` returns a value (not undefined), or fails with the last observation. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`, { cause: last });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
