@@ -10,6 +10,7 @@ import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION, API_VERSION, LABELS } from 
 import { reconcileSandboxReferences, systemClock } from '../reconcile/index.ts';
 import type { OperatorConfig } from './config.ts';
 import type { LegacyWalk, ReconcilerContext } from './context.ts';
+import type { ControllerPorts } from './ports.ts';
 import { kubeClients } from './kube/clients.ts';
 import { kubeEventRecorder } from './kube/events.ts';
 import { kubeGuardApi, kubePodApi } from './kube/pod-api.ts';
@@ -32,18 +33,15 @@ export type ManagerOptions = {
   readonly signal: AbortSignal;
   /** Called once the probe server listens (tests use the address). */
   readonly onListening?: (port: number) => void;
+  /** Wraps the Kubernetes ports, e.g. to observe or pause them in tests. */
+  readonly decoratePorts?: (ports: ControllerPorts) => ControllerPorts;
 };
 
 const CACHE_SYNC_TIMEOUT_MS = 120_000;
 const SHUTDOWN_GRACE_MS = 30_000;
 
-export async function runManager({
-  kubeConfig,
-  config,
-  log,
-  signal,
-  onListening,
-}: ManagerOptions): Promise<void> {
+export async function runManager(options: ManagerOptions): Promise<void> {
+  const { kubeConfig, config, log, signal, onListening } = options;
   const metrics = createMetrics();
   const clients = kubeClients(kubeConfig);
   const queueName = { name: CONTROLLER };
@@ -63,13 +61,13 @@ export async function runManager({
   );
   const ctx: ReconcilerContext = {
     store,
-    ports: {
+    ports: (options.decoratePorts ?? ((ports: ControllerPorts) => ports))({
       sandboxes: kubeSandboxApi(clients),
       references: kubeReferenceApi(clients),
       pods: kubePodApi(clients),
       guards: kubeGuardApi(clients),
       events: kubeEventRecorder(clients, 'sandbox-operator', log),
-    },
+    }),
     legacy: legacyWalk(config),
     sidecar: { image: config.sidecarImage, serviceAccountName: config.sidecarServiceAccount },
     limits: INDEX_LIMITS,

@@ -13,6 +13,7 @@ import { inject } from 'vitest';
 import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
 import { loadConfig } from '../../../operator/controller/config.ts';
 import { runManager } from '../../../operator/controller/manager.ts';
+import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import { ensureBinaries, RESTRICTED_USER } from '../../../operator/local-cluster/index.ts';
 import { kubeConfig, kubectlOk } from '../../harness/kube.ts';
 
@@ -55,7 +56,11 @@ export async function grantOperatorRbac(): Promise<void> {
 
 export type RunningOperator = { stop(): Promise<void>; readonly port: Promise<number> };
 
-export function startOperator(namespace: string, flags: string[] = []): RunningOperator {
+export function startOperator(
+  namespace: string,
+  flags: string[] = [],
+  decoratePorts?: (ports: ControllerPorts) => ControllerPorts,
+): RunningOperator {
   const restricted = inject('restrictedKubeconfig');
   if (restricted === null) throw new Error('integration tests need the local cluster');
   const kc = new KubeConfig();
@@ -80,7 +85,14 @@ export function startOperator(namespace: string, flags: string[] = []): RunningO
   const log = pino({ level: process.env['OPERATOR_LOG_LEVEL'] ?? 'warn' }, pino.destination(2));
   let listening: (port: number) => void = () => undefined;
   const port = new Promise<number>((resolve) => (listening = resolve));
-  const done = runManager({ kubeConfig: kc, config, log, signal: controller.signal, onListening: listening });
+  const done = runManager({
+    kubeConfig: kc,
+    config,
+    log,
+    signal: controller.signal,
+    onListening: listening,
+    ...(decoratePorts ? { decoratePorts } : {}),
+  });
   return {
     port,
     async stop() {

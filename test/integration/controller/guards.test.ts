@@ -1,0 +1,111 @@
+/**
+ * Every other deletion path is refused while the sandbox is not released: kubectl delete (admission policy),
+ * eviction (PodDisruptionBudget), and foreground cascade of the Sandbox (the garbage collector's delete is
+ * refused, and the controller's decision still governs).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANNOTATIONS, LABELS } from '../../../operator/api/names.ts';
+import { kubectl, testNamespace } from '../../harness/kube.ts';
+import { createReference, createSandbox, deleteReference, deleteSandbox, getSandbox } from './fixtures.ts';
+import { core, eventually, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
+
+const namespace = testNamespace('guards');
+let operator: RunningOperator;
+
+beforeAll(async () => {
+  await grantOperatorRbac();
+  operator = startOperator(namespace);
+  await createSandbox(namespace, 'guarded', { worktree: 'wt-1' });
+  await createReference(namespace, 'foreign', {
+    sandbox: 'guarded',
+    session: 'workspace_7',
+    worktree: 'wt-2',
+  });
+  await eventually('pod running', async () =>
+    (await getSandbox(namespace, 'guarded'))?.status?.phase === 'Running' ? true : undefined,
+  );
+});
+afterAll(async () => {
+  await operator.stop();
+});
+
+const pod = async () =>
+  (await core().listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=guarded` })).items[0];
+
+describe('a sandbox pod', () => {
+  it('refuses kubectl delete with a message naming its sandbox and the override', async () => {
+    const name = (await pod())?.metadata?.name ?? '';
+    const result = await kubectl(['delete', 'pod', name, '-n', namespace, '--wait=false']);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain(`sandbox pod ${name} belongs to Sandbox guarded`);
+    expect(result.stderr).toContain(ANNOTATIONS.deletionOverride);
+    expect((await pod())?.metadata?.deletionTimestamp).toBeUndefined();
+  });
+
+  it('refuses an eviction', async () => {
+    const name = (await pod())?.metadata?.name ?? '';
+    await eventually('disruption budget created', async () => {
+      const budgets = await kubeBudgets();
+      return budgets.length > 0 ? true : undefined;
+    });
+    const eviction = core()
+      .createNamespacedPodEviction({ name, namespace, body: { metadata: { name, namespace } } })
+      .then(
+        () => 'evicted',
+        (error: unknown) => (error as { code?: number }).code,
+      );
+    expect(await eviction).toBe(429);
+    expect((await pod())?.metadata?.deletionTimestamp).toBeUndefined();
+  });
+
+  it('survives a foreground cascade of its Sandbox while a foreign reference remains', async () => {
+    await deleteSandbox(namespace, 'guarded', 'Foreground');
+    await eventually('deletion blocked', async () =>
+      (await getSandbox(namespace, 'guarded'))?.status?.phase === 'Blocked' ? true : undefined,
+    );
+    // Give the garbage collector time to try the dependents (it retries with backoff).
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const current = await pod();
+    expect(current?.metadata?.deletionTimestamp).toBeUndefined();
+    expect((await getSandbox(namespace, 'guarded'))?.metadata.finalizers).toEqual(
+      expect.arrayContaining(['foregroundDeletion', 'sandbox.agents.dev/exclusivity']),
+    );
+    // Once the blocker is forgotten the controller releases the pods and the cascade completes.
+    await deleteReference(namespace, 'foreign');
+    await eventually(
+      'sandbox gone',
+      async () => ((await getSandbox(namespace, 'guarded')) === undefined ? true : undefined),
+      60_000,
+    );
+    expect(await pod()).toBeUndefined();
+  });
+
+  it('can be deleted by an administrator who sets the override annotation', async () => {
+    await createSandbox(namespace, 'overridden', { worktree: 'wt-1' });
+    const target = await eventually(
+      'pod created',
+      async () =>
+        (await core().listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=overridden` }))
+          .items[0],
+    );
+    const name = target.metadata?.name ?? '';
+    await kubectl([
+      'annotate',
+      'pod',
+      name,
+      '-n',
+      namespace,
+      `${ANNOTATIONS.deletionOverride}=node drain INC-42`,
+    ]);
+    const result = await kubectl(['delete', 'pod', name, '-n', namespace, '--wait=false']);
+    expect(result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+  });
+});
+
+async function kubeBudgets() {
+  const { PolicyV1Api } = await import('@kubernetes/client-node');
+  const { kubeConfig } = await import('../../harness/kube.ts');
+  return (await kubeConfig().makeApiClient(PolicyV1Api).listNamespacedPodDisruptionBudget({ namespace }))
+    .items;
+}
