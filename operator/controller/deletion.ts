@@ -22,6 +22,7 @@ import type { MalformedObjectError } from '../api/parse.ts';
 import { awaitChange, requeueAfter, type Action } from './action.ts';
 import type { ReconcilerContext } from './context.ts';
 import { eraseReferences, sandboxRef } from './erase.ts';
+import { failpoint } from './failpoints.ts';
 import { removeFinalizerPatch } from './finalizer.ts';
 import { legacyEvidence, type LegacyResult } from './legacy.ts';
 import { capacityLatch, pendingErase } from './lifecycle.ts';
@@ -79,6 +80,7 @@ export async function reconcileDeletion(
   }
   ctx.recorder.onDecision?.(verdict.verdict, verdict.evidence);
   await recordDecision(ctx, sandbox, { index, legacy, verdict, erasedFor: erase }, log);
+  failpoint('after-decision');
   if (verdict.verdict !== 'Exclusive') return requeueAfter(ctx.timing.blockedRecheckMs);
   return release(ctx, sandbox, log);
 }
@@ -150,8 +152,10 @@ async function release(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): P
   const pods = await ctx.ports.pods.listLive(namespace, name);
   for (const pod of pods) {
     if (!pod.deleting) await ctx.ports.pods.delete(namespace, pod.name, pod.uid);
+    failpoint('after-pod-delete');
     const patch = removeFinalizerPatch(pod, EXCLUSIVITY_FINALIZER);
     if (patch) await ctx.ports.pods.patchMetadata(namespace, pod.name, patch);
+    failpoint('after-pod-release');
   }
   if (pods.length > 0) {
     log.info({ pods: pods.map((pod) => pod.name) }, 'sandbox pods released; waiting for them to be gone');
@@ -162,6 +166,7 @@ async function release(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): P
     const reference = parsed.ok ? parsed.value.metadata.name : parsed.error.objectKey.split('/')[1];
     if (reference) await ctx.ports.references.delete(namespace, reference);
   }
+  failpoint('after-reference-erase');
   const patch = removeFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
   if (patch) await ctx.ports.sandboxes.patchMetadata(namespace, name, patch);
   log.info(

@@ -121,7 +121,6 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     onActiveWorkers: (active) => metrics.activeWorkers.set({ controller: CONTROLLER }, active),
   });
 
-  let leadership: Promise<void> = Promise.resolve();
   try {
     await withTimeout(
       Promise.all(watchers.map((w) => w.hasSynced())),
@@ -133,7 +132,8 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     log.info({ ...storeCounts(store) }, 'caches synced');
     if (leader && !(await leader.acquire(signal))) return;
     metrics.leader.set({ name: config.leaseName }, 1);
-    if (leader) leadership = leader.hold(signal);
+    // Without leader election this replica leads until stopped.
+    const leadership = leader ? leader.hold(signal) : new Promise<void>(() => undefined);
     metrics.maxWorkers.set({ controller: CONTROLLER }, config.workers);
     runner.start(config.workers);
     for (const key of store.sandboxKeys()) queue.add(key);
@@ -151,10 +151,13 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       undefined,
       'in-flight reconciles did not finish',
     ).catch((error: unknown) => log.warn({ err: error }, 'shutdown grace exceeded'));
+    log.debug('workers drained');
     metrics.leader.set({ name: config.leaseName }, 0);
     await leader?.release();
     watching.abort();
+    log.debug('waiting for watchers');
     await Promise.all(watchRuns);
+    log.debug('watchers stopped');
     clearInterval(cacheGauge);
     await new Promise((resolve) => server.close(resolve));
     log.info('operator stopped');

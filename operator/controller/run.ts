@@ -1,70 +1,35 @@
-// PLACEHOLDER until the controller issue lands: connects, logs that it is connected, and watches
-// Sandboxes with a client-node informer until `signal` aborts. The real controller replaces this body.
-import { once } from 'node:events';
-import {
-  ADD,
-  CustomObjectsApi,
-  DELETE,
-  ERROR,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-  makeInformer,
-  UPDATE,
-  VersionApi,
-} from '@kubernetes/client-node';
+/**
+ * The operator entry used by `npm start` and the image: reads flags and environment (config.ts) and runs the
+ * controller manager until `signal` aborts.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { GROUP, SANDBOX, VERSION } from '../api/names.ts';
+import { loadConfig } from './config.ts';
+import { runManager } from './manager.ts';
 
 export interface RunOperatorOptions {
   readonly kubeconfig: KubeConfig;
   readonly logger: Logger;
   readonly signal: AbortSignal;
+  /** Operator flags (see config.ts); default: this process's arguments, without the launcher's own. */
+  readonly argv?: readonly string[];
 }
 
-const RESTART_AFTER_ERROR_MS = 5_000;
+const LAUNCHER_FLAGS = new Set(['--local']);
 
-export async function runOperator({ kubeconfig, logger, signal }: RunOperatorOptions): Promise<void> {
-  const server = kubeconfig.getCurrentCluster()?.server;
-  const version = await kubeconfig.makeApiClient(VersionApi).getCode();
-  logger.info({ server, serverVersion: version.gitVersion }, 'connected to the API server');
-
-  const objects = kubeconfig.makeApiClient(CustomObjectsApi);
-  const informer = makeInformer<KubernetesObject>(
-    kubeconfig,
-    `/apis/${GROUP}/${VERSION}/${SANDBOX.plural}`,
-    async () =>
-      (await objects.listClusterCustomObject({
-        group: GROUP,
-        version: VERSION,
-        plural: SANDBOX.plural,
-      })) as KubernetesListObject<KubernetesObject>,
+export async function runOperator({ kubeconfig, logger, signal, argv }: RunOperatorOptions): Promise<void> {
+  const config = loadConfig(
+    argv ?? process.argv.slice(2).filter((arg) => !LAUNCHER_FLAGS.has(arg)),
+    process.env,
   );
-  const key = (o: KubernetesObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
-  informer.on(ADD, (o) => {
-    logger.info({ sandbox: key(o) }, 'sandbox added');
-  });
-  informer.on(UPDATE, (o) => {
-    logger.info({ sandbox: key(o), resourceVersion: o.metadata?.resourceVersion }, 'sandbox updated');
-  });
-  informer.on(DELETE, (o) => {
-    logger.info({ sandbox: key(o) }, 'sandbox deleted');
-  });
-  // The client-node informer stops for good on an error other than 410 Gone: restart it.
-  informer.on(ERROR, (error: unknown) => {
-    if (signal.aborted) return;
-    logger.warn({ err: error }, `sandbox watch failed; restarting in ${RESTART_AFTER_ERROR_MS / 1000} s`);
-    setTimeout(() => {
-      if (!signal.aborted)
-        void informer.start().catch((err: unknown) => logger.error({ err }, 'sandbox watch restart failed'));
-    }, RESTART_AFTER_ERROR_MS);
-  });
-  await informer.start();
+  logger.level = config.logLevel;
   logger.info(
-    { resource: `${SANDBOX.plural}.${GROUP}` },
-    'watching Sandboxes (placeholder operator: reconciliation is not wired in yet)',
+    {
+      server: kubeconfig.getCurrentCluster()?.server,
+      workers: config.workers,
+      leaderElect: config.leaderElect,
+    },
+    'starting sandbox-operator',
   );
-  if (!signal.aborted) await once(signal, 'abort');
-  await informer.stop();
-  logger.info('stopped watching Sandboxes');
+  await runManager({ kubeConfig: kubeconfig, config, log: logger, signal });
 }

@@ -7,9 +7,10 @@
  * on any other error, back off (0.8 s → 30 s, with jitter) and LIST again. Handlers never throw: a failing
  * sink call is logged and the loop goes on.
  */
-import { Watch, type KubeConfig, type KubernetesObjectApi } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { KubeRequestError, request, statusOf } from './errors.ts';
+import { KubeRequestError, request } from './errors.ts';
+import { watchStream, type WatchEnd } from './kube/watch-stream.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -31,20 +32,14 @@ export type WatchedResource = {
 
 export type WatcherObserver = { readonly onRestart?: (resource: string, reason: string) => void };
 
-type WatchEnd =
-  | { readonly kind: 'Closed' }
-  | { readonly kind: 'Gone' }
-  | { readonly kind: 'Failed'; readonly error: unknown };
-
 const PAGE_SIZE = 500;
-const WATCH_TIMEOUT_SECONDS = 25; // under client-node's 30 s inactivity timer, so quiet watches end cleanly
+const WATCH_TIMEOUT_SECONDS = 300; // the server ends each watch by then; bookmarks keep the version fresh
 
 export class Watcher {
   private resourceVersion = '';
   private syncedOnce = false;
   private readonly synced: Promise<void>;
   private markSynced: () => void = () => undefined;
-  private abortWatch: AbortController | undefined;
 
   constructor(
     private readonly kubeConfig: KubeConfig,
@@ -68,21 +63,20 @@ export class Watcher {
 
   /** Runs until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
-    signal.addEventListener('abort', () => this.abortWatch?.abort(), { once: true });
     let failures = 0;
     while (!signal.aborted) {
       try {
         await this.list();
         failures = 0;
         while (!isAborted(signal)) {
-          const end = await this.watchOnce();
+          const end = await this.watchOnce(signal);
           if (end.kind === 'Closed') continue;
           if (end.kind === 'Gone') {
             this.observer.onRestart?.(this.resource.name, 'gone');
             this.log.info({ resource: this.resource.name }, 'watch expired (410 Gone); listing again');
             break;
           }
-          throw end.error;
+          throw new KubeRequestError('Watch', this.resource.name, end.status, { cause: end.error });
         }
       } catch (error) {
         if (isAborted(signal)) return;
@@ -130,41 +124,17 @@ export class Watcher {
     }
   }
 
-  private watchOnce(): Promise<WatchEnd> {
-    return new Promise((resolve) => {
-      let gone = false;
-      const query = {
-        resourceVersion: this.resourceVersion,
-        allowWatchBookmarks: true,
-        timeoutSeconds: WATCH_TIMEOUT_SECONDS,
-        labelSelector: this.resource.labelSelector,
-      };
-      new Watch(this.kubeConfig)
-        .watch(
-          this.resource.path,
-          query,
-          (type: string, object: unknown) => {
-            if (type === 'ERROR') {
-              if (statusOf(object) === 410) gone = true;
-              return;
-            }
-            this.noteVersion(object);
-            if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
-              this.deliver(() => this.sink.apply(type, object));
-            }
-          },
-          (error: unknown) => {
-            if (gone || statusOf(error) === 410) resolve({ kind: 'Gone' });
-            else if (!error || isTimeout(error)) resolve({ kind: 'Closed' });
-            else
-              resolve({
-                kind: 'Failed',
-                error: new KubeRequestError('Watch', this.resource.name, statusOf(error), { cause: error }),
-              });
-          },
-        )
-        .then((controller) => (this.abortWatch = controller))
-        .catch((error: unknown) => resolve({ kind: 'Failed', error }));
+  private async watchOnce(signal: AbortSignal): Promise<WatchEnd> {
+    const query = {
+      resourceVersion: this.resourceVersion,
+      allowWatchBookmarks: true,
+      timeoutSeconds: WATCH_TIMEOUT_SECONDS,
+      labelSelector: this.resource.labelSelector,
+    };
+    return watchStream(this.kubeConfig, this.resource.path, query, signal, (type, object) => {
+      this.noteVersion(object);
+      if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED')
+        this.deliver(() => this.sink.apply(type, object));
     });
   }
 
@@ -189,9 +159,6 @@ export class Watcher {
 
 /** Read through a call: the signal flips while we await, which flow analysis cannot see. */
 const isAborted = (signal: AbortSignal) => signal.aborted;
-
-const isTimeout = (error: unknown) =>
-  error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {

@@ -5,7 +5,6 @@
  *   Sandbox afterwards, sees the deletion and withdraws; the deletion then completes;
  * - the reference is written after the LIST: the attach sees the deletion and is refused, the sandbox goes.
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxDeletingError, SessionReferences } from '../../../operator/client/session-references.ts';
 import { sessionReferenceName } from '../../../operator/client/names.ts';
@@ -43,7 +42,7 @@ class ListGate {
 }
 
 const gates = [new ListGate('written-before-list'), new ListGate('written-after-list')];
-const client = () => new SessionReferences(kubeConfig() as KubeConfig);
+const client = () => new SessionReferences(kubeConfig());
 const attachRequest = (sandbox: string) => ({
   namespace,
   sandbox,

@@ -1,0 +1,114 @@
+// `npm start`: run the operator against the configured cluster (KUBECONFIG, or in-cluster), or, with
+// none configured (or with --local), against an embedded local control plane it starts and stops.
+// Ctrl-C / SIGTERM stops the operator, then the control plane; a second Ctrl-C exits at once.
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino, type Logger } from 'pino';
+import { runOperator } from '../controller/run.ts';
+import { startLocalCluster, TOOLS, type LocalCluster } from '../local-cluster/index.ts';
+
+type Target =
+  | { readonly kind: 'kubeconfig'; readonly paths: string }
+  | { readonly kind: 'in-cluster' }
+  | { readonly kind: 'local' };
+
+const DUPLICATE_SIGNAL_MS = 1_000;
+
+const USAGE = `Usage: npm start [-- --local]
+
+Runs sandbox-operator. With KUBECONFIG set (or inside a pod) it uses that cluster; otherwise, or with
+--local, it starts a local control plane (etcd, kube-apiserver, kube-controller-manager, kwok built from
+Go modules and cached in $SANDBOX_OPERATOR_CACHE or ~/.cache/sandbox-operator), installs the CRDs
+and runs the operator against it.
+`;
+
+function chooseTarget(argv: readonly string[], env: NodeJS.ProcessEnv): Target {
+  if (argv.includes('--local')) return { kind: 'local' };
+  const kubeconfig = env['KUBECONFIG'];
+  if (kubeconfig !== undefined && kubeconfig !== '') return { kind: 'kubeconfig', paths: kubeconfig };
+  if (env['KUBERNETES_SERVICE_HOST'] !== undefined && env['KUBERNETES_SERVICE_HOST'] !== '')
+    return { kind: 'in-cluster' };
+  return { kind: 'local' };
+}
+
+function banner(cluster: LocalCluster): string {
+  return [
+    '',
+    `Local control plane ready: kube-apiserver ${TOOLS['kube-apiserver'].version} at ${cluster.server}`,
+    'Point kubectl at it (from another terminal):',
+    `  export KUBECONFIG=${cluster.kubeconfigPath}`,
+    '  kubectl get sandboxes -A',
+    `No kubectl? The one built for this cluster is ${cluster.binaries.kubectl}`,
+    `Fake nodes kwok-node-0..2 run pods that set spec.nodeName. Logs of each component: ${cluster.tempDir}`,
+    'Ctrl-C stops the operator and the control plane.',
+    '',
+  ].join('\n');
+}
+
+async function connect(
+  target: Target,
+  logger: Logger,
+): Promise<{ kubeconfig: KubeConfig; cluster: LocalCluster | null }> {
+  const kubeconfig = new KubeConfig();
+  switch (target.kind) {
+    case 'kubeconfig':
+      kubeconfig.loadFromDefault(); // honours KUBECONFIG, including several paths joined by ':'
+      logger.info(
+        { kubeconfig: target.paths, context: kubeconfig.getCurrentContext() },
+        'using the cluster in KUBECONFIG',
+      );
+      return { kubeconfig, cluster: null };
+    case 'in-cluster':
+      kubeconfig.loadFromCluster();
+      logger.info('using the in-cluster service account');
+      return { kubeconfig, cluster: null };
+    case 'local': {
+      logger.info('no cluster configured (KUBECONFIG unset, not in a pod): starting the local control plane');
+      const cluster = await startLocalCluster({ logger: logger.child({ component: 'local-cluster' }) });
+      kubeconfig.loadFromFile(cluster.kubeconfigPath);
+      // pino writes asynchronously: let its lines out first so the banner is not buried among them.
+      await new Promise<void>((resolve) => {
+        logger.flush(() => {
+          resolve();
+        });
+      });
+      process.stdout.write(banner(cluster));
+      return { kubeconfig, cluster };
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const logger = pino({ name: 'sandbox-operator' });
+  const stop = new AbortController();
+  let firstSignalAt = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stop.signal.aborted) {
+      // One Ctrl-C arrives twice: from the terminal and relayed by npm/tsx. Only a later one forces.
+      if (Date.now() - firstSignalAt < DUPLICATE_SIGNAL_MS) return;
+      logger.warn({ signal }, 'second signal: exiting now (the exit hook kills the local control plane)');
+      process.exit(130);
+    }
+    firstSignalAt = Date.now();
+    logger.info({ signal }, 'stopping');
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const { kubeconfig, cluster } = await connect(chooseTarget(process.argv.slice(2), process.env), logger);
+  try {
+    await runOperator({ kubeconfig, logger, signal: stop.signal });
+  } finally {
+    if (cluster !== null) await cluster.stop();
+  }
+  logger.info('stopped');
+}
+
+main().catch((error: unknown) => {
+  pino({ name: 'sandbox-operator' }).fatal({ err: error }, 'sandbox-operator failed');
+  process.exitCode = 1;
+});

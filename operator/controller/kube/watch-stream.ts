@@ -1,0 +1,83 @@
+/**
+ * One WATCH request, streamed line by line. client-node's Watch swallows handler exceptions and hands out its
+ * abort controller only after the response headers, so a stop could wait for the server's timeout; this
+ * stream takes our AbortSignal from the start and reports how it ended as a value.
+ */
+import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
+import { fetch } from 'undici';
+
+export type WatchEnd =
+  | { readonly kind: 'Closed' }
+  | { readonly kind: 'Gone' }
+  | { readonly kind: 'Failed'; readonly status: number | undefined; readonly error: unknown };
+
+export type WatchQuery = Record<string, string | number | boolean | undefined>;
+
+/** Bounded so a silently dead connection is noticed: the server ends watches after `timeoutSeconds` anyway. */
+const INACTIVITY_MARGIN_MS = 15_000;
+
+export async function watchStream(
+  config: KubeConfig,
+  path: string,
+  query: WatchQuery & { timeoutSeconds: number },
+  signal: AbortSignal,
+  onEvent: (type: string, object: unknown) => void,
+): Promise<WatchEnd> {
+  const cluster = config.getCurrentCluster();
+  if (!cluster)
+    return { kind: 'Failed', status: undefined, error: new Error('kubeconfig has no current cluster') };
+  const url = new URL(cluster.server + path);
+  url.searchParams.set('watch', 'true');
+  for (const [key, value] of Object.entries(query))
+    if (value !== undefined) url.searchParams.set(key, String(value));
+
+  const request = new AbortController();
+  const stop = () => request.abort();
+  signal.addEventListener('abort', stop, { once: true });
+  let idle: NodeJS.Timeout | undefined;
+  const armIdle = () => {
+    clearTimeout(idle);
+    idle = setTimeout(stop, query.timeoutSeconds * 1000 + INACTIVITY_MARGIN_MS);
+    idle.unref();
+  };
+  try {
+    const context = new RequestContext(url.toString(), HttpMethod.GET);
+    await config.applySecurityAuthentication(context);
+    armIdle();
+    const dispatcher = context.getDispatcher();
+    const response = await fetch(url, {
+      headers: context.getHeaders(),
+      signal: request.signal,
+      ...(dispatcher ? { dispatcher } : {}),
+    });
+    if (response.status === 410) return { kind: 'Gone' };
+    if (!response.ok || !response.body)
+      return { kind: 'Failed', status: response.status, error: new Error(await response.text()) };
+    let buffered = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body) {
+      armIdle();
+      buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+      let newline = buffered.indexOf('\n');
+      while (newline >= 0) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (line !== '') {
+          const event = JSON.parse(line) as { type?: unknown; object?: unknown };
+          if (event.type === 'ERROR' && (event.object as { code?: unknown } | undefined)?.code === 410)
+            return { kind: 'Gone' };
+          onEvent(String(event.type), event.object);
+        }
+        newline = buffered.indexOf('\n');
+      }
+    }
+    return { kind: 'Closed' };
+  } catch (error) {
+    // Our own stop (shutdown or inactivity) ends the watch normally; the caller re-watches or exits.
+    if (request.signal.aborted) return { kind: 'Closed' };
+    return { kind: 'Failed', status: undefined, error };
+  } finally {
+    clearTimeout(idle);
+    signal.removeEventListener('abort', stop);
+  }
+}
