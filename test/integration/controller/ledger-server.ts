@@ -1,0 +1,61 @@
+/** A scripted session ledger and runtime locator on loopback, speaking docs/legacy-reconciliation.md. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type LedgerScript = {
+  /** Owners per sandbox name, in ledger order. */
+  owners: Record<
+    string,
+    {
+      session: string;
+      sessions?: string[];
+      worktree?: string;
+      allocation?: { sandbox: string; provider: string };
+    }[]
+  >;
+  /** Locator answers per session. */
+  locations: Record<
+    string,
+    | { state: 'located'; sandbox: string; provider: string; worktree?: string }
+    | { state: 'not-allocated' }
+    | { state: 'history-unavailable'; reason: string }
+  >;
+};
+
+export class LedgerServer {
+  readonly requests: string[] = [];
+  private server: Server | undefined;
+  constructor(
+    private readonly script: LedgerScript,
+    private readonly token: string,
+  ) {}
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://ledger');
+      this.requests.push(url.pathname);
+      if (req.headers.authorization !== `Bearer ${this.token}`) {
+        res.writeHead(401).end();
+        return;
+      }
+      const owners = /^\/v1\/namespaces\/[^/]+\/sandboxes\/([^/]+)\/owners$/.exec(url.pathname);
+      const session = /^\/v1\/sessions\/([^/]+)\/runtime$/.exec(url.pathname);
+      const body = owners
+        ? { verdict: 'owners', owners: this.script.owners[decodeURIComponent(owners[1] ?? '')] ?? [] }
+        : session
+          ? (this.script.locations[decodeURIComponent(session[1] ?? '')] ?? { state: 'not-allocated' })
+          : undefined;
+      if (!body) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server?.address() as AddressInfo).port}/`;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * Lifecycle features against the real API server: legacy reconciliation over HTTP (marker earned, foreign owner
+ * blocks), adopted sandboxes without a ledger failing closed, automatic cleanup after the TTL, the capacity
+ * latch and the administrator's erase, and the metrics endpoint.
+ */
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANNOTATIONS, GROUP, SANDBOX, VERSION } from '../../../operator/api/names.ts';
+import { testNamespace } from '../../harness/kube.ts';
+import { createReference, createSandbox, deleteSandbox, getSandbox } from './fixtures.ts';
+import { LedgerServer } from './ledger-server.ts';
+import {
+  customObjects,
+  eventually,
+  grantOperatorRbac,
+  startOperator,
+  type RunningOperator,
+} from './operator.ts';
+
+const namespace = testNamespace('lifecycle');
+const adopted = { [ANNOTATIONS.adoptedFrom]: 'cloud-agent v1 (pre-index)' };
+const ledger = new LedgerServer(
+  {
+    owners: {
+      'legacy-clear': [{ session: 'agent_1' }, { session: 'workspace_2', worktree: 'wt-1' }],
+      'legacy-foreign': [{ session: 'agent_3' }, { session: 'workspace_4', worktree: 'wt-2' }],
+    },
+    locations: {
+      workspace_2: { state: 'located', sandbox: 'legacy-clear', provider: 'kubernetes', worktree: 'wt-1' },
+      workspace_4: { state: 'located', sandbox: 'legacy-foreign', provider: 'kubernetes', worktree: 'wt-2' },
+    },
+  },
+  'ledger-secret',
+);
+let operator: RunningOperator;
+
+beforeAll(async () => {
+  await grantOperatorRbac();
+  const url = await ledger.start();
+  const tokenFile = join(tmpdir(), `ledger-token-${process.pid}`);
+  await writeFile(tokenFile, 'ledger-secret\n');
+  operator = startOperator(namespace, ['--ledger-url', url, '--ledger-token-file', tokenFile]);
+});
+afterAll(async () => {
+  await operator.stop();
+  await ledger.stop();
+});
+
+const status = async (name: string) => (await getSandbox(namespace, name))?.status;
+const gone = (name: string) =>
+  eventually(
+    `${name} gone`,
+    async () => ((await getSandbox(namespace, name)) === undefined ? true : undefined),
+    60_000,
+  );
+
+describe('legacy reconciliation', () => {
+  it('earns the marker for an adopted sandbox no foreign owner holds, and then decides from the index', async () => {
+    await createSandbox(namespace, 'legacy-clear', { worktree: 'wt-1', annotations: adopted });
+    const reconciled = await eventually('marker earned', async () => {
+      const current = await status('legacy-clear');
+      return current?.reconciliation?.marker ? current : undefined;
+    });
+    expect(reconciled.reconciliation).toMatchObject({ state: 'Complete', marker: true });
+    expect(reconciled.conditions?.find((c) => c.type === 'ReferencesReconciled')).toMatchObject({
+      status: 'True',
+      reason: 'Reconciled',
+    });
+    // The legacy owner agent_1 was not looked up; the control-plane owner was.
+    expect(ledger.requests).toContain('/v1/sessions/workspace_2/runtime');
+    expect(ledger.requests).not.toContain('/v1/sessions/agent_1/runtime');
+    await deleteSandbox(namespace, 'legacy-clear');
+    await gone('legacy-clear');
+  });
+
+  it('keeps an adopted sandbox whose owner holds it from another worktree', async () => {
+    await createSandbox(namespace, 'legacy-foreign', { worktree: 'wt-1', annotations: adopted });
+    await eventually('walk finished', async () =>
+      (await status('legacy-foreign'))?.reconciliation?.state === 'Foreign' ? true : undefined,
+    );
+    await deleteSandbox(namespace, 'legacy-foreign');
+    const blocked = await eventually('blocked', async () => {
+      const current = await status('legacy-foreign');
+      return current?.phase === 'Blocked' ? current : undefined;
+    });
+    expect(blocked.decision).toMatchObject({ verdict: 'Foreign', evidence: 'Reconciliation' });
+    expect(blocked.reconciliation?.marker).toBe(false);
+  });
+});
+
+describe('automatic cleanup', () => {
+  it('deletes an unreferenced sandbox after its TTL, through the same decision', async () => {
+    await createSandbox(namespace, 'ephemeral', {
+      worktree: 'wt-1',
+      cleanup: { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 2 },
+    });
+    await createReference(namespace, 'ephemeral-user', {
+      sandbox: 'ephemeral',
+      session: 'workspace_9',
+      worktree: 'wt-1',
+    });
+    await eventually('referenced', async () =>
+      (await status('ephemeral'))?.references?.attached === 1 ? true : undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await getSandbox(namespace, 'ephemeral')).toBeDefined();
+    await customObjects().deleteNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: 'sessionreferences',
+      name: 'ephemeral-user',
+    });
+    await gone('ephemeral');
+  });
+
+  it('keeps a Retain sandbox with no reference', async () => {
+    await createSandbox(namespace, 'kept', {
+      worktree: 'wt-1',
+      cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 1 },
+    });
+    await eventually('status written', async () =>
+      (await status('kept'))?.unreferencedSince ? true : undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect((await getSandbox(namespace, 'kept'))?.metadata.deletionTimestamp).toBeUndefined();
+  });
+});
+
+describe('an adopted sandbox without a ledger', () => {
+  const other = testNamespace('no-ledger');
+  let plain: RunningOperator;
+  beforeAll(() => {
+    plain = startOperator(other);
+  });
+  afterAll(async () => {
+    await plain.stop();
+  });
+
+  it('fails closed with a condition saying why', async () => {
+    await createSandbox(other, 'orphan', { worktree: 'wt-1', annotations: adopted });
+    const current = await eventually('status', async () =>
+      (await getSandbox(other, 'orphan'))?.status?.reconciliation
+        ? (await getSandbox(other, 'orphan'))?.status
+        : undefined,
+    );
+    expect(current.reconciliation).toMatchObject({ state: 'NotConfigured', marker: false });
+    expect(current.conditions?.find((c) => c.type === 'ReferencesReconciled')?.message).toContain(
+      '--ledger-url',
+    );
+    await deleteSandbox(other, 'orphan');
+    const blocked = await eventually('blocked', async () =>
+      (await getSandbox(other, 'orphan'))?.status?.phase === 'Blocked'
+        ? (await getSandbox(other, 'orphan'))?.status
+        : undefined,
+    );
+    expect(blocked.decision).toMatchObject({ verdict: 'Unavailable', evidence: 'Ledger' });
+  });
+});
+
+describe('the capacity latch', () => {
+  it('fails closed past 512 references and releases only after an explicit erase', async () => {
+    await createSandbox(namespace, 'crowded', { worktree: 'wt-1', onNode: false });
+    for (let i = 0; i < 513; i += 8) {
+      await Promise.all(
+        Array.from({ length: Math.min(8, 513 - i) }, (_, j) =>
+          createReference(namespace, `crowd-${i + j}`, {
+            sandbox: 'crowded',
+            session: `workspace_${i + j}`,
+            worktree: 'wt-1',
+          }),
+        ),
+      );
+    }
+    const overflowed = await eventually(
+      'overflowed',
+      async () => {
+        const current = await status('crowded');
+        return current?.capacity?.overflowed ? current : undefined;
+      },
+      60_000,
+    );
+    expect(overflowed.capacity).toMatchObject({ limit: 'References', observed: 513, max: 512 });
+    expect(overflowed.conditions?.find((c) => c.type === 'CapacityExceeded')).toMatchObject({
+      status: 'True',
+      reason: 'ReferencesExceeded',
+    });
+    await deleteSandbox(namespace, 'crowded');
+    const blocked = await eventually('blocked', async () =>
+      (await status('crowded'))?.phase === 'Blocked' ? await status('crowded') : undefined,
+    );
+    expect(blocked.decision?.verdict).toBe('Overflowed');
+    await customObjects().patchNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: SANDBOX.plural,
+      name: 'crowded',
+      body: [
+        {
+          op: 'add',
+          path: `/metadata/annotations`,
+          value: { [ANNOTATIONS.eraseReferences]: 'INC-7 overflow' },
+        },
+      ],
+    });
+    await gone('crowded');
+  });
+});
+
+describe('metrics', () => {
+  it('count reconciles and decisions by verdict', async () => {
+    const port = await operator.port;
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(text).toMatch(/controller_runtime_reconcile_total\{controller="sandbox",result="[a-z_]+"\} [1-9]/);
+    expect(text).toMatch(
+      /sandbox_operator_decisions_total\{verdict="Foreign",evidence="Reconciliation"\} [1-9]/,
+    );
+    expect(text).toMatch(/sandbox_operator_legacy_reconciliations_total\{outcome="Complete"\} [1-9]/);
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+  });
+});
