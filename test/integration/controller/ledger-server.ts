@@ -52,7 +52,7 @@ export class LedgerServer {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server?.address() as AddressInfo).port}/`;
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/`;
   }
 
   async stop(): Promise<void> {

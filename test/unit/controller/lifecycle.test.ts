@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { ANNOTATIONS, INDEX_LIMITS, type Sandbox } from '../../../operator/api/index.ts';
+import {
+  capacityLatch,
+  cleanupClock,
+  initialReconciliation,
+  missingOrdinals,
+  pendingErase,
+} from '../../../operator/controller/lifecycle.ts';
+import { buildReferenceIndex, EMPTY_INDEX } from '../../../operator/index/index.ts';
+import { attached } from '../fixtures.ts';
+
+const base: Sandbox = {
+  apiVersion: 'sandbox.agents.dev/v1alpha1',
+  kind: 'Sandbox',
+  metadata: { name: 'sbx', namespace: 'ns' },
+  spec: {
+    provider: 'kubernetes',
+    replicas: 3,
+    podTemplate: { spec: { containers: [{ name: 'a', image: 'b' }] } },
+    cleanup: { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 60 },
+    shellReaper: { enabled: false, gracePeriodSeconds: 5 },
+  },
+};
+const with_ = (patch: Partial<Sandbox>): Sandbox => ({ ...base, ...patch });
+
+describe('initialReconciliation', () => {
+  it('gives a sandbox the operator created its marker at birth', () => {
+    expect(initialReconciliation(base, false)).toEqual({ state: 'NotRequired', marker: true });
+  });
+
+  it('leaves an adopted sandbox without the marker: pending with a ledger, failing closed without', () => {
+    const adopted = with_({
+      metadata: { ...base.metadata, annotations: { [ANNOTATIONS.adoptedFrom]: 'v1' } },
+    });
+    expect(initialReconciliation(adopted, true)).toMatchObject({ state: 'Pending', marker: false });
+    expect(initialReconciliation(adopted, false)).toMatchObject({
+      state: 'NotConfigured',
+      marker: false,
+      message: expect.stringContaining('--ledger-url'),
+    });
+  });
+});
+
+describe('missingOrdinals', () => {
+  it('lists the ordinals without a pod; deleting pods still count as present', () => {
+    const pod = (ordinal: number, deleting: boolean) => ({
+      namespace: 'ns',
+      name: `sbx-${ordinal}`,
+      uid: '',
+      sandbox: 'sbx',
+      ordinal,
+      deleting,
+      finalizers: [],
+      ready: true,
+      phase: undefined,
+    });
+    expect(missingOrdinals(base, [pod(1, true)])).toEqual([0, 2]);
+  });
+});
+
+describe('cleanupClock', () => {
+  const now = new Date('2026-11-30T12:00:00Z');
+  it('waits out the TTL from unreferencedSince, then is due', () => {
+    const since = with_({ status: { unreferencedSince: '2026-11-30T11:59:30Z' } });
+    expect(cleanupClock(since, EMPTY_INDEX, now)).toEqual({
+      kind: 'Waiting',
+      since: '2026-11-30T11:59:30Z',
+      remainingMs: 30_000,
+    });
+    expect(cleanupClock(since, EMPTY_INDEX, new Date('2026-11-30T12:00:31Z')).kind).toBe('Due');
+  });
+
+  it('never runs while a reference exists, or for Retain', () => {
+    expect(cleanupClock(base, buildReferenceIndex([attached('a', 'wt-1')], INDEX_LIMITS), now).kind).toBe(
+      'Referenced',
+    );
+    expect(
+      cleanupClock(
+        with_({ spec: { ...base.spec, cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 0 } } }),
+        EMPTY_INDEX,
+        now,
+      ).kind,
+    ).toBe('Off');
+  });
+});
+
+describe('the capacity latch and the erase request', () => {
+  const overflowed = with_({
+    status: {
+      capacity: { overflowed: true, limit: 'Bytes', observed: 99_000, max: 98_304, erasedFor: 'INC-1' },
+    },
+  });
+
+  it('persists an overflow until erased', () => {
+    expect(capacityLatch(overflowed.status)).toEqual({ limit: 'Bytes', observed: 99_000, max: 98_304 });
+    expect(capacityLatch({ capacity: { overflowed: false } })).toBeUndefined();
+  });
+
+  it('acts on each erase annotation value once', () => {
+    const annotate = (value: string) => ({
+      ...overflowed,
+      metadata: { ...overflowed.metadata, annotations: { [ANNOTATIONS.eraseReferences]: value } },
+    });
+    expect(pendingErase(annotate('INC-1'))).toBeUndefined();
+    expect(pendingErase(annotate('INC-2'))).toBe('INC-2');
+    expect(pendingErase(base)).toBeUndefined();
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../../operator/api/index.ts';
+import { sandboxPod } from '../../../operator/controller/pod-template.ts';
+
+const sandbox = (reaper: boolean): Sandbox => ({
+  apiVersion: 'sandbox.agents.dev/v1alpha1',
+  kind: 'Sandbox',
+  metadata: { name: 'sbx-a', namespace: 'team', uid: 'uid-1' },
+  spec: {
+    provider: 'kubernetes',
+    replicas: 1,
+    podTemplate: {
+      metadata: { labels: { app: 'agent' } },
+      spec: { containers: [{ name: 'agent', image: 'agent:1' }] },
+    },
+    cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 300 },
+    shellReaper: { enabled: reaper, gracePeriodSeconds: 7 },
+  },
+});
+const sidecar = { image: 'operator:1', serviceAccountName: 'sandbox-shell-reaper' };
+
+describe('sandboxPod', () => {
+  it('carries the exclusivity finalizer, the sandbox labels and a controller owner reference from creation', () => {
+    const pod = sandboxPod(sandbox(false), 0, sidecar);
+    expect(pod.metadata).toMatchObject({
+      name: 'sbx-a-0',
+      finalizers: ['sandbox.agents.dev/exclusivity'],
+      labels: { app: 'agent', 'sandbox.agents.dev/sandbox': 'sbx-a', 'sandbox.agents.dev/pod-index': '0' },
+      ownerReferences: [
+        { kind: 'Sandbox', name: 'sbx-a', uid: 'uid-1', controller: true, blockOwnerDeletion: true },
+      ],
+    });
+    expect(pod.spec?.containers.map((c) => c.name)).toEqual(['agent']);
+  });
+
+  it('injects the reaper with a shared process namespace, its own token and only KILL and SYS_PTRACE', () => {
+    const pod = sandboxPod(sandbox(true), 0, sidecar);
+    expect(pod.spec).toMatchObject({
+      shareProcessNamespace: true,
+      automountServiceAccountToken: false,
+      serviceAccountName: 'sandbox-shell-reaper',
+    });
+    const reaper = pod.spec?.containers.find((c) => c.name === 'shell-reaper');
+    expect(reaper?.securityContext?.capabilities).toEqual({ drop: ['ALL'], add: ['KILL', 'SYS_PTRACE'] });
+    expect(reaper?.env).toEqual(expect.arrayContaining([{ name: 'SHELL_REAPER_GRACE_SECONDS', value: '7' }]));
+    const agent = pod.spec?.containers.find((c) => c.name === 'agent');
+    expect(agent?.volumeMounts?.map((m) => m.mountPath)).toEqual(['/var/run/sandbox-reaper']);
+    expect(agent?.volumeMounts?.some((m) => m.mountPath.includes('serviceaccount'))).toBe(false);
+  });
+
+  it('does not alias the template: two pods never share mutable spec objects', () => {
+    const source = sandbox(true);
+    sandboxPod(source, 0, sidecar);
+    expect(source.spec.podTemplate.spec.containers).toHaveLength(1);
+  });
+});

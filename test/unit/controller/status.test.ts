@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { INDEX_LIMITS, type Sandbox } from '../../../operator/api/index.ts';
+import { setCondition } from '../../../operator/controller/conditions.ts';
+import { decisionOf, sandboxStatus, statusMergePatch } from '../../../operator/controller/status.ts';
+import type { PodSummary } from '../../../operator/controller/pod-summary.ts';
+import { buildReferenceIndex } from '../../../operator/index/index.ts';
+import { attached, ownReferences } from '../fixtures.ts';
+
+const now = new Date('2026-11-30T12:00:00Z');
+
+function sandbox(overrides: Partial<Sandbox['metadata']> = {}, status?: Sandbox['status']): Sandbox {
+  return {
+    apiVersion: 'sandbox.agents.dev/v1alpha1',
+    kind: 'Sandbox',
+    metadata: { name: 'sbx', namespace: 'ns', generation: 3, ...overrides },
+    spec: {
+      worktree: 'wt-1',
+      provider: 'kubernetes',
+      replicas: 2,
+      podTemplate: { spec: { containers: [{ name: 'a', image: 'b' }] } },
+      cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 300 },
+      shellReaper: { enabled: false, gracePeriodSeconds: 5 },
+    },
+    ...(status ? { status } : {}),
+  };
+}
+
+const pod = (ordinal: number, ready: boolean): PodSummary => ({
+  namespace: 'ns',
+  name: `sbx-${ordinal}`,
+  uid: `u${ordinal}`,
+  sandbox: 'sbx',
+  ordinal,
+  deleting: false,
+  finalizers: [],
+  ready,
+  phase: 'Running',
+});
+const born = { state: 'NotRequired' as const, marker: true };
+const index = buildReferenceIndex([attached('a', 'wt-1'), attached('b', 'wt-2')], INDEX_LIMITS);
+
+describe('sandboxStatus', () => {
+  it('is Running with Ready=True when every pod is ready, and counts references and foreign ones', () => {
+    const status = sandboxStatus({
+      sandbox: sandbox(),
+      index,
+      pods: [pod(0, true), pod(1, true)],
+      reconciliation: born,
+      decision: undefined,
+      unreferencedSince: undefined,
+      erasedFor: undefined,
+      now,
+    });
+    expect(status).toMatchObject({
+      phase: 'Running',
+      observedGeneration: 3,
+      pods: { total: 2, ready: 2 },
+      references: { attached: 2, detached: 0, foreign: 1 },
+    });
+    expect(status.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'True',
+      observedGeneration: 3,
+    });
+  });
+
+  it('is Blocked with DeletionBlocked naming the blockers when deleting and not exclusive', () => {
+    const decision = decisionOf(
+      {
+        verdict: 'Foreign',
+        evidence: 'Index',
+        blockingReferences: ['b'],
+        blockingCount: 1,
+        reason: '1 reference foreign',
+      },
+      now,
+    );
+    const status = sandboxStatus({
+      sandbox: sandbox({ deletionTimestamp: '2026-11-30T11:59:00Z' }),
+      index,
+      pods: [pod(0, true)],
+      reconciliation: born,
+      decision,
+      unreferencedSince: undefined,
+      erasedFor: undefined,
+      now,
+    });
+    expect(status.phase).toBe('Blocked');
+    expect(status.conditions?.find((c) => c.type === 'DeletionBlocked')).toMatchObject({
+      status: 'True',
+      reason: 'Foreign',
+      message: expect.stringContaining('blocking: b'),
+    });
+  });
+
+  it('reports an overflowed index as CapacityExceeded', () => {
+    const overflowed = buildReferenceIndex(ownReferences(513), INDEX_LIMITS);
+    const status = sandboxStatus({
+      sandbox: sandbox(),
+      index: overflowed,
+      pods: [],
+      reconciliation: born,
+      decision: undefined,
+      unreferencedSince: undefined,
+      erasedFor: undefined,
+      now,
+    });
+    expect(status.capacity).toMatchObject({ overflowed: true, limit: 'References', observed: 513, max: 512 });
+    expect(status.conditions?.find((c) => c.type === 'CapacityExceeded')).toMatchObject({
+      status: 'True',
+      reason: 'ReferencesExceeded',
+    });
+  });
+});
+
+describe('setCondition', () => {
+  it('keeps lastTransitionTime while the status is unchanged and moves it when the status changes', () => {
+    const first = setCondition(
+      [],
+      { type: 'Ready', status: 'False', reason: 'PodsNotReady', message: '0/1' },
+      new Date('2026-01-01T00:00:00Z'),
+      1,
+    );
+    const same = setCondition(
+      first,
+      { type: 'Ready', status: 'False', reason: 'PodsNotReady', message: '0/2' },
+      new Date('2026-01-02T00:00:00Z'),
+      2,
+    );
+    expect(same[0]).toMatchObject({
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+      message: '0/2',
+      observedGeneration: 2,
+    });
+    const flipped = setCondition(
+      same,
+      { type: 'Ready', status: 'True', reason: 'PodsReady', message: '1/1' },
+      new Date('2026-01-03T00:00:00Z'),
+      2,
+    );
+    expect(flipped[0]?.lastTransitionTime).toBe('2026-01-03T00:00:00Z');
+  });
+});
+
+describe('statusMergePatch', () => {
+  it('is empty when nothing changed, whatever the key order', () => {
+    expect(
+      statusMergePatch(
+        { references: { detached: 0, attached: 1, foreign: 0 } },
+        { references: { attached: 1, detached: 0, foreign: 0 } },
+      ),
+    ).toBeUndefined();
+  });
+
+  it('nulls fields that disappeared, at any depth, and replaces lists whole', () => {
+    const patch = statusMergePatch(
+      {
+        capacity: { overflowed: true, limit: 'References', observed: 600, max: 512 },
+        unreferencedSince: '2026-01-01T00:00:00Z',
+        conditions: [],
+      },
+      {
+        capacity: { overflowed: false },
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'PodsReady',
+            message: '',
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+          },
+        ],
+      },
+    );
+    expect(patch).toEqual({
+      capacity: { overflowed: false, limit: null, observed: null, max: null },
+      unreferencedSince: null,
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'PodsReady',
+          message: '',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
+      ],
+    });
+  });
+});

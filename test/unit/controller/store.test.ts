@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { ClusterStore } from '../../../operator/controller/store.ts';
+
+const ref = (name: string, sandbox: unknown, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'sandbox.agents.dev/v1alpha1',
+  kind: 'SessionReference',
+  metadata: { name, namespace: 'ns', resourceVersion: '1' },
+  spec: {
+    sandbox,
+    session: `workspace_${name}`,
+    worktree: 'wt-1',
+    route: 'r',
+    role: 'Root',
+    state: 'Attached',
+    ...extra,
+  },
+});
+
+function store() {
+  const enqueued: string[][] = [];
+  return { enqueued, store: new ClusterStore((keys) => enqueued.push([...keys].sort())) };
+}
+
+describe('ClusterStore', () => {
+  it('indexes references by the sandbox they name and enqueues that sandbox', () => {
+    const { store: s, enqueued } = store();
+    s.referenceSink.apply('ADDED', ref('r1', 'sbx-a'));
+    expect(s.references('ns/sbx-a').map((e) => e.name)).toEqual(['r1']);
+    expect(enqueued).toEqual([['ns/sbx-a']]);
+  });
+
+  it('moves nothing between sandboxes silently: a deleted reference enqueues its former sandbox', () => {
+    const { store: s, enqueued } = store();
+    s.referenceSink.apply('ADDED', ref('r1', 'sbx-a'));
+    s.referenceSink.apply('DELETED', ref('r1', 'sbx-a'));
+    expect(s.references('ns/sbx-a')).toEqual([]);
+    expect(enqueued.at(-1)).toEqual(['ns/sbx-a']);
+  });
+
+  it('reports a relist that dropped objects as deletions', () => {
+    const { store: s, enqueued } = store();
+    s.referenceSink.replace([ref('r1', 'sbx-a'), ref('r2', 'sbx-b')]);
+    s.referenceSink.replace([ref('r2', 'sbx-b')]);
+    expect(s.references('ns/sbx-a')).toEqual([]);
+    expect(enqueued.at(-1)).toEqual(['ns/sbx-a', 'ns/sbx-b']);
+  });
+
+  it('keeps a malformed reference as unreadable evidence for its sandbox, never as nothing', () => {
+    const { store: s } = store();
+    s.referenceSink.apply('ADDED', ref('bad', 'sbx-a', { state: 'Lost' }));
+    expect(s.references('ns/sbx-a')).toEqual([]);
+    expect(s.unreadableReferences('ns/sbx-a').map((e) => e.field)).toEqual(['spec.state']);
+  });
+
+  it('holds a reference whose sandbox cannot be read against every sandbox of its namespace', () => {
+    const { store: s } = store();
+    s.sandboxSink.apply('ADDED', {
+      apiVersion: 'sandbox.agents.dev/v1alpha1',
+      kind: 'Sandbox',
+      metadata: { name: 'sbx-z', namespace: 'ns' },
+      spec: {},
+    });
+    s.referenceSink.apply('ADDED', ref('bad', 42));
+    expect(s.unreadableReferences('ns/sbx-z')).toHaveLength(1);
+    expect(s.unreadableReferences('other/sbx-z')).toHaveLength(0);
+  });
+});
