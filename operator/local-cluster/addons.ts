@@ -1,0 +1,139 @@
+// Optional components started after the CRDs are installed: kube-controller-manager (garbage
+// collector and namespace controller) and kwok (fake Nodes and pod lifecycle).
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApiException, CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import type { ComponentContext } from './components.ts';
+import { LocalClusterError } from './errors.ts';
+import { poll } from './net.ts';
+import { startProcess, type ManagedProcess } from './processes.ts';
+
+export const KWOK_STAGES_FILE = fileURLToPath(new URL('./kwok-stages.yaml', import.meta.url));
+
+async function notReady(proc: ManagedProcess, step: string, reason: string): Promise<LocalClusterError> {
+  await proc.stop(2_000);
+  return new LocalClusterError('not-ready', `${proc.name}: ${step}: ${reason} (log: ${proc.logPath})`, {
+    subject: proc.name,
+    step,
+    outputTail: await proc.logTail(25),
+  });
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof ApiException && error.code === 404;
+}
+
+export async function startControllerManager(
+  ctx: ComponentContext,
+  binary: string,
+  kubeconfigPath: string,
+  kc: KubeConfig,
+): Promise<ManagedProcess> {
+  const proc = startProcess({
+    name: 'kube-controller-manager',
+    command: binary,
+    args: [
+      `--kubeconfig=${kubeconfigPath}`,
+      // GC rediscovers resources only every 30 s: the caller starts us after installing the CRDs.
+      '--controllers=garbage-collector-controller,namespace-controller',
+      '--leader-elect=false',
+      '--secure-port=0',
+      '--use-service-account-credentials=false',
+    ],
+    logPath: join(ctx.tempDir, 'kube-controller-manager.log'),
+    stateDir: ctx.stateDir,
+  });
+  // Readiness is behaviour, not a port: an owned ConfigMap must be collected after its owner goes.
+  const core = kc.makeApiClient(CoreV1Api);
+  const namespace = 'default';
+  const owner = await core.createNamespacedConfigMap({
+    namespace,
+    body: { metadata: { generateName: 'local-cluster-gc-probe-' } },
+  });
+  const ownerName = owner.metadata?.name ?? '';
+  const dependent = await core.createNamespacedConfigMap({
+    namespace,
+    body: {
+      metadata: {
+        generateName: `${ownerName}-dependent-`,
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'ConfigMap', name: ownerName, uid: owner.metadata?.uid ?? '' },
+        ],
+      },
+    },
+  });
+  await core.deleteNamespacedConfigMap({ name: ownerName, namespace });
+  const dependentName = dependent.metadata?.name ?? '';
+  const collected = await poll(
+    async () => {
+      try {
+        await core.readNamespacedConfigMap({ name: dependentName, namespace });
+        return undefined;
+      } catch (error: unknown) {
+        if (isNotFound(error)) return true;
+        throw error;
+      }
+    },
+    { timeoutMs: 60_000, intervalMs: 200, abortIf: () => (proc.running() ? null : 'exited') },
+  );
+  if (!collected.ok) throw await notReady(proc, 'garbage-collect a probe ConfigMap', collected.reason);
+  return proc;
+}
+
+export interface KwokOptions {
+  readonly nodes: number;
+}
+
+export function kwokNodeName(index: number): string {
+  return `kwok-node-${index}`;
+}
+
+export async function startKwok(
+  ctx: ComponentContext,
+  binary: string,
+  kubeconfigPath: string,
+  kc: KubeConfig,
+  options: KwokOptions,
+): Promise<ManagedProcess> {
+  // kwok also reads ~/.kwok/kwok.yaml; a private HOME keeps a user's stages out of ours.
+  const home = join(ctx.tempDir, 'kwok-home');
+  await mkdir(home, { recursive: true });
+  const proc = startProcess({
+    name: 'kwok',
+    command: binary,
+    args: [
+      `--kubeconfig=${kubeconfigPath}`,
+      '--manage-all-nodes=true',
+      `--config=${KWOK_STAGES_FILE}`,
+      '--node-ip=10.240.0.10',
+      '--cidr=10.244.0.0/16',
+    ],
+    env: { ...process.env, HOME: home },
+    logPath: join(ctx.tempDir, 'kwok.log'),
+    stateDir: ctx.stateDir,
+  });
+  const core = kc.makeApiClient(CoreV1Api);
+  const names = Array.from({ length: options.nodes }, (_, i) => kwokNodeName(i));
+  for (const name of names) {
+    const node: V1Node = {
+      metadata: {
+        name,
+        labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', type: 'kwok' },
+      },
+    };
+    await core.createNode({ body: node });
+  }
+  const ready = await poll(
+    async () => {
+      const nodes = await Promise.all(names.map((name) => core.readNodeStatus({ name })));
+      const allReady = nodes.every((n) =>
+        n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      );
+      return allReady ? true : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 200, abortIf: () => (proc.running() ? null : 'exited') },
+  );
+  if (!ready.ok) throw await notReady(proc, `wait for ${names.join(', ')} to be Ready`, ready.reason);
+  return proc;
+}

@@ -1,0 +1,192 @@
+// Starts etcd → kube-apiserver → (CRDs) → kube-controller-manager and kwok on loopback, with
+// temporary data and certificate directories, and stops them in reverse order.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino, type Logger } from 'pino';
+import { startControllerManager, startKwok } from './addons.ts';
+import { RESTRICTED_USER, ADMIN_USER, writeCredentials } from './auth.ts';
+import { ensureBinaries, type BinaryPaths } from './build.ts';
+import { cacheRoot, runStateDir } from './cache.ts';
+import { startApiServer, startEtcd, type ApiServer, type ComponentContext } from './components.ts';
+import { installCrds, type CrdSummary } from './crds.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
+import { runKubectl, type KubectlOptions, type KubectlResult } from './kubectl.ts';
+import { registry } from './process-registry.ts';
+import type { ManagedProcess } from './processes.ts';
+import { reapOrphans } from './reaper.ts';
+import type { BuildReporter } from './run-step.ts';
+import { CONTROL_PLANE_TOOLS } from './versions.ts';
+
+export const DEFAULT_CRD_DIR = fileURLToPath(new URL('../../crds/', import.meta.url));
+
+export interface LocalClusterOptions {
+  /** Garbage collector and namespace controller; default true. */
+  readonly controllerManager?: boolean;
+  /** Fake Nodes and pod lifecycle; default true with 3 nodes (kwok-node-0..2). */
+  readonly kwok?: boolean | { readonly nodes: number };
+  /** CRDs to install (and `policies/` under it); default the repository's crds/; null for none. */
+  readonly crdDir?: string | null;
+  readonly cacheDir?: string;
+  readonly logger?: Logger;
+  readonly report?: BuildReporter;
+  /** Keep the temporary directory (logs, etcd data) after stop; default $SANDBOX_OPERATOR_KEEP_TMP=1. */
+  readonly keepTempDir?: boolean;
+}
+
+export type ControlPlaneTool = (typeof CONTROL_PLANE_TOOLS)[number];
+
+export interface LocalCluster {
+  readonly server: string;
+  /** Admin (system:masters) kubeconfig. */
+  readonly kubeconfigPath: string;
+  /** Kubeconfig of `sandbox-operator`, a user with no RBAC grants of its own. */
+  readonly restrictedKubeconfigPath: string;
+  readonly caPath: string;
+  readonly tempDir: string;
+  readonly binaries: BinaryPaths<ControlPlaneTool>;
+  readonly crds: readonly CrdSummary[];
+  /** Wall time of startLocalCluster, binaries already built. */
+  readonly startupMs: number;
+  /** Runs the built kubectl as admin. */
+  kubectl(args: readonly string[], options?: KubectlOptions): Promise<KubectlResult>;
+  /** Pids (= process group ids) of the running components. */
+  pids(): Readonly<Record<string, number>>;
+  /** Stops and restarts kube-apiserver on the same port with the same certificates. */
+  restartApiServer(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startLocalCluster(options: LocalClusterOptions = {}): Promise<LocalCluster> {
+  const started = Date.now();
+  const logger = options.logger ?? pino({ name: 'local-cluster' }, pino.destination(2));
+  const root = options.cacheDir ?? cacheRoot();
+  const stateDir = runStateDir(root);
+  for (const run of await reapOrphans(stateDir))
+    logger.warn({ ...run }, 'reaped processes and directories of a run that ended without cleaning up');
+
+  const binaries = await ensureBinaries({
+    tools: CONTROL_PLANE_TOOLS,
+    cacheDir: root,
+    ...(options.report === undefined ? {} : { report: options.report }),
+  });
+  const tempDir = await mkdtemp(join(tmpdir(), 'sandbox-operator-'));
+  registry.trackTempDir(tempDir, stateDir);
+  const keepTempDir = options.keepTempDir ?? process.env['SANDBOX_OPERATOR_KEEP_TMP'] === '1';
+  const ctx: ComponentContext = { tempDir, stateDir, logger };
+  const running: ManagedProcess[] = [];
+
+  const cleanUp = async (): Promise<void> => {
+    // Reverse start order: clients of the apiserver first, etcd last.
+    for (const proc of [...running].reverse())
+      await proc.stop(proc.name === 'kube-apiserver' ? 15_000 : 5_000);
+    running.length = 0;
+    if (!keepTempDir) await rm(tempDir, { recursive: true, force: true, maxRetries: 3 });
+    registry.forgetTempDir(tempDir);
+  };
+
+  try {
+    const phase = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+      const t0 = Date.now();
+      const value = await run();
+      logger.info({ phase: name, ms: Date.now() - t0 }, `${name} ready`);
+      return value;
+    };
+    const credentials = await writeCredentials(tempDir);
+    const etcd = await phase('etcd', () => startEtcd(ctx, binaries.etcd));
+    running.push(etcd.process);
+    let api: ApiServer = await phase('kube-apiserver', () =>
+      startApiServer(ctx, { binary: binaries['kube-apiserver'], etcdUrl: etcd.clientUrl, credentials }),
+    );
+    running.push(api.process);
+
+    const kubeconfigPath = join(tempDir, 'admin.kubeconfig');
+    const restrictedKubeconfigPath = join(tempDir, 'restricted.kubeconfig');
+    const base = { server: api.server, caPem: api.caPem, contextName: 'sandbox-operator-local' };
+    await writeKubeconfig(kubeconfigPath, { ...base, user: ADMIN_USER, token: credentials.adminToken });
+    await writeKubeconfig(restrictedKubeconfigPath, {
+      ...base,
+      user: RESTRICTED_USER,
+      token: credentials.restrictedToken,
+    });
+    const kubectl = (args: readonly string[], opts?: KubectlOptions): Promise<KubectlResult> =>
+      runKubectl(binaries.kubectl, kubeconfigPath, args, opts);
+
+    const crdDir = options.crdDir === undefined ? DEFAULT_CRD_DIR : options.crdDir;
+    const installed =
+      crdDir === null
+        ? { crds: [], files: [] }
+        : await phase('crds', () =>
+            installCrds({
+              dir: crdDir,
+              kubectl,
+              server: api.server,
+              caPem: api.caPem,
+              token: credentials.adminToken,
+            }),
+          );
+
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfigPath);
+    const kwokNodes =
+      options.kwok === false
+        ? 0
+        : options.kwok === true || options.kwok === undefined
+          ? 3
+          : options.kwok.nodes;
+    const addons = await Promise.all([
+      options.controllerManager === false
+        ? null
+        : phase('kube-controller-manager', () =>
+            startControllerManager(ctx, binaries['kube-controller-manager'], kubeconfigPath, kc),
+          ),
+      options.kwok === false
+        ? null
+        : phase('kwok', () => startKwok(ctx, binaries.kwok, kubeconfigPath, kc, { nodes: kwokNodes })),
+    ]);
+    for (const proc of addons) if (proc !== null) running.push(proc);
+
+    let stopping: Promise<void> | null = null;
+    const startupMs = Date.now() - started;
+    logger.info(
+      { server: api.server, kubeconfig: kubeconfigPath, crds: installed.crds.map((c) => c.name), startupMs },
+      'local control plane ready',
+    );
+    return {
+      server: api.server,
+      kubeconfigPath,
+      restrictedKubeconfigPath,
+      caPath: join(tempDir, 'ca.crt'),
+      tempDir,
+      binaries,
+      crds: installed.crds,
+      startupMs,
+      kubectl,
+      pids: () => Object.fromEntries(running.filter((p) => p.running()).map((p) => [p.name, p.pid])),
+      async restartApiServer() {
+        const index = running.indexOf(api.process);
+        await api.process.stop(15_000);
+        api = await phase('kube-apiserver (restart)', () =>
+          startApiServer(ctx, {
+            binary: binaries['kube-apiserver'],
+            etcdUrl: etcd.clientUrl,
+            credentials,
+            port: api.port,
+          }),
+        );
+        running[index] = api.process;
+      },
+      stop() {
+        stopping ??= cleanUp().then(() => {
+          logger.info({ tempDir: keepTempDir ? tempDir : undefined }, 'local control plane stopped');
+        });
+        return stopping;
+      },
+    };
+  } catch (error: unknown) {
+    await cleanUp();
+    throw error;
+  }
+}

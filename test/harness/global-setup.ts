@@ -1,0 +1,51 @@
+// vitest global setup of the integration and e2e projects: one real control plane per run, shared by
+// both projects (they set up one after the other in the same process), stopped when the last tears down.
+// With SANDBOX_OPERATOR_E2E_EXTERNAL=1 and KUBECONFIG set, the cluster in KUBECONFIG is used instead.
+import type { TestProject } from 'vitest/node';
+import { ensureBinaries, startLocalCluster, type LocalCluster } from '../../operator/local-cluster/index.ts';
+import './provided-context.ts';
+
+interface SharedCluster {
+  users: number;
+  cluster: Promise<LocalCluster>;
+}
+
+// On globalThis because each vitest project loads this file into its own module graph.
+const KEY = Symbol.for('sandbox-operator.test-harness.cluster');
+
+function external(): string | null {
+  const kubeconfig = process.env['KUBECONFIG'];
+  return process.env['SANDBOX_OPERATOR_E2E_EXTERNAL'] === '1' && kubeconfig !== undefined && kubeconfig !== ''
+    ? kubeconfig
+    : null;
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const kubeconfig = external();
+  if (kubeconfig !== null) {
+    const { kubectl } = await ensureBinaries({ tools: ['kubectl'] });
+    project.provide('kubeconfig', kubeconfig);
+    project.provide('restrictedKubeconfig', null);
+    project.provide('kubectl', kubectl);
+    project.provide('clusterKind', 'external');
+    return () => Promise.resolve();
+  }
+
+  let shared = Reflect.get(globalThis, KEY) as SharedCluster | undefined;
+  if (shared === undefined) {
+    shared = { users: 0, cluster: startLocalCluster() };
+    Reflect.set(globalThis, KEY, shared);
+  }
+  shared.users++;
+  const cluster = await shared.cluster;
+  project.provide('kubeconfig', cluster.kubeconfigPath);
+  project.provide('restrictedKubeconfig', cluster.restrictedKubeconfigPath);
+  project.provide('kubectl', cluster.binaries.kubectl);
+  project.provide('clusterKind', 'local');
+  return async () => {
+    shared.users--;
+    if (shared.users > 0) return;
+    Reflect.deleteProperty(globalThis, KEY);
+    await cluster.stop();
+  };
+}

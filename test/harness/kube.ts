@@ -1,0 +1,54 @@
+// Helpers for tests that talk to the cluster of the global setup.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { runKubectl, type KubectlOptions, type KubectlResult } from '../../operator/local-cluster/index.ts';
+import './provided-context.ts';
+
+export type { KubectlResult };
+
+export interface KubectlCall extends KubectlOptions {
+  /** Run as the restricted user instead of admin. */
+  readonly restricted?: boolean;
+}
+
+/** Runs the built kubectl against the test cluster; never throws on a non-zero exit. */
+export function kubectl(args: readonly string[], options: KubectlCall = {}): Promise<KubectlResult> {
+  const kubeconfig = options.restricted === true ? inject('restrictedKubeconfig') : inject('kubeconfig');
+  if (kubeconfig === null) throw new Error('this cluster has no restricted user (external cluster)');
+  return runKubectl(inject('kubectl'), kubeconfig, args, options);
+}
+
+/** Like kubectl(), but a non-zero exit fails with kubectl's stderr. */
+export async function kubectlOk(args: readonly string[], options: KubectlCall = {}): Promise<string> {
+  const result = await kubectl(args, options);
+  if (result.exitCode !== 0) {
+    throw new Error(`kubectl ${args.join(' ')} exited ${result.exitCode}: ${result.stderr}`);
+  }
+  return result.stdout;
+}
+
+export function kubeConfig(options: { restricted?: boolean } = {}): KubeConfig {
+  const path = options.restricted === true ? inject('restrictedKubeconfig') : inject('kubeconfig');
+  if (path === null) throw new Error('this cluster has no restricted user (external cluster)');
+  const kc = new KubeConfig();
+  kc.loadFromFile(path);
+  return kc;
+}
+
+/**
+ * A namespace unique to the calling test file: created before its tests, deleted after them (the
+ * namespace controller finishes the deletion in the background). Call at the top level of the file.
+ */
+export function testNamespace(prefix: string): string {
+  const name = `${prefix}-${randomBytes(4).toString('hex')}`.toLowerCase().slice(0, 63);
+  beforeAll(async () => {
+    await kubeConfig()
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name } } });
+  });
+  afterAll(async () => {
+    await kubeConfig().makeApiClient(CoreV1Api).deleteNamespace({ name });
+  });
+  return name;
+}

@@ -1,0 +1,14 @@
+// What the global setup provides to tests (vitest provide/inject).
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Admin kubeconfig of the cluster under test. */
+    kubeconfig: string;
+    /** Kubeconfig of the unprivileged `sandbox-operator` user; null on an external cluster. */
+    restrictedKubeconfig: string | null;
+    /** The kubectl built by the local-cluster tooling. */
+    kubectl: string;
+    clusterKind: 'local' | 'external';
+  }
+}
+
+export {};
