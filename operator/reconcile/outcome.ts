@@ -1,6 +1,7 @@
 /** What a legacy reconciliation concludes. Only `Complete` earns the marker. */
 
-export type IncompleteReason = 'Timeout' | 'BudgetExhausted' | 'LookupFailed' | 'LedgerFailed';
+/** Deferred: a recent walk was not complete and the next one is not due yet. */
+export type IncompleteReason = 'Timeout' | 'BudgetExhausted' | 'LookupFailed' | 'LedgerFailed' | 'Deferred';
 
 export type ReconciliationStats = {
   readonly owners: number;

@@ -22,21 +22,25 @@ const THIRD_PARTY = 'example.com/backup-before-delete';
 let operator: RunningOperator;
 let injected = 0;
 
-/** Before the operator's first finalizer patch on a `contended` pod, another party adds its own finalizer. */
+/**
+ * Right after the operator read a `contended` pod, and before its DELETE and its finalizer patch, another party
+ * puts its own finalizer first: the operator's `remove /metadata/finalizers/0`, computed from the old list, would
+ * now drop theirs — unless its `test` of the list refuses the stale patch.
+ */
 const contend = (ports: ControllerPorts): ControllerPorts => ({
   ...ports,
   pods: {
     ...ports.pods,
-    patchMetadata: async (ns, name, ops) => {
+    delete: async (ns, name, uid) => {
       if (name.startsWith('contended') && injected === 0) {
         injected += 1;
         await core().patchNamespacedPod({
           namespace: ns,
           name,
-          body: [{ op: 'add', path: '/metadata/finalizers/-', value: THIRD_PARTY }],
+          body: [{ op: 'add', path: '/metadata/finalizers/0', value: THIRD_PARTY }],
         });
       }
-      return ports.pods.patchMetadata(ns, name, ops);
+      return ports.pods.delete(ns, name, uid);
     },
   },
 });
