@@ -54,6 +54,11 @@ describe('retiring a completed subagent turn', () => {
       'Group:SIGKILL:Delivered',
     ]);
     expect(h.clock.now() - started).toBeGreaterThanOrEqual(OPTIONS.graceMs);
+    // In virtual time the driver wakes at the grace's end, so SIGKILL goes out exactly then, not a poll later.
+    const killing = h.journal.entries.flatMap((e) =>
+      e.type === 'TargetUpdated' && e.progress.state.kind === 'Killing' ? [e.progress.state] : [],
+    );
+    expect(killing.map((k) => k.killedAt - k.signalledAt)).toEqual([OPTIONS.graceMs]);
     expect(h.reaper.turnStatus('child', 't1').retire?.targets).toEqual([
       { id: 'group:sh1', state: { kind: 'Done', how: 'Killed' } },
     ]);

@@ -3,6 +3,7 @@ import type { ShellGroup } from '../../../operator/sidecar/group-judge.ts';
 import {
   entryEffects,
   isTerminal,
+  nextDeadline,
   startProgress,
   step,
   type Observation,
@@ -158,6 +159,16 @@ describe('retire plan step', () => {
       entryEffects(at({ kind: 'Killing', signalledAt: 0, killedAt: 1, witnesses: [leader] }))[0],
     ).toMatchObject({ signal: 'SIGKILL' });
     expect(entryEffects(at({ kind: 'Done', how: 'Exited' }))).toEqual([]);
+  });
+
+  it('names the next deadline: the grace’s end while terminating, the kill timeout while killing', () => {
+    expect(nextDeadline(at({ kind: 'Continuing', signalledAt: 1_000, witnesses: [leader] }), limits)).toBe(
+      6_000,
+    );
+    expect(
+      nextDeadline(at({ kind: 'Killing', signalledAt: 1_000, killedAt: 6_000, witnesses: [leader] }), limits),
+    ).toBe(8_000);
+    expect(nextDeadline(at({ kind: 'NoticesDropped' }), limits)).toBeUndefined();
   });
 
   it('signals an escapee by its own pid, never by a group', () => {

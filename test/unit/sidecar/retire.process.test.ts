@@ -135,15 +135,35 @@ describe('retiring real shell groups', { timeout: 60_000 }, () => {
       );
       return found.length === 2 ? found : undefined;
     });
+    for (const s of outside) f.track(s);
     await f.client.endTurn(completed(child, 't1'));
     const targets = await f.retired(child, 't1');
     expect(targets.map((t) => t.id.split(':')[0])).toEqual(['group', 'escapee']);
     const alive = await Promise.all(outside.map((s) => isAlive(s.pid, s.startTime)));
-    const cleared = outside.map((s, i) => ({ s, alive: alive[i] }));
-    expect(cleared.filter((c) => c.alive)).toHaveLength(1);
-    expect(f.sent.filter((s) => s.kind === 'Process')).toHaveLength(1);
-    const survivor = cleared.find((c) => c.alive)!.s;
-    process.kill(survivor.pid, 'SIGKILL');
+    const survivors = outside.filter((_, i) => alive[i]);
+    const ended = outside.filter((_, i) => !alive[i]);
+    expect(survivors).toHaveLength(1);
+    // Only the marked escapee is signalled, on its own pid (SIGTERM, and SIGCONT if it was still alive).
+    expect(new Set(f.sent.filter((s) => s.kind === 'Process').map((s) => s.target))).toEqual(
+      new Set(ended.map((s) => s.pid)),
+    );
+    process.kill(survivors[0]!.pid, 'SIGKILL');
+  });
+
+  it('ends a job-control escape (set -m puts the child in its own group) found by its marker', async () => {
+    const child = f.session('child');
+    const shell = await f.spawn(child, 't1', 'set -m; sleep 1000 & wait');
+    const job = await waitFor('the job in its own group', async () =>
+      (await procSnapshot()).find((s) => s.ppid === shell.pid && s.pgrp !== shell.pid && s.comm === 'sleep'),
+    );
+    f.track(job);
+    await f.client.endTurn(completed(child, 't1'));
+    const targets = await f.retired(child, 't1');
+    expect(targets.map((t) => [t.id.split(':')[0], t.state.kind])).toEqual([
+      ['group', 'Done'],
+      ['escapee', 'Done'],
+    ]);
+    expect(await isAlive(job.pid, job.startTime)).toBe(false);
   });
 
   it('answers duplicate turn ends once: a single sweep, one SIGTERM', async () => {

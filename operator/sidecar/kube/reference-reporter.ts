@@ -1,0 +1,52 @@
+/**
+ * Joins the watch and the status reporter: the reporter names SessionReferences from the watch's cache,
+ * and a report made before the watch has listed (a retire resumed at start) waits for that first list.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { RetireReporter } from '../ports.ts';
+import { startReferenceWatch, type ReferenceWatch, type TurnEndSignal } from './reference-watch.ts';
+import { createKubeReporter } from './status-reporter.ts';
+
+export interface ReferenceReporterOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
+  readonly sandbox: string;
+  readonly podName: string | undefined;
+  readonly logger: Logger;
+}
+
+export interface ReferenceReporter {
+  readonly reporter: RetireReporter;
+  /** Starts the watch; resolves after its first list. */
+  watch(onTurnEnded: (signal: TurnEndSignal) => void): Promise<ReferenceWatch>;
+}
+
+export function createReferenceReporter(options: ReferenceReporterOptions): ReferenceReporter {
+  let current: ReferenceWatch | undefined;
+  let listed: () => void = () => undefined;
+  const firstList = new Promise<void>((resolve) => {
+    listed = resolve;
+  });
+  const reporter = createKubeReporter({
+    ...options,
+    referenceOf: (session) => current?.referenceOf(session),
+  });
+  return {
+    reporter: {
+      async reportRetired(report) {
+        await firstList;
+        await reporter.reportRetired(report);
+      },
+      async reportFailure(failure) {
+        await firstList;
+        await reporter.reportFailure(failure);
+      },
+    },
+    async watch(onTurnEnded) {
+      current = await startReferenceWatch({ ...options, onTurnEnded });
+      listed();
+      return current;
+    },
+  };
+}

@@ -1,0 +1,190 @@
+/**
+ * The sidecar as a process against the real control plane: a `status.turn` update on a SessionReference
+ * of its sandbox makes it retire that session's shell groups, record `status.shells` and an Event. It runs
+ * as a ServiceAccount (kubeconfig impersonation) bound only to the Role docs/sidecar.md documents.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_VERSION, GROUP, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
+import { parseSessionReference } from '../../../operator/api/parse.ts';
+import {
+  createReaperClient,
+  spawnRegisteredShell,
+  type SpawnedShell,
+} from '../../../operator/sidecar/client.ts';
+import { kubeConfig, testNamespace } from '../../harness/kube.ts';
+import { killMarked, liveMembers, waitFor } from '../../unit/sidecar/fixtures/process-fixtures.ts';
+
+const REPO = resolve(import.meta.dirname, '../../..');
+const namespace = testNamespace('sidecar');
+const SANDBOX = 'sbx-a';
+const ACCOUNT = 'shell-reaper';
+const prefix = `it${process.pid}`;
+
+/** The Role of docs/sidecar.md: read its sandbox's references, write their status.shells, create Events. */
+const ROLE_RULES = [
+  { apiGroups: [GROUP], resources: [SESSION_REFERENCE.plural], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [GROUP], resources: [`${SESSION_REFERENCE.plural}/status`], verbs: ['patch'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+];
+
+const objects = () => kubeConfig().makeApiClient(CustomObjectsApi);
+const ref = { group: GROUP, version: VERSION, plural: SESSION_REFERENCE.plural };
+
+async function createReference(name: string, sandbox: string, session: string, role: string) {
+  await objects().createNamespacedCustomObject({
+    ...ref,
+    namespace,
+    body: {
+      apiVersion: API_VERSION,
+      kind: SESSION_REFERENCE.kind,
+      metadata: { name, namespace },
+      spec: {
+        sandbox,
+        session,
+        route: 'shared-control-v1/test',
+        role,
+        ...(role === 'Subagent' ? { parentSession: `${prefix}-parent` } : {}),
+      },
+    },
+  });
+}
+
+/** What the agent host does at a turn boundary: a merge patch of status.turn. */
+async function writeTurn(name: string, turn: object) {
+  await objects().patchNamespacedCustomObjectStatus(
+    { ...ref, namespace, name, body: { status: { turn } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+async function reference(name: string) {
+  const parsed = parseSessionReference(
+    await objects().getNamespacedCustomObject({ ...ref, namespace, name }),
+  );
+  if (!parsed.ok) throw parsed.error;
+  return parsed.value;
+}
+
+describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
+  let dir: string;
+  let sidecar: ChildProcess | undefined;
+  const log: string[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'reaper-it-'));
+    const rbac = kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+    await rbac.createNamespacedRole({ namespace, body: { metadata: { name: ACCOUNT }, rules: ROLE_RULES } });
+    await rbac.createNamespacedRoleBinding({
+      namespace,
+      body: {
+        metadata: { name: ACCOUNT },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: ACCOUNT },
+        subjects: [{ kind: 'ServiceAccount', name: ACCOUNT, namespace }],
+      },
+    });
+    const admin = kubeConfig();
+    const impersonating = new KubeConfig();
+    impersonating.loadFromOptions({
+      clusters: admin.clusters,
+      contexts: admin.contexts,
+      currentContext: admin.currentContext,
+      users: admin.users.map((u) => ({
+        ...u,
+        impersonateUser: `system:serviceaccount:${namespace}:${ACCOUNT}`,
+      })),
+    });
+    await writeFile(join(dir, 'kubeconfig'), impersonating.exportConfig());
+
+    await createReference('child', SANDBOX, `${prefix}-child`, 'Subagent');
+    await createReference('parent', SANDBOX, `${prefix}-parent`, 'Root');
+    await createReference('elsewhere', 'sbx-b', `${prefix}-elsewhere`, 'Subagent');
+
+    sidecar = spawn(process.execPath, ['--import', 'tsx', 'operator/cli/sidecar.ts'], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        KUBECONFIG: join(dir, 'kubeconfig'),
+        SANDBOX_REAPER_NAMESPACE: namespace,
+        SANDBOX_REAPER_SANDBOX: SANDBOX,
+        SANDBOX_REAPER_POD_NAME: 'sbx-a-0',
+        SANDBOX_REAPER_SOCKET: join(dir, 'reaper.sock'),
+        SANDBOX_REAPER_STATE_DIR: join(dir, 'state'),
+        SANDBOX_REAPER_OUTPUT_DIR: dir,
+        SANDBOX_REAPER_GRACE_SECONDS: '2',
+      },
+    });
+    sidecar.stdout?.on('data', (c: Buffer) => log.push(c.toString('utf8')));
+    sidecar.stderr?.on('data', (c: Buffer) => log.push(c.toString('utf8')));
+  });
+
+  afterAll(async () => {
+    sidecar?.kill('SIGKILL');
+    await killMarked(prefix);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('retires the subagent’s groups when its status.turn completes, and records it in status and an Event', async () => {
+    const client = createReaperClient({ socketPath: join(dir, 'reaper.sock') });
+    await waitFor(
+      'the sidecar to listen',
+      async () => ((await client.health()) ? true : undefined),
+      60_000,
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}; sidecar log:\n${log.join('')}`);
+    });
+    const spawnFor = (session: string, turn: string): Promise<SpawnedShell> =>
+      spawnRegisteredShell({ client, session: `${prefix}-${session}`, turn, command: 'sleep 1000 & wait' });
+    const child = await spawnFor('child', 't1');
+    const parent = await spawnFor('parent', 'p1');
+    const elsewhere = await spawnFor('elsewhere', 'e1');
+    expect([child, parent, elsewhere].map((s) => s.registration.kind)).toEqual([
+      'Registered',
+      'Registered',
+      'Registered',
+    ]);
+
+    await writeTurn('child', { id: 't1', phase: 'Running', origin: 'ParentMessage' });
+    await writeTurn('elsewhere', { id: 'e1', phase: 'Completed', origin: 'ParentMessage' });
+    await writeTurn('parent', { id: 'p1', phase: 'Completed', origin: 'PersonMessage' });
+    expect((await liveMembers(child.pid)).length).toBeGreaterThanOrEqual(2);
+    await writeTurn('child', { id: 't1', phase: 'Completed', origin: 'ParentMessage' });
+
+    await waitFor(
+      'the child’s group to be empty',
+      async () => ((await liveMembers(child.pid)).length === 0 ? true : undefined),
+      60_000,
+    );
+    const shells = await waitFor(
+      'status.shells',
+      async () => (await reference('child')).status?.shells,
+      60_000,
+    );
+    expect(shells).toMatchObject({ retiredTurn: 't1', retiredGroups: 1, unreachable: 0 });
+    expect((await reference('child')).status?.turn).toMatchObject({ id: 't1', phase: 'Completed' });
+
+    const events = await kubeConfig()
+      .makeApiClient(CoreV1Api)
+      .listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=child' });
+    expect(events.items.map((e) => [e.reason, e.type, e.involvedObject.kind])).toEqual([
+      ['ShellsRetired', 'Normal', 'SessionReference'],
+    ]);
+
+    // Root sessions and other sandboxes' sessions are never touched.
+    expect((await liveMembers(parent.pid)).length).toBeGreaterThanOrEqual(2);
+    expect((await liveMembers(elsewhere.pid)).length).toBeGreaterThanOrEqual(2);
+    expect((await reference('elsewhere')).status?.shells).toBeUndefined();
+  });
+});
