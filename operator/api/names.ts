@@ -19,7 +19,12 @@ export const SESSION_REFERENCE = {
   singular: 'sessionreference',
   shortName: 'sref',
 } as const;
-export const CATEGORY = 'sandbox';
+/**
+ * `kubectl get agent-sandbox` lists both kinds. Not `sandbox`, which DESIGN first named: kubectl expands a
+ * category before it resolves a resource, so a category equal to the singular name broke
+ * `kubectl get sandbox <name>` ("you must specify only one resource").
+ */
+export const CATEGORY = 'agent-sandbox';
 
 /** Held by every Sandbox and every sandbox pod until the exclusivity verdict says "exclusive". */
 export const EXCLUSIVITY_FINALIZER = `${GROUP}/exclusivity`;

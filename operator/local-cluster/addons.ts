@@ -36,7 +36,7 @@ export async function startControllerManager(
     args: [
       `--kubeconfig=${kubeconfigPath}`,
       // GC rediscovers resources only every 30 s: the caller starts us after installing the CRDs.
-      '--controllers=garbage-collector-controller,namespace-controller',
+      '--controllers=garbage-collector-controller,namespace-controller,disruption-controller',
       '--leader-elect=false',
       '--secure-port=0',
       '--use-service-account-credentials=false',

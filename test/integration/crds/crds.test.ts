@@ -157,13 +157,18 @@ describe('kubectl get', () => {
 
   it('lists both kinds under the category, and selects references by spec.sandbox', async () => {
     await apply(sessionReference(ns, 'sref-other', { sandbox: 'sbx-other', session: 'workspace_9' }));
-    // The category `sandbox` expands to both kinds (it also shadows the singular name `sandbox`).
-    const all = (await kubectlOk(['get', 'sandbox', '-n', ns, '-o', 'name'])).trim().split('\n');
+    // The category `agent-sandbox` expands to both kinds.
+    const all = (await kubectlOk(['get', 'agent-sandbox', '-n', ns, '-o', 'name'])).trim().split('\n');
     expect(all).toEqual(
       expect.arrayContaining([
         'sandbox.sandbox.agents.dev/sbx-a',
         'sessionreference.sandbox.agents.dev/sref-other',
       ]),
+    );
+
+    // The singular name still names one Sandbox (a category called `sandbox` would shadow it).
+    expect((await kubectlOk(['get', 'sandbox', 'sbx-a', '-n', ns, '-o', 'name'])).trim()).toBe(
+      'sandbox.sandbox.agents.dev/sbx-a',
     );
 
     const selected = await kubectlOk([

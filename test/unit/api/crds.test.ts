@@ -1,8 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import {
+  admissionParams,
+  podProtectionBinding,
+  podProtectionPolicy,
+} from '../../../operator/api/admission.ts';
 import { generatedFiles } from '../../../operator/api/generate-crds.ts';
 import { sandboxCrd, sessionReferenceCrd } from '../../../operator/api/crd.ts';
+import { renderChartAdmissionPolicy } from '../../../operator/api/render-crds.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -44,7 +51,7 @@ describe.each([
   it('has the status subresource, short name and category', () => {
     expect(version.subresources).toEqual({ status: {} });
     expect(crd.spec.names.shortNames).toEqual([shortName]);
-    expect(crd.spec.names.categories).toEqual(['sandbox']);
+    expect(crd.spec.names.categories).toEqual(['agent-sandbox']);
   });
 
   it('describes every spec field for kubectl explain', () => {
@@ -52,6 +59,20 @@ describe.each([
       ([, field]) => !field['description'],
     );
     expect(undescribed.map(([name]) => name)).toEqual([]);
+  });
+
+  it('describes every field of spec and status, at every depth, for kubectl explain', () => {
+    const undescribed: string[] = [];
+    const walk = (node: Schema, path: string) => {
+      for (const [key, child] of Object.entries(node.properties ?? {})) {
+        if (!child['description']) undescribed.push(`${path}.${key}`);
+        walk(child, `${path}.${key}`);
+      }
+      if (node.items) walk(node.items, `${path}[]`);
+    };
+    walk(schema.properties!['spec']!, 'spec');
+    walk(schema.properties!['status']!, 'status');
+    expect(undescribed).toEqual([]);
   });
 
   it('bounds every string with a maximum length', () => {
@@ -87,5 +108,42 @@ describe('printer columns', () => {
     expect(names(sessionReferenceCrd)).toEqual(
       expect.arrayContaining(['Sandbox', 'Session', 'Worktree', 'Role', 'State', 'Turn', 'Age']),
     );
+  });
+});
+
+describe('the chart’s admission policy template', () => {
+  /** What Helm makes of the template for release namespace `ops` and two operator users. */
+  const rendered = () =>
+    renderChartAdmissionPolicy()
+      .split('\n')
+      .filter((line) => !line.startsWith('{{- if') && !line.startsWith('{{- end'))
+      .join('\n')
+      .replaceAll('{{ .Release.Namespace }}', 'ops')
+      .replaceAll(
+        '{{ include "sandbox-operator.operatorUsers" . | quote }}',
+        '"system:serviceaccount:ops:op,alice"',
+      )
+      .replace(/ \{\{- include "sandbox-operator\.labels" \. \| nindent (\d+) \}\}/g, (_, n: string) => {
+        return `\n${' '.repeat(Number(n))}app.kubernetes.io/name: sandbox-operator`;
+      });
+
+  it('is the same objects as crds/policies/, with the release namespace, users and labels filled in', () => {
+    const labels = { 'app.kubernetes.io/name': 'sandbox-operator' };
+    const withLabels = (object: { metadata: object }) => ({
+      ...object,
+      metadata: { ...object.metadata, labels },
+    });
+    const documents = parseAllDocuments(rendered()).map((doc) => doc.toJS() as unknown);
+    expect(documents).toEqual([
+      withLabels(admissionParams('ops', ['system:serviceaccount:ops:op', 'alice'])),
+      withLabels(podProtectionPolicy()),
+      withLabels(podProtectionBinding('ops')),
+    ]);
+  });
+
+  it('is switched by admissionPolicy.enabled', () => {
+    const text = renderChartAdmissionPolicy();
+    expect(text.startsWith('{{- if .Values.admissionPolicy.enabled }}\n')).toBe(true);
+    expect(text.endsWith('{{- end }}\n')).toBe(true);
   });
 });

@@ -33,7 +33,7 @@ describe('sandboxPod', () => {
     expect(pod.spec?.containers.map((c) => c.name)).toEqual(['agent']);
   });
 
-  it('injects the reaper with a shared process namespace, its own token and only KILL and SYS_PTRACE', () => {
+  it('injects the reaper with a shared process namespace, its own token and only the capabilities it needs', () => {
     const pod = sandboxPod(sandbox(true), 0, sidecar);
     expect(pod.spec).toMatchObject({
       shareProcessNamespace: true,
@@ -41,10 +41,18 @@ describe('sandboxPod', () => {
       serviceAccountName: 'sandbox-shell-reaper',
     });
     const reaper = pod.spec?.containers.find((c) => c.name === 'shell-reaper');
-    expect(reaper?.securityContext?.capabilities).toEqual({ drop: ['ALL'], add: ['KILL', 'SYS_PTRACE'] });
-    expect(reaper?.env).toEqual(expect.arrayContaining([{ name: 'SHELL_REAPER_GRACE_SECONDS', value: '7' }]));
+    expect(reaper?.securityContext?.capabilities).toEqual({
+      drop: ['ALL'],
+      add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH'],
+    });
+    expect(reaper?.env).toEqual(expect.arrayContaining([expect.objectContaining({ value: '7' })]));
+    expect(reaper?.command).toEqual(['node', 'dist/operator/cli/sidecar.js']);
     const agent = pod.spec?.containers.find((c) => c.name === 'agent');
-    expect(agent?.volumeMounts?.map((m) => m.mountPath)).toEqual(['/var/run/sandbox-reaper']);
+    expect(agent?.volumeMounts).toEqual(
+      expect.arrayContaining([
+        { name: 'sandbox-reaper-socket', mountPath: '/var/run/sandbox-reaper', readOnly: true },
+      ]),
+    );
     expect(agent?.volumeMounts?.some((m) => m.mountPath.includes('serviceaccount'))).toBe(false);
   });
 
