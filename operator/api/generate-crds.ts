@@ -1,11 +1,12 @@
 /**
  * `npm run crds` writes the manifests generated from operator/api: the CRDs to crds/ and the chart's crds/,
- * the admission policy to crds/policies/. `npm run crds:check` exits non-zero, naming the files, on drift.
+ * the admission policy to crds/policies/ and, as a Helm template, to the chart's templates/.
+ * `npm run crds:check` exits non-zero, naming the files, on drift.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderCrds, renderPolicies } from './render-crds.ts';
+import { renderChartAdmissionPolicy, renderCrds, renderPolicies } from './render-crds.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -16,6 +17,8 @@ export function generatedFiles(): Record<string, string> {
     files[join('charts', 'sandbox-operator', 'crds', file)] = text;
   }
   for (const [file, text] of Object.entries(renderPolicies())) files[join('crds', 'policies', file)] = text;
+  files[join('charts', 'sandbox-operator', 'templates', 'admission-policy.yaml')] =
+    renderChartAdmissionPolicy();
   return files;
 }
 

@@ -1,6 +1,7 @@
 /**
- * Renders the generated manifests, keyed by path: the CRDs, and the admission policy for installs without
- * Helm (namespace sandbox-system). Pure, so the drift test can call it.
+ * Renders the generated manifests, keyed by path: the CRDs, the admission policy for installs without Helm
+ * (namespace sandbox-system), and the same policy as a Helm template for the chart. Pure, so the drift test
+ * can call it.
  */
 import { stringify } from 'yaml';
 import { admissionParams, podProtectionBinding, podProtectionPolicy } from './admission.ts';
@@ -29,4 +30,58 @@ export function renderPolicies(): Record<string, string> {
       podProtectionBinding(DEFAULT_NAMESPACE),
     ]),
   };
+}
+
+/**
+ * Stand-ins the chart template replaces with Helm expressions. Plain upper-case words, so the YAML printer
+ * leaves them unquoted and each one is found as a whole scalar value.
+ */
+export const CHART_PLACEHOLDERS = {
+  namespace: 'HELM_RELEASE_NAMESPACE',
+  operatorUsers: 'HELM_OPERATOR_USERS',
+  labels: 'HELM_CHART_LABELS',
+} as const;
+
+/** What each placeholder becomes in the template (the helpers live in the chart's _helpers.tpl). */
+const HELM_EXPRESSIONS: Record<keyof typeof CHART_PLACEHOLDERS, (indent: number) => string> = {
+  namespace: () => ' {{ .Release.Namespace }}',
+  operatorUsers: () => ' {{ include "sandbox-operator.operatorUsers" . | quote }}',
+  labels: (indent) => ` {{- include "sandbox-operator.labels" . | nindent ${indent + 2} }}`,
+};
+
+const withLabels = <T extends { metadata: object }>(object: T): T => ({
+  ...object,
+  metadata: { ...object.metadata, labels: CHART_PLACEHOLDERS.labels },
+});
+
+/**
+ * templates/admission-policy.yaml: the same three objects as crds/policies/, with the release namespace, the
+ * operator's ServiceAccount user (plus `admissionPolicy.extraOperatorUsers`) and the chart's labels filled
+ * in by Helm. Throws if a placeholder is not substituted where expected, so a change in the printer's
+ * output cannot silently leave one behind.
+ */
+export function renderChartAdmissionPolicy(): string {
+  const { namespace, operatorUsers } = CHART_PLACEHOLDERS;
+  const objects = [
+    admissionParams(namespace, [operatorUsers]),
+    podProtectionPolicy(),
+    podProtectionBinding(namespace),
+  ].map(withLabels);
+  let text = yaml(objects);
+  for (const [key, placeholder] of Object.entries(CHART_PLACEHOLDERS) as [
+    keyof typeof CHART_PLACEHOLDERS,
+    string,
+  ][]) {
+    let replaced = 0;
+    text = text.replace(
+      new RegExp(`^( *)([A-Za-z]+): ${placeholder}$`, 'gm'),
+      (_, indent: string, field: string) => {
+        replaced++;
+        return `${indent}${field}:${HELM_EXPRESSIONS[key](indent.length)}`;
+      },
+    );
+    if (replaced === 0 || text.includes(placeholder))
+      throw new Error(`chart admission policy: placeholder ${placeholder} (${key}) was not substituted`);
+  }
+  return `{{- if .Values.admissionPolicy.enabled }}\n${text}{{- end }}\n`;
 }

@@ -1,0 +1,43 @@
+# syntax=docker/dockerfile:1
+# One image for the operator and the shell reaper sidecar (same files, different commands):
+#   operator: node dist/operator/cli/main.js      (the default command; the chart sets it explicitly)
+#   sidecar:  node dist/operator/cli/sidecar.js   (injected into sandbox pods by the operator)
+# Build: docker build -t sandbox-operator:dev .   (scripts/e2e-kind.sh builds and loads it into kind)
+
+ARG NODE_VERSION=24.21.0
+
+# Compile TypeScript to dist/ with the dev dependencies; install scripts are not needed to compile.
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY operator ./operator
+COPY crds ./crds
+RUN npm run build
+
+# Production dependencies only, without install scripts (none of them has one).
+FROM node:${NODE_VERSION}-bookworm-slim AS deps
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+FROM node:${NODE_VERSION}-bookworm-slim
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="sandbox-operator" \
+      org.opencontainers.image.description="Kubernetes operator for AI-agent sandboxes shared by many agent sessions, and its shell reaper sidecar" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.source="https://github.com/sandbox-operator/sandbox-operator"
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps
+WORKDIR /app
+COPY --from=deps /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY package.json ./
+# The node image's unprivileged user, by number so runAsNonRoot can verify it. The sidecar overrides it
+# (runAsUser 0 with only CAP_KILL and CAP_SYS_PTRACE) in the pod spec the operator writes.
+USER 1000:1000
+CMD ["node", "dist/operator/cli/main.js"]

@@ -1,0 +1,206 @@
+/**
+ * The rendered chart on a real API server: a server-side dry run accepts it and creates nothing, the real
+ * apply grants the operator its rules, and the operator running as the restricted user under exactly those
+ * rules completes a deletion — while a request outside them is refused.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_VERSION, SANDBOX } from '../../../operator/api/names.ts';
+import { RESTRICTED_USER } from '../../../operator/local-cluster/index.ts';
+import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import {
+  createReference,
+  deleteReference,
+  deleteSandbox,
+  getSandbox,
+  sandboxManifest,
+} from '../controller/fixtures.ts';
+import {
+  core,
+  eventually,
+  OPERATOR_NAMESPACE,
+  startOperator,
+  type RunningOperator,
+} from '../controller/operator.ts';
+import { template } from './helm.ts';
+
+const namespace = testNamespace('chart');
+const RELEASE = 'sandbox-operator';
+let manifests: string;
+let operator: RunningOperator | undefined;
+// The local control plane pre-installs crds/policies/ (the kubectl-only install); the chart takes over
+// those objects, as `helm install --take-ownership` would.
+const APPLY = ['apply', '--server-side', '--force-conflicts', '--field-manager=helm'];
+
+/** The chart as a platform team would install it, plus the restricted user standing in for the pod. */
+const values = () => ({
+  replicaCount: 2,
+  podDisruptionBudget: { enabled: true },
+  networkPolicy: { enabled: true },
+  shellReaper: { namespaces: [namespace] },
+  rbac: { extraSubjects: [{ kind: 'User', name: RESTRICTED_USER, apiGroup: 'rbac.authorization.k8s.io' }] },
+  admissionPolicy: { extraOperatorUsers: [RESTRICTED_USER] },
+});
+
+/** `kubectl auth can-i`, asked by the admin on behalf of `user`. */
+async function canI(user: string, verb: string, resource: string, ...flags: string[]): Promise<boolean> {
+  const result = await kubectl(['auth', 'can-i', verb, resource, `--as=${user}`, ...flags]);
+  if (result.exitCode > 1) throw new Error(`kubectl auth can-i failed: ${result.stderr}`);
+  return result.stdout.trim() === 'yes';
+}
+
+beforeAll(async () => {
+  const rendered = await template(values(), { release: RELEASE, namespace: OPERATOR_NAMESPACE });
+  const dir = await mkdtemp(join(tmpdir(), 'chart-install-'));
+  manifests = join(dir, 'manifests.yaml');
+  await writeFile(manifests, rendered.text);
+  // Other test files bind the same rules to the restricted user; start from none, so what it can do
+  // below comes from this apply.
+  await kubectlOk(['delete', 'clusterrolebinding', `${RELEASE}-operator`, '--ignore-not-found']);
+  await kubectlOk([
+    'delete',
+    'rolebinding',
+    `${RELEASE}-leader-election`,
+    '-n',
+    OPERATOR_NAMESPACE,
+    '--ignore-not-found',
+  ]);
+});
+afterAll(async () => {
+  await operator?.stop();
+});
+
+describe('installing the rendered chart', () => {
+  it('passes a server-side dry run and creates nothing', async () => {
+    expect(await canI(RESTRICTED_USER, 'list', 'sandboxes.sandbox.agents.dev')).toBe(false);
+    const result = await kubectl([...APPLY, '--dry-run=server', '-f', manifests]);
+    expect(result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain(`deployment.apps/${RELEASE} serverside-applied (server dry run)`);
+    expect(result.stdout).toContain(`clusterrolebinding.rbac.authorization.k8s.io/${RELEASE}-operator`);
+    const deployment = await kubectl(['get', 'deployment', RELEASE, '-n', OPERATOR_NAMESPACE]);
+    expect(deployment.stderr).toContain('NotFound');
+    expect(await canI(RESTRICTED_USER, 'list', 'sandboxes.sandbox.agents.dev')).toBe(false);
+  });
+
+  it('passes a server-side dry run with the default values as well', async () => {
+    const defaults = await template({}, { release: RELEASE, namespace: OPERATOR_NAMESPACE });
+    const result = await kubectl([...APPLY, '--dry-run=server', '-f', '-'], { input: defaults.text });
+    expect(result.stderr).toBe('');
+    expect(result.stdout.match(/\(server dry run\)/g)).toHaveLength(defaults.objects.length);
+  });
+
+  it('applies for real and grants the operator its rules, and nothing else', async () => {
+    await kubectlOk([...APPLY, '-f', manifests]);
+    const replicas = await kubectlOk([
+      'get',
+      'deployment',
+      RELEASE,
+      '-n',
+      OPERATOR_NAMESPACE,
+      '-o',
+      'jsonpath={.spec.replicas}',
+    ]);
+    expect(replicas).toBe('2');
+    const granted: [string, string, string[]][] = [
+      ['list', 'sandboxes.sandbox.agents.dev', []],
+      ['patch', 'sandboxes.sandbox.agents.dev', ['--subresource=status']],
+      ['update', 'sandboxes.sandbox.agents.dev', ['--subresource=finalizers']],
+      ['delete', 'sessionreferences.sandbox.agents.dev', ['-n', namespace]],
+      ['create', 'pods', ['-n', namespace]],
+      ['create', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      ['update', 'leases.coordination.k8s.io', ['-n', OPERATOR_NAMESPACE]],
+    ];
+    for (const [verb, resource, flags] of granted)
+      expect(await canI(RESTRICTED_USER, verb, resource, ...flags), `${verb} ${resource}`).toBe(true);
+    const refused: [string, string, string[]][] = [
+      ['create', 'sandboxes.sandbox.agents.dev', ['-n', namespace]],
+      ['update', 'sandboxes.sandbox.agents.dev', ['-n', namespace]],
+      ['create', 'sessionreferences.sandbox.agents.dev', ['-n', namespace]],
+      ['list', 'secrets', ['-A']],
+      ['delete', 'namespaces', []],
+      ['update', 'leases.coordination.k8s.io', ['-n', namespace]],
+      ['delete', 'poddisruptionbudgets.policy', ['-n', namespace]],
+    ];
+    for (const [verb, resource, flags] of refused)
+      expect(await canI(RESTRICTED_USER, verb, resource, ...flags), `${verb} ${resource}`).toBe(false);
+  });
+
+  it('gives the shell reaper’s ServiceAccount its rules in its own namespace only', async () => {
+    const reaper = `system:serviceaccount:${namespace}:sandbox-shell-reaper`;
+    await kubectlOk(['get', 'serviceaccount', 'sandbox-shell-reaper', '-n', namespace]);
+    expect(
+      await canI(
+        reaper,
+        'patch',
+        'sessionreferences.sandbox.agents.dev',
+        '--subresource=status',
+        '-n',
+        namespace,
+      ),
+    ).toBe(true);
+    expect(await canI(reaper, 'watch', 'sessionreferences.sandbox.agents.dev', '-n', namespace)).toBe(true);
+    expect(await canI(reaper, 'create', 'events', '-n', namespace)).toBe(true);
+    expect(await canI(reaper, 'update', 'sessionreferences.sandbox.agents.dev', '-n', namespace)).toBe(false);
+    expect(await canI(reaper, 'list', 'sessionreferences.sandbox.agents.dev', '-n', 'default')).toBe(false);
+    expect(await canI(reaper, 'list', 'pods', '-n', namespace)).toBe(false);
+  });
+});
+
+describe('the operator under the chart’s RBAC', () => {
+  it('completes a deletion: blocked by a foreign session, then destroyed once it is forgotten', async () => {
+    operator = startOperator(namespace);
+    const manifest = sandboxManifest(namespace, 'charted', { worktree: 'wt-1' });
+    await kubectlOk(['apply', '-f', '-'], {
+      input: JSON.stringify({
+        ...manifest,
+        apiVersion: API_VERSION,
+        kind: SANDBOX.kind,
+        spec: { ...manifest.spec, shellReaper: { enabled: true } },
+      }),
+    });
+    await eventually('sandbox running', async () =>
+      (await getSandbox(namespace, 'charted'))?.status?.phase === 'Running' ? true : undefined,
+    );
+    const [pod] = (await core().listNamespacedPod({ namespace })).items;
+    expect(pod?.spec?.serviceAccountName).toBe('sandbox-shell-reaper');
+    await createReference(namespace, 'foreign', {
+      sandbox: 'charted',
+      session: 'workspace_9',
+      worktree: 'wt-2',
+    });
+    await eventually('reference counted', async () =>
+      (await getSandbox(namespace, 'charted'))?.status?.references?.foreign === 1 ? true : undefined,
+    );
+    await deleteSandbox(namespace, 'charted');
+    const blocked = await eventually('deletion blocked', async () => {
+      const sandbox = await getSandbox(namespace, 'charted');
+      return sandbox?.status?.phase === 'Blocked' ? sandbox : undefined;
+    });
+    expect(blocked.status?.decision).toMatchObject({ verdict: 'Foreign', blockingReferences: ['foreign'] });
+    await deleteReference(namespace, 'foreign');
+    await eventually('sandbox destroyed', async () =>
+      (await getSandbox(namespace, 'charted')) === undefined ? true : undefined,
+    );
+    expect((await core().listNamespacedPod({ namespace })).items).toEqual([]);
+  });
+
+  it('is refused a request outside its rules, with the API server’s reason', async () => {
+    const secrets = await kubectl(['get', 'secrets', '-A'], { restricted: true });
+    expect(secrets.exitCode).not.toBe(0);
+    expect(secrets.stderr).toContain(`User "${RESTRICTED_USER}" cannot list resource "secrets"`);
+    const namespaceDelete = await kubectl(['delete', 'namespace', namespace, '--wait=false'], {
+      restricted: true,
+    });
+    expect(namespaceDelete.exitCode).not.toBe(0);
+    expect(namespaceDelete.stderr).toContain('cannot delete resource "namespaces"');
+    const create = await kubectl(['create', '-f', '-'], {
+      restricted: true,
+      input: JSON.stringify(sandboxManifest(namespace, 'not-mine')),
+    });
+    expect(create.exitCode).not.toBe(0);
+    expect(create.stderr).toContain('cannot create resource "sandboxes"');
+  });
+});

@@ -1,0 +1,211 @@
+/**
+ * `kubectl sandbox` as users run it: the built kubectl finds bin/kubectl-sandbox on PATH and the plugin
+ * answers from the cluster — references and foreignness, why a deletion is blocked (with the operator's
+ * real decision), what the shell reaper retired (written by the sidecar's own reporter) — with exit codes
+ * and errors that name the object.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createKubeReporter } from '../../../operator/sidecar/kube/status-reporter.ts';
+import { API_VERSION, SESSION_REFERENCE } from '../../../operator/api/names.ts';
+import { kubeConfig, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { createReference, deleteSandbox, getSandbox, sandboxManifest } from '../controller/fixtures.ts';
+import {
+  eventually,
+  grantOperatorRbac,
+  startOperator,
+  type RunningOperator,
+} from '../controller/operator.ts';
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, '..', '..', '..');
+const namespace = testNamespace('plugin');
+let operator: RunningOperator;
+
+type Result = { exitCode: number; stdout: string; stderr: string };
+
+/** `kubectl <args>` with the repository's bin/ (and the pinned Node) first on PATH, as a user would have it. */
+async function kubectl(args: string[], options: { restricted?: boolean } = {}): Promise<Result> {
+  const kubeconfig = options.restricted ? inject('restrictedKubeconfig') : inject('kubeconfig');
+  if (kubeconfig === null) throw new Error('the plugin tests need the local cluster');
+  const env = {
+    ...process.env,
+    KUBECONFIG: kubeconfig,
+    PATH: [join(root, 'bin'), join(root, 'node_modules', '.bin'), process.env['PATH']].join(':'),
+  };
+  try {
+    const { stdout, stderr } = await run(inject('kubectl'), args, { env, timeout: 60_000 });
+    return { exitCode: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
+    if (typeof failed.code !== 'number') throw error;
+    return { exitCode: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+const sandbox = (...args: string[]) => kubectl(['sandbox', ...args, '-n', namespace]);
+const rows = (output: string) => output.split('\n').map((line) => line.trim().split(/\s{2,}/));
+
+beforeAll(async () => {
+  await grantOperatorRbac();
+  operator = startOperator(namespace);
+  const manifest = sandboxManifest(namespace, 'shared', { worktree: 'wt-1' });
+  await kubectlOk(['apply', '-f', '-'], {
+    input: JSON.stringify({ ...manifest, spec: { ...manifest.spec, shellReaper: { enabled: true } } }),
+  });
+  await createReference(namespace, 'own', { sandbox: 'shared', session: 'workspace_1', worktree: 'wt-1' });
+  await kubectlOk(['apply', '-n', namespace, '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: API_VERSION,
+      kind: SESSION_REFERENCE.kind,
+      metadata: { name: 'sub' },
+      spec: {
+        sandbox: 'shared',
+        session: 'workspace_2',
+        worktree: 'wt-1',
+        route: 'shared-control-v1/wt-1/workspace_2',
+        role: 'Subagent',
+        parentSession: 'workspace_1',
+      },
+    }),
+  });
+  await createReference(namespace, 'board', {
+    sandbox: 'shared',
+    session: 'workspace_3',
+    worktree: 'wt-2',
+    role: 'Board',
+  });
+  await createReference(namespace, 'gone', { sandbox: 'shared', session: 'workspace_4', state: 'Detached' });
+  await eventually('references counted', async () =>
+    (await getSandbox(namespace, 'shared'))?.status?.references?.attached === 3 ? true : undefined,
+  );
+});
+afterAll(async () => {
+  await operator.stop();
+});
+
+describe('kubectl sandbox', () => {
+  it('is found by kubectl on PATH', async () => {
+    const list = await kubectl(['plugin', 'list']);
+    expect(list.stdout).toContain(join(root, 'bin', 'kubectl-sandbox'));
+  });
+
+  it('lists the references of a sandbox and which are foreign to its worktree', async () => {
+    const result = await sandbox('refs', 'shared');
+    expect(result.exitCode).toBe(0);
+    expect(rows(result.stdout).slice(0, 5)).toEqual([
+      ['NAME', 'SESSION', 'WORKTREE', 'ROLE', 'STATE', 'TURN', 'FOREIGN'],
+      ['board', 'workspace_3', 'wt-2', 'Board', 'Attached', '<none>', 'yes'],
+      ['gone', 'workspace_4', '<none>', 'Root', 'Detached', '<none>', 'yes'],
+      ['own', 'workspace_1', 'wt-1', 'Root', 'Attached', '<none>', 'no'],
+      ['sub', 'workspace_2', 'wt-1', 'Subagent', 'Attached', '<none>', 'no'],
+    ]);
+    expect(result.stdout).toContain(
+      `Sandbox ${namespace}/shared (worktree wt-1): 4 reference(s), 3 attached, 1 detached; 2 foreign to its worktree.`,
+    );
+    const foreign = await sandbox('refs', 'shared', '--foreign', '-o', 'json');
+    const view = JSON.parse(foreign.stdout) as { rows: { name: string }[] };
+    expect(view.rows.map((row) => row.name)).toEqual(['board', 'gone']);
+  });
+
+  it('tells what would block the deletion of a sandbox not being deleted', async () => {
+    const result = await sandbox('why', 'shared');
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain(`Sandbox ${namespace}/shared (worktree wt-1) is not being deleted.`);
+    expect(result.stdout).toMatch(
+      /References that would block a deletion \(2\):\n.*\n {2}board .*\n {2}gone /,
+    );
+  });
+
+  it('explains a blocked deletion with the operator’s verdict, the blockers, the held pod and the Events', async () => {
+    await deleteSandbox(namespace, 'shared');
+    await eventually('deletion blocked', async () =>
+      (await getSandbox(namespace, 'shared'))?.status?.phase === 'Blocked' ? true : undefined,
+    );
+    const result = await sandbox('why', 'shared');
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('is being deleted and the deletion is BLOCKED');
+    expect(result.stdout).toContain('Verdict:    Foreign (evidence: Index)');
+    expect(result.stdout).toContain('Condition:  DeletionBlocked=True');
+    expect(result.stdout).toMatch(/Blocking references \(2\):\n.*\n {2}board .*\n {2}gone /);
+    expect(result.stdout).toContain("Pods held by the operator's finalizer: shared-0");
+    expect(result.stdout).toContain('finishes by itself once the blocking references are forgotten');
+    expect(result.stdout).toMatch(/Recent events:\n.*\n.*Warning +DeletionBlocked +Foreign \(Index\)/);
+  });
+
+  it('shows what the shell reaper retired for a session, as the sidecar records it', async () => {
+    // The agent host writes the turn; the sidecar retires the shells and records what it did.
+    const turn = { status: { turn: { id: 't-7', phase: 'Completed', origin: 'ParentMessage' } } };
+    await kubectlOk([
+      'patch',
+      'sref',
+      'sub',
+      '-n',
+      namespace,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify(turn),
+    ]);
+    const reporter = createKubeReporter({
+      kubeConfig: kubeConfig(),
+      namespace,
+      podName: 'shared-0',
+      logger: pino({ level: 'silent' }),
+      referenceOf: (session) => (session === 'workspace_2' ? { name: 'sub' } : undefined),
+    });
+    await reporter.reportRetired({
+      session: 'workspace_2',
+      turn: 't-7',
+      finishedAt: new Date().toISOString(),
+      summary: {
+        retiredGroups: 3,
+        killedGroups: 1,
+        escapees: 0,
+        unreachable: 0,
+        unreachablePids: [],
+        message: 'retired 3 shell group(s)',
+      },
+    });
+    const result = await sandbox('shells', 'sub');
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain(
+      `SessionReference ${namespace}/sub: Subagent session workspace_2 of workspace_1 in sandbox shared (worktree wt-1), Attached.`,
+    );
+    expect(result.stdout).toContain('Turn:     t-7 Completed (opened by ParentMessage)');
+    expect(result.stdout).toMatch(
+      /Shells: {3}3 group\(s\) retired at the end of turn t-7, \d+s ago; 0 unreachable/,
+    );
+    expect(result.stdout).toContain('Reaper:   enabled, 5s between SIGTERM and SIGKILL');
+    expect(result.stdout).toMatch(
+      /Shell reaper events:\n.*\n.*Normal +ShellsRetired +turn t-7: retired 3 shell group\(s\)/,
+    );
+  });
+
+  it('fails with exit 1 naming an object that does not exist', async () => {
+    const result = await sandbox('why', 'nope');
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toBe(`error: Sandbox ${namespace}/nope not found\n`);
+    const reference = await sandbox('shells', 'nope');
+    expect(reference.stderr).toBe(`error: SessionReference ${namespace}/nope not found\n`);
+  });
+
+  it('fails with exit 1 naming what the user may not read', async () => {
+    // The operator's own identity may create Events but not list them.
+    const result = await kubectl(['sandbox', 'why', 'shared', '-n', namespace], { restricted: true });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(
+      `error: reading the Events of Sandbox ${namespace}/shared was refused (HTTP 403)`,
+    );
+  });
+
+  it('fails with exit 2 and the usage on a bad command line', async () => {
+    const result = await sandbox('refs');
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('error: refs needs the name of a sandbox');
+    expect(result.stderr).toContain('Usage:');
+  });
+});
