@@ -47,7 +47,9 @@ export async function reconcileDeletion(
 
   const cached = ctx.store.references(key);
   const pruned = new Set(tombstonesToPrune(cached, sandbox.spec.worktree).map((entry) => entry.name));
-  for (const reference of pruned) await ctx.ports.references.delete(namespace, reference);
+  if (pruned.size > 0 && sandbox.spec.worktree !== undefined) {
+    await ctx.ports.references.pruneTombstones(namespace, name, sandbox.spec.worktree);
+  }
   if (pruned.size > 0)
     log.info(
       { pruned: [...pruned], worktree: sandbox.spec.worktree },
@@ -161,23 +163,17 @@ async function release(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): P
     log.info({ pods: pods.map((pod) => pod.name) }, 'sandbox pods released; waiting for them to be gone');
     return requeueAfter(WAIT_FOR_PODS_MS);
   }
-  const references = await ctx.ports.references.listLive(namespace, name);
-  for (const parsed of references) {
-    const reference = parsed.ok ? parsed.value.metadata.name : parsed.error.objectKey.split('/')[1];
-    if (reference) await ctx.ports.references.delete(namespace, reference);
-  }
+  await ctx.ports.references.deleteAll(namespace, name);
   failpoint('after-reference-erase');
   const patch = removeFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
   if (patch) await ctx.ports.sandboxes.patchMetadata(namespace, name, patch);
-  log.info(
-    { erasedReferences: references.length },
-    'sandbox released: pods gone, references erased, finalizer removed',
-  );
+  const erased = ctx.store.references(keyOf(namespace, name)).length;
+  log.info({ erasedReferences: erased }, 'sandbox released: pods gone, references erased, finalizer removed');
   await ctx.ports.events.record(
     sandboxRef(sandbox),
     'Normal',
     'Released',
-    `pods gone; ${references.length} reference(s) erased`,
+    `pods gone; the index (${erased} reference(s)) erased`,
   );
   return awaitChange();
 }

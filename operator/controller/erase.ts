@@ -37,7 +37,7 @@ export async function eraseReferences(
     },
     'erasing the reference index on administrator request',
   );
-  for (const reference of names) if (reference) await ctx.ports.references.delete(namespace, reference);
+  await ctx.ports.references.deleteAll(namespace, name);
   await ctx.ports.sandboxes.patchStatus(namespace, name, {
     capacity: { overflowed: false, erasedFor: request },
   });

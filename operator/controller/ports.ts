@@ -31,8 +31,13 @@ export interface ReferenceApi {
    * current state, never from a cache).
    */
   listLive(namespace: string, sandbox: string): Promise<Parsed<SessionReference>[]>;
-  /** Deletes one reference; already gone is fine. */
-  delete(namespace: string, name: string): Promise<void>;
+  /**
+   * The worktree prune: deletes the sandbox's Detached references of `worktree` in one DELETE collection
+   * request (by field selector, so a reference attached meanwhile is never taken).
+   */
+  pruneTombstones(namespace: string, sandbox: string, worktree: string): Promise<void>;
+  /** Erases the sandbox's index: every reference naming it, in one DELETE collection request. */
+  deleteAll(namespace: string, sandbox: string): Promise<void>;
 }
 
 export interface PodApi {

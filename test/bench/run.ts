@@ -1,11 +1,16 @@
 /**
  * `npm run bench [-- suite...]`: prints figures and ratios against baselines measured in the same run.
- * Suites: core (index and legacy walk). Others register here as they land.
+ * Suites: core (index and legacy walk), sidecar (shell reaper), controller (deletions and memory on a local
+ * control plane).
  */
+import { controllerBenchmarks } from './controller/bench.ts';
 import { coreBenchmarks } from './core/bench.ts';
+import { sidecarBenchmarks } from './sidecar/bench.ts';
 
 const suites: Record<string, () => Promise<void>> = {
   core: coreBenchmarks,
+  sidecar: sidecarBenchmarks,
+  controller: controllerBenchmarks,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

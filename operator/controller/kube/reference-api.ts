@@ -2,7 +2,7 @@
 import { API_VERSION, SESSION_REFERENCE } from '../../api/names.ts';
 import type { SessionReference } from '../../api/objects.ts';
 import { parseSessionReference, type Parsed } from '../../api/parse.ts';
-import { request, requestUnlessGone } from '../errors.ts';
+import { request } from '../errors.ts';
 import type { ReferenceApi } from '../ports.ts';
 import type { KubeClients } from './clients.ts';
 
@@ -33,15 +33,27 @@ export function kubeReferenceApi({ objects, custom }: KubeClients): ReferenceApi
       } while (continueToken);
       return found;
     },
-    async delete(namespace, name) {
+    async deleteAll(namespace, sandbox) {
       const [group, version] = API_VERSION.split('/') as [string, string];
-      await requestUnlessGone('Delete', `sessionreference ${namespace}/${name}`, () =>
-        custom.deleteNamespacedCustomObject({
+      await request('Delete', `sessionreferences of ${namespace}/${sandbox}`, () =>
+        custom.deleteCollectionNamespacedCustomObject({
           group,
           version,
           plural: SESSION_REFERENCE.plural,
           namespace,
-          name,
+          fieldSelector: `spec.sandbox=${sandbox}`,
+        }),
+      );
+    },
+    async pruneTombstones(namespace, sandbox, worktree) {
+      const [group, version] = API_VERSION.split('/') as [string, string];
+      await request('Delete', `tombstones of ${namespace}/${sandbox} from ${worktree}`, () =>
+        custom.deleteCollectionNamespacedCustomObject({
+          group,
+          version,
+          plural: SESSION_REFERENCE.plural,
+          namespace,
+          fieldSelector: `spec.sandbox=${sandbox},spec.worktree=${worktree},spec.state=Detached`,
         }),
       );
     },

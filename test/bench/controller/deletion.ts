@@ -1,0 +1,157 @@
+/**
+ * Issue 4's deletion figures on the local control plane (kwok runs the pods): 1,000 sandboxes with 2 pods and
+ * 5 references each, deleted at once, with 1 worker and with 8 in the same run — deletions per second, p50/p99
+ * from delete to pods gone — and the API requests per decision from the apiserver's own metrics, for 5 and
+ * for 50 references per sandbox (no per-session request: the count does not grow with the references).
+ */
+import { LABELS } from '../../../operator/api/names.ts';
+import type { LocalCluster } from '../../../operator/local-cluster/index.ts';
+import { figure, heading, ms, percentile, ratio } from '../report.ts';
+import {
+  allowAdmin,
+  apiserverRequests,
+  clients,
+  createMany,
+  createReference,
+  createSandbox,
+  referenceBody,
+  requestDelta,
+  sandboxBody,
+  startOperator,
+  type Clients,
+} from './cluster.ts';
+
+const SANDBOXES = Number(process.env['BENCH_SANDBOXES'] ?? 1000);
+
+type RunResult = { wallMs: number; latencies: number[]; requests: Map<string, number> };
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function countPods(c: Clients, namespace: string): Promise<Map<string, number>> {
+  const pods = (await c.core.listNamespacedPod({ namespace, labelSelector: LABELS.sandbox })).items;
+  const bySandbox = new Map<string, number>();
+  for (const pod of pods) {
+    const sandbox = pod.metadata?.labels?.[LABELS.sandbox] ?? '';
+    bySandbox.set(sandbox, (bySandbox.get(sandbox) ?? 0) + 1);
+  }
+  return bySandbox;
+}
+
+async function run(
+  cluster: LocalCluster,
+  c: Clients,
+  workers: number,
+  count: number,
+  refsPerSandbox: number,
+): Promise<RunResult> {
+  const namespace = `bench-w${workers}-r${refsPerSandbox}-${Date.now().toString(36)}`;
+  await c.core.createNamespace({ body: { metadata: { name: namespace } } });
+  const names = Array.from({ length: count }, (_, i) => `sbx-${String(i).padStart(4, '0')}`);
+  const operator = startOperator(cluster, namespace, workers);
+  try {
+    await createMany(names, (name) => createSandbox(c, sandboxBody(namespace, name, 2)));
+    await createMany(
+      names.flatMap((name) =>
+        Array.from({ length: refsPerSandbox }, (_, i) => referenceBody(namespace, name, i, 'wt-1')),
+      ),
+      (body) => createReference(c, body),
+    );
+    await waitFor(
+      'all pods running',
+      async () => {
+        const pods = (await c.core.listNamespacedPod({ namespace, labelSelector: LABELS.sandbox })).items;
+        return pods.length === count * 2 && pods.every((pod) => pod.status?.phase === 'Running');
+      },
+      600_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_000)); // let status writes settle
+
+    const before = await apiserverRequests(cluster);
+    const deletedAt = new Map<string, number>();
+    const goneAt = new Map<string, number>();
+    const started = Date.now();
+    const polling = (async () => {
+      while (goneAt.size < count) {
+        const remaining = await countPods(c, namespace);
+        const now = Date.now();
+        for (const name of names)
+          if (!goneAt.has(name) && deletedAt.has(name) && !remaining.has(name)) goneAt.set(name, now);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    await createMany(names, async (name) => {
+      await c.custom.deleteNamespacedCustomObject({
+        group: 'sandbox.agents.dev',
+        version: 'v1alpha1',
+        namespace,
+        plural: 'sandboxes',
+        name,
+      });
+      deletedAt.set(name, Date.now());
+    });
+    await polling;
+    const wallMs = Math.max(...goneAt.values()) - started;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const requests = requestDelta(before, await apiserverRequests(cluster));
+    const latencies = names
+      .map((name) => (goneAt.get(name) ?? 0) - (deletedAt.get(name) ?? 0))
+      .sort((a, b) => a - b);
+    return { wallMs, latencies, requests };
+  } finally {
+    await operator.stop();
+  }
+}
+
+function report(label: string, count: number, result: RunResult): void {
+  figure(
+    `${label}: all ${count} deleted, wall time`,
+    ms(result.wallMs),
+    `${((count / result.wallMs) * 1000).toFixed(1)} deletions/s`,
+  );
+  figure(
+    `${label}: delete -> pods gone, p50 / p99`,
+    `${ms(percentile(result.latencies, 50))} / ${ms(percentile(result.latencies, 99))}`,
+  );
+}
+
+function requestsPerDecision(label: string, count: number, requests: Map<string, number>): void {
+  const interesting = [...requests]
+    .filter(([key]) => /sessionreferences|sandboxes|pods|events/.test(key))
+    .sort(([a], [b]) => a.localeCompare(b));
+  figure(
+    `${label}: API requests per deleted sandbox`,
+    '',
+    '(apiserver_request_total delta / sandboxes; includes kwok and the bench)',
+  );
+  for (const [key, value] of interesting) figure(`    ${key}`, (value / count).toFixed(2));
+}
+
+export async function deletionBenchmarks(cluster: LocalCluster): Promise<void> {
+  const c = clients(cluster);
+  await allowAdmin(c);
+  heading(`Deleting ${SANDBOXES} sandboxes at once (2 pods, 5 references each; kwok pods)`);
+  const one = await run(cluster, c, 1, SANDBOXES, 5);
+  report('1 worker ', SANDBOXES, one);
+  const eight = await run(cluster, c, 8, SANDBOXES, 5);
+  report('8 workers', SANDBOXES, eight);
+  ratio('8 workers vs 1: wall time', one.wallMs, eight.wallMs);
+  requestsPerDecision('5 references', SANDBOXES, eight.requests);
+
+  const few = Math.min(200, SANDBOXES);
+  heading(`Per-session requests: ${few} sandboxes with 50 references each (vs 5 above)`);
+  const fifty = await run(cluster, c, 8, few, 50);
+  report('8 workers, 50 refs', few, fifty);
+  requestsPerDecision('50 references', few, fifty.requests);
+  figure(
+    'GET sessionreferences during decisions (per-session lookups)',
+    String(
+      (fifty.requests.get('get sessionreferences') ?? 0) + (eight.requests.get('get sessionreferences') ?? 0),
+    ),
+  );
+}
