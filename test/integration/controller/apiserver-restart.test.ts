@@ -1,0 +1,129 @@
+/**
+ * The API server restarts mid-run, on a control plane of this file's own: every watch breaks, the operator
+ * backs off, lists again and carries on — a blocked deletion whose blocker is forgotten right after the
+ * restart still completes, and new sandboxes are still reconciled.
+ */
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
+import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
+import type { Sandbox } from '../../../operator/api/objects.ts';
+import { loadConfig } from '../../../operator/controller/config.ts';
+import { runManager } from '../../../operator/controller/manager.ts';
+import { startLocalCluster, type LocalCluster } from '../../../operator/local-cluster/index.ts';
+import { eventually } from './operator.ts';
+
+const namespace = 'restart';
+let cluster: LocalCluster;
+let custom: CustomObjectsApi;
+let core: CoreV1Api;
+const stop = new AbortController();
+let operator: Promise<void>;
+let port: Promise<number>;
+
+beforeAll(async () => {
+  cluster = await startLocalCluster({
+    kwok: false,
+    controllerManager: false,
+    logger: pino({ level: 'warn' }),
+  });
+  const kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfigPath);
+  custom = kc.makeApiClient(CustomObjectsApi);
+  core = kc.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  // This file's operator runs as admin: let admin delete sandbox pods.
+  await core.patchNamespacedConfigMap({
+    name: ADMISSION_PARAMS,
+    namespace: 'sandbox-system',
+    body: [{ op: 'replace', path: '/data/operatorUsers', value: 'admin' }],
+  });
+  const config = loadConfig(
+    [
+      '--namespace',
+      namespace,
+      '--leader-elect',
+      'false',
+      '--probe-bind',
+      '127.0.0.1:0',
+      '--blocked-recheck-ms',
+      '60000',
+    ],
+    {},
+  );
+  let listening: (p: number) => void = () => undefined;
+  port = new Promise((resolve) => (listening = resolve));
+  operator = runManager({
+    kubeConfig: kc,
+    config,
+    log: pino({ level: 'warn' }),
+    signal: stop.signal,
+    onListening: listening,
+  });
+}, 300_000);
+afterAll(async () => {
+  stop.abort();
+  await operator;
+  await cluster.stop();
+});
+
+const sandbox = (name: string) => ({
+  apiVersion: API_VERSION,
+  kind: SANDBOX.kind,
+  metadata: { name, namespace },
+  spec: { worktree: 'wt-1', podTemplate: { spec: { containers: [{ name: 'agent', image: 'agent:1' }] } } },
+});
+const reference = (name: string, sandboxName: string, worktree: string) => ({
+  apiVersion: API_VERSION,
+  kind: SESSION_REFERENCE.kind,
+  metadata: { name, namespace },
+  spec: { sandbox: sandboxName, session: `workspace_${name}`, worktree, route: 'r', role: 'Root' },
+});
+const at = (plural: string) => ({ group: GROUP, version: VERSION, namespace, plural });
+const get = async (name: string): Promise<Sandbox | undefined> => {
+  try {
+    return (await custom.getNamespacedCustomObject({ ...at(SANDBOX.plural), name })) as Sandbox;
+  } catch {
+    return undefined;
+  }
+};
+
+describe('an API server restart', () => {
+  it('is survived: watches come back and decisions go on', async () => {
+    await custom.createNamespacedCustomObject({ ...at(SANDBOX.plural), body: sandbox('shared') });
+    await custom.createNamespacedCustomObject({
+      ...at(SESSION_REFERENCE.plural),
+      body: reference('blocker', 'shared', 'wt-2'),
+    });
+    await eventually('shared counted', async () =>
+      (await get('shared'))?.status?.references?.foreign === 1 ? true : undefined,
+    );
+    await custom.deleteNamespacedCustomObject({ ...at(SANDBOX.plural), name: 'shared' });
+    await eventually('blocked', async () =>
+      (await get('shared'))?.status?.phase === 'Blocked' ? true : undefined,
+    );
+
+    await cluster.restartApiServer();
+    // Forgotten while the operator's watches are still down: only a relist can tell it.
+    await custom.deleteNamespacedCustomObject({ ...at(SESSION_REFERENCE.plural), name: 'blocker' });
+    await eventually(
+      'shared destroyed after the restart',
+      async () => ((await get('shared')) === undefined ? true : undefined),
+      60_000,
+    );
+
+    await custom.createNamespacedCustomObject({ ...at(SANDBOX.plural), body: sandbox('after') });
+    await eventually(
+      'new sandbox reconciled',
+      async () => ((await get('after'))?.status?.reconciliation?.marker ? true : undefined),
+      60_000,
+    );
+    const pods = await core.listNamespacedPod({ namespace });
+    expect(pods.items.map((p) => p.metadata?.name)).toEqual(['after-0']);
+    const metrics = await (await fetch(`http://127.0.0.1:${await port}/metrics`)).text();
+    expect(metrics).toMatch(
+      /sandbox_operator_watch_restarts_total\{resource="sessionreferences",reason="error"\} [1-9]/,
+    );
+  });
+});

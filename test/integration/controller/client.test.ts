@@ -1,0 +1,107 @@
+/**
+ * The platform-side client against the real API server: detach leaves a tombstone that still blocks, forget
+ * deletes within its deadline and reports failure as a value, the worktree prune takes only that worktree's
+ * tombstones, and a re-attach of a tombstone makes it Attached again.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionReferenceName } from '../../../operator/client/names.ts';
+import { SessionReferences } from '../../../operator/client/session-references.ts';
+import { GROUP, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
+import type { SessionReference } from '../../../operator/api/objects.ts';
+import { kubeConfig, testNamespace } from '../../harness/kube.ts';
+import { createSandbox, deleteSandbox, getSandbox } from './fixtures.ts';
+import {
+  customObjects,
+  eventually,
+  grantOperatorRbac,
+  startOperator,
+  type RunningOperator,
+} from './operator.ts';
+
+const namespace = testNamespace('client');
+let operator: RunningOperator;
+const client = () => new SessionReferences(kubeConfig());
+const attach = (sandbox: string, session: string, worktree: string) =>
+  client().attach({
+    namespace,
+    sandbox,
+    session,
+    worktree,
+    route: `shared-control-v1/${session}`,
+    role: 'Root',
+  });
+const readReference = async (sandbox: string, session: string) =>
+  (await customObjects().getNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: SESSION_REFERENCE.plural,
+    name: sessionReferenceName(sandbox, session),
+  })) as SessionReference;
+
+beforeAll(async () => {
+  await grantOperatorRbac();
+  operator = startOperator(namespace);
+});
+afterAll(async () => {
+  await operator.stop();
+});
+
+describe('the session reference client', () => {
+  it('detaches into a tombstone that still blocks, and re-attaches it', async () => {
+    await createSandbox(namespace, 'detach', { worktree: 'wt-1' });
+    await attach('detach', 'workspace_1', 'wt-2');
+    await client().detach(namespace, 'detach', 'workspace_1');
+    const tombstone = await readReference('detach', 'workspace_1');
+    expect(tombstone.spec.state).toBe('Detached');
+    expect(tombstone.status?.detachedAt).toMatch(/Z$/);
+    await eventually('tombstone counted', async () =>
+      (await getSandbox(namespace, 'detach'))?.status?.references?.detached === 1 ? true : undefined,
+    );
+    await attach('detach', 'workspace_1', 'wt-2');
+    expect((await readReference('detach', 'workspace_1')).spec.state).toBe('Attached');
+  });
+
+  it('prunes only the detached references of the pruned worktree', async () => {
+    await createSandbox(namespace, 'prune', { worktree: 'wt-1' });
+    await attach('prune', 'workspace_a', 'wt-9');
+    await attach('prune', 'workspace_b', 'wt-9');
+    await attach('prune', 'workspace_c', 'wt-8');
+    await client().detach(namespace, 'prune', 'workspace_a');
+    await client().detach(namespace, 'prune', 'workspace_c');
+    expect(await client().pruneWorktree(namespace, 'wt-9')).toEqual([
+      sessionReferenceName('prune', 'workspace_a'),
+    ]);
+    expect((await readReference('prune', 'workspace_b')).spec.state).toBe('Attached');
+    expect((await readReference('prune', 'workspace_c')).spec.state).toBe('Detached');
+  });
+
+  it('forgets a reference, and the blocked deletion then completes by itself', async () => {
+    await createSandbox(namespace, 'forget', { worktree: 'wt-1' });
+    await attach('forget', 'workspace_f', 'wt-2');
+    await deleteSandbox(namespace, 'forget');
+    await eventually('blocked', async () =>
+      (await getSandbox(namespace, 'forget'))?.status?.phase === 'Blocked' ? true : undefined,
+    );
+    expect(await client().forget(namespace, 'forget', 'workspace_f')).toEqual({ kind: 'Forgotten' });
+    expect(await client().forget(namespace, 'forget', 'workspace_f')).toEqual({ kind: 'AlreadyGone' });
+    await eventually('destroyed', async () =>
+      (await getSandbox(namespace, 'forget')) === undefined ? true : undefined,
+    );
+  });
+
+  it('reports a forget it could not finish as a value within its deadline, never by throwing', async () => {
+    const unreachable = new KubeConfig();
+    unreachable.loadFromOptions({
+      clusters: [{ name: 'c', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
+      users: [{ name: 'u', token: 'x' }],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    const started = Date.now();
+    const result = await new SessionReferences(unreachable).forget(namespace, 'any', 'workspace_x', 1_000);
+    expect(result.kind).toBe('Failed');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
