@@ -63,7 +63,7 @@ export class SessionReferences {
     } catch (error) {
       if (!(error instanceof KubeRequestError && error.status === 409)) throw error;
       // Re-attach: the reference (perhaps a tombstone) exists; make it Attached with the new route.
-      await request('PatchStatus', `sessionreference ${namespace}/${name}`, () =>
+      await request('Patch', `sessionreference ${namespace}/${name}`, () =>
         this.api.patchNamespacedCustomObject(
           {
             ...this.at(namespace, SESSION_REFERENCE.plural),
@@ -96,7 +96,7 @@ export class SessionReferences {
   /** Marks the reference Detached: a tombstone that keeps blocking destruction until pruned or forgotten. */
   async detach(namespace: string, sandbox: string, session: string): Promise<void> {
     const name = sessionReferenceName(sandbox, session);
-    await request('PatchStatus', `sessionreference ${namespace}/${name}`, () =>
+    await request('Patch', `sessionreference ${namespace}/${name}`, () =>
       this.api.patchNamespacedCustomObject(
         { ...this.at(namespace, SESSION_REFERENCE.plural), name, body: { spec: { state: 'Detached' } } },
         MERGE_PATCH,

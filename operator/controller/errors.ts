@@ -9,6 +9,7 @@ export type KubeStep =
   | 'Get'
   | 'Create'
   | 'Delete'
+  | 'Patch'
   | 'PatchStatus'
   | 'PatchFinalizers'
   | 'RecordEvent'

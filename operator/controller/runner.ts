@@ -14,10 +14,10 @@ export type RunnerObserver = {
   readonly onActiveWorkers?: (active: number) => void;
 };
 
-let reconcileCounter = 0;
-
 export class Runner {
   private active = 0;
+  /** Numbers each reconcile, so one reconcile's log lines can be found together. */
+  private reconciles = 0;
   private readonly workers: Promise<void>[] = [];
 
   constructor(
@@ -53,8 +53,8 @@ export class Runner {
   }
 
   private async runOne(key: string): Promise<void> {
-    reconcileCounter += 1;
-    const log = this.log.child({ key, reconcileId: reconcileCounter });
+    this.reconciles += 1;
+    const log = this.log.child({ key, reconcileId: this.reconciles });
     const started = performance.now();
     try {
       const action = await this.reconcile(key, log);

@@ -1,0 +1,82 @@
+/**
+ * The README's first command: `npm start` with no cluster configured starts the local control plane, prints
+ * how to point kubectl at it, reconciles Sandboxes there, and stops everything on Ctrl-C (SIGINT).
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { runKubectl } from '../../operator/local-cluster/index.ts';
+import { eventually } from '../integration/controller/operator.ts';
+
+/** Processes whose command line mentions `text` (the run's temporary directory). */
+function processesMentioning(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+describe('npm start', () => {
+  it.skipIf(inject('clusterKind') !== 'local')(
+    'runs the operator on an embedded control plane and stops it cleanly',
+    async () => {
+      const env: NodeJS.ProcessEnv = { ...process.env, SANDBOX_OPERATOR_PROBE_BIND: '127.0.0.1:0' };
+      delete env['KUBECONFIG'];
+      delete env['KUBERNETES_SERVICE_HOST'];
+      const child = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = once(child, 'exit');
+
+      const kubeconfig = await eventually(
+        'the banner',
+        () => Promise.resolve(/export KUBECONFIG=(\S+)/.exec(stdout)?.[1]),
+        120_000,
+      );
+      expect(stdout).toContain('kubectl get sandboxes -A');
+      const kubectl = (args: string[]) => runKubectl(inject('kubectl'), kubeconfig, args);
+      const apply = await kubectl(['create', '-f', 'examples/isolated-sandbox.yaml', '-n', 'default']);
+      expect(apply.stderr).toBe('');
+      const name = /sandbox\.sandbox\.agents\.dev\/(\S+) created/.exec(apply.stdout)?.[1] ?? '';
+      await eventually(
+        'reconciled by the operator npm start runs',
+        async () => {
+          const marker = await kubectl([
+            'get',
+            'sandbox',
+            name,
+            '-n',
+            'default',
+            '-o',
+            'jsonpath={.status.reconciliation.marker}',
+          ]);
+          return marker.stdout === 'true' ? true : undefined;
+        },
+        60_000,
+      );
+
+      const tempDir = dirname(kubeconfig);
+      expect(processesMentioning(tempDir).length).toBeGreaterThan(0); // etcd, kube-apiserver, … are running
+      process.kill(-(child.pid ?? 0), 'SIGINT'); // Ctrl-C reaches the whole foreground process group
+      const [code] = await exited;
+      expect(code).toBe(0);
+      expect(stderr).toContain('local control plane stopped');
+      await eventually(
+        'no component left',
+        () => Promise.resolve(processesMentioning(tempDir).length === 0 ? true : undefined),
+        20_000,
+      );
+    },
+  );
+});
