@@ -1,8 +1,15 @@
 /** Objects for controller tests, in domain words. */
 import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
+import { inject } from 'vitest';
 import { kwokNodeName } from '../../../operator/local-cluster/index.ts';
 import { customObjects } from './operator.ts';
+
+/**
+ * On the local control plane pods run on a kwok node (no scheduler there); on a real cluster (kind) the
+ * scheduler places them and a pause image really runs.
+ */
+const local = () => inject('clusterKind') === 'local';
 
 export type SandboxOptions = {
   worktree?: string;
@@ -23,8 +30,10 @@ export function sandboxManifest(namespace: string, name: string, options: Sandbo
       ...(options.cleanup ? { cleanup: options.cleanup } : {}),
       podTemplate: {
         spec: {
-          ...(options.onNode === false ? {} : { nodeName: kwokNodeName(0) }),
-          containers: [{ name: 'agent', image: 'registry.example/agent:1' }],
+          ...(options.onNode === false || !local() ? {} : { nodeName: kwokNodeName(0) }),
+          containers: [
+            { name: 'agent', image: local() ? 'registry.example/agent:1' : 'registry.k8s.io/pause:3.10' },
+          ],
         },
       },
     },
