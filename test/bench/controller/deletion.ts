@@ -7,6 +7,7 @@
 import { LABELS } from '../../../operator/api/names.ts';
 import type { LocalCluster } from '../../../operator/local-cluster/index.ts';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';
+import { freePort, queueSettled } from './probe.ts';
 import {
   allowAdmin,
   apiserverRequests,
@@ -53,7 +54,9 @@ async function run(
   const namespace = `bench-w${workers}-r${refsPerSandbox}-${Date.now().toString(36)}`;
   await c.core.createNamespace({ body: { metadata: { name: namespace } } });
   const names = Array.from({ length: count }, (_, i) => `sbx-${String(i).padStart(4, '0')}`);
-  const operator = startOperator(cluster, namespace, workers);
+  // Setup runs under an 8-worker operator; the measured operator starts on a settled namespace.
+  const setup = startOperator(cluster, namespace, 8);
+  const setupStarted = Date.now();
   try {
     await createMany(names, (name) => createSandbox(c, sandboxBody(namespace, name, 2)));
     await createMany(
@@ -68,16 +71,24 @@ async function run(
         const pods = (await c.core.listNamespacedPod({ namespace, labelSelector: LABELS.sandbox })).items;
         return pods.length === count * 2 && pods.every((pod) => pod.status?.phase === 'Running');
       },
-      600_000,
+      1_800_000,
     );
-    await new Promise((resolve) => setTimeout(resolve, 2_000)); // let status writes settle
-
+  } finally {
+    await setup.stop();
+  }
+  figure(`setup: ${count} sandboxes, ${count * 2} pods running`, ms(Date.now() - setupStarted));
+  const port = await freePort();
+  const operator = startOperator(cluster, namespace, workers, ['--probe-bind', `127.0.0.1:${port}`]);
+  try {
+    await waitFor('the measured operator settled', async () => await queueSettled(port), 600_000);
     const before = await apiserverRequests(cluster);
     const deletedAt = new Map<string, number>();
     const goneAt = new Map<string, number>();
     const started = Date.now();
+    let benchPodLists = 0;
     const polling = (async () => {
       while (goneAt.size < count) {
+        benchPodLists += 1;
         const remaining = await countPods(c, namespace);
         const now = Date.now();
         for (const name of names)
@@ -97,8 +108,27 @@ async function run(
     });
     await polling;
     const wallMs = Math.max(...goneAt.values()) - started;
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Requests are counted until every Sandbox is released (its finalizer goes after its pods), minus the
+    // bench's own: its DELETEs of the Sandboxes and its LISTs of pods while polling.
+    let benchSandboxLists = 0;
+    await waitFor(
+      'every sandbox released',
+      async () => {
+        benchSandboxLists += 1;
+        const list = (await c.custom.listNamespacedCustomObject({
+          group: 'sandbox.agents.dev',
+          version: 'v1alpha1',
+          namespace,
+          plural: 'sandboxes',
+        })) as { items: unknown[] };
+        return list.items.length === 0;
+      },
+      600_000,
+    );
     const requests = requestDelta(before, await apiserverRequests(cluster));
+    subtract(requests, 'DELETE sandboxes', count);
+    subtract(requests, 'LIST pods', benchPodLists);
+    subtract(requests, 'LIST sandboxes', benchSandboxLists);
     const latencies = names
       .map((name) => (goneAt.get(name) ?? 0) - (deletedAt.get(name) ?? 0))
       .sort((a, b) => a - b);
@@ -106,6 +136,12 @@ async function run(
   } finally {
     await operator.stop();
   }
+}
+
+function subtract(requests: Map<string, number>, key: string, own: number): void {
+  const left = (requests.get(key) ?? 0) - own;
+  if (left > 0) requests.set(key, left);
+  else requests.delete(key);
 }
 
 function report(label: string, count: number, result: RunResult): void {
@@ -127,7 +163,7 @@ function requestsPerDecision(label: string, count: number, requests: Map<string,
   figure(
     `${label}: API requests per deleted sandbox`,
     '',
-    '(apiserver_request_total delta / sandboxes; includes kwok and the bench)',
+    "(apiserver_request_total delta / sandboxes, the bench's own removed; includes kwok)",
   );
   for (const [key, value] of interesting) figure(`    ${key}`, (value / count).toFixed(2));
 }

@@ -2,9 +2,9 @@
  * Operator memory with 10,000 sandboxes and 100,000 references cached, against the same operator with an
  * empty cache, measured in the same run from the operator's own process metrics.
  */
-import { createServer } from 'node:net';
 import type { LocalCluster } from '../../../operator/local-cluster/index.ts';
 import { figure, heading } from '../report.ts';
+import { freePort, metric } from './probe.ts';
 import {
   allowAdmin,
   clients,
@@ -18,25 +18,6 @@ import {
 
 const SANDBOXES = Number(process.env['BENCH_MEMORY_SANDBOXES'] ?? 10_000);
 const REFERENCES_PER_SANDBOX = 10;
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-
-async function metric(port: number, name: string, labels = ''): Promise<number | undefined> {
-  try {
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith(`${name}${labels}`) && !l.startsWith('#'));
-    return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-  } catch {
-    return undefined;
-  }
-}
 
 async function settle(
   port: number,
