@@ -58,7 +58,7 @@ export async function reconcileDeletion(
 
   const legacy = await legacyEvidence(ctx, sandbox, true, log);
   const decide = (index: ReferenceIndex, unreadable: readonly MalformedObjectError[]) =>
-    unreadableVerdict(unreadable) ?? decideExclusivity({ index, target, legacy: legacy.evidence });
+    decideExclusivity({ index, target, legacy: legacy.evidence, unreadable });
 
   const cacheIndex = buildReferenceIndex(
     cached.filter((entry) => !pruned.has(entry.name)),
@@ -85,17 +85,6 @@ export async function reconcileDeletion(
   failpoint('after-decision');
   if (verdict.verdict !== 'Exclusive') return requeueAfter(ctx.timing.blockedRecheckMs);
   return release(ctx, sandbox, log);
-}
-
-/** A reference that cannot be read might be foreign: the sandbox is kept (fail closed). */
-function unreadableVerdict(unreadable: readonly MalformedObjectError[]): Verdict | undefined {
-  const first = unreadable[0];
-  if (!first) return undefined;
-  return {
-    verdict: 'Unavailable',
-    evidence: 'Reconciliation',
-    reason: `${unreadable.length} unreadable reference(s): ${first.message}`,
-  };
 }
 
 type Decided = {

@@ -2,6 +2,7 @@
  * The exclusivity decision: may deleting this sandbox's worktree destroy the sandbox?
  *
  * Precedence, each step failing closed:
+ * 0. A reference that cannot be read answers Unavailable: it might be foreign.
  * 1. An overflowed index answers Overflowed (never exclusive until erased).
  * 2. A reference foreign to the target worktree answers Foreign, from the Index.
  * 3. Without the marker, the legacy evidence decides: the reconciliation's outcome (Foreign, Incomplete,
@@ -11,6 +12,7 @@
  * An Exclusive answer from a cached index still needs a fresh, consistent LIST before anything is
  * released (the controller's job: it calls this again on the live index).
  */
+import type { MalformedObjectError } from '../api/parse.ts';
 import type { Evidence } from '../api/sandbox.ts';
 import { BLOCKING_REFERENCES_MAX } from '../api/limits.ts';
 import type { ReconciliationOutcome } from '../reconcile/outcome.ts';
@@ -38,7 +40,7 @@ export type Verdict =
   | { readonly verdict: 'Incomplete'; readonly evidence: 'Reconciliation'; readonly reason: string }
   | {
       readonly verdict: 'Unavailable';
-      readonly evidence: 'Ledger' | 'Reconciliation';
+      readonly evidence: 'Index' | 'Ledger' | 'Reconciliation';
       readonly reason: string;
     }
   | {
@@ -52,12 +54,22 @@ export type ExclusivityInput = {
   readonly index: ReferenceIndex;
   readonly target: ExclusivityTarget;
   readonly legacy: LegacyEvidence;
+  /** References of this sandbox that could not be parsed: any of them might be foreign. */
+  readonly unreadable?: readonly MalformedObjectError[];
 };
 
 const describeTarget = (target: ExclusivityTarget) =>
   target.worktree === undefined ? 'a sandbox with no worktree' : `worktree ${target.worktree}`;
 
-export function decideExclusivity({ index, target, legacy }: ExclusivityInput): Verdict {
+export function decideExclusivity({ index, target, legacy, unreadable = [] }: ExclusivityInput): Verdict {
+  const [firstUnreadable] = unreadable;
+  if (firstUnreadable) {
+    return {
+      verdict: 'Unavailable',
+      evidence: 'Index',
+      reason: `${unreadable.length} unreadable reference(s), which might be foreign: ${firstUnreadable.message}`,
+    };
+  }
   if (index.overflowed) {
     const { latch } = index;
     return {

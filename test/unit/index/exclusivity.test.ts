@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { INDEX_LIMITS } from '../../../operator/api/index.ts';
+import { INDEX_LIMITS, MalformedObjectError } from '../../../operator/api/index.ts';
 import {
   buildReferenceIndex,
   decideExclusivity,
@@ -79,6 +79,23 @@ describe('decideExclusivity', () => {
       verdict: 'Overflowed',
       evidence: 'Index',
       latch: { limit: 'References', observed: 513, max: 512 },
+    });
+  });
+
+  it('keeps the sandbox when a reference cannot be read, even with an otherwise exclusive index', () => {
+    const unreadable = [
+      new MalformedObjectError('SessionReference', 'ns/odd', 'spec.state', 'Invalid option'),
+    ];
+    const verdict = decideExclusivity({
+      index: index([attached('a', 'wt-1')]),
+      target,
+      legacy: marked,
+      unreadable,
+    });
+    expect(verdict).toMatchObject({
+      verdict: 'Unavailable',
+      evidence: 'Index',
+      reason: expect.stringContaining('spec.state'),
     });
   });
 
