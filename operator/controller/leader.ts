@@ -5,6 +5,7 @@
  */
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { sleep } from './sleep.ts';
 import { KubeRequestError, request } from './errors.ts';
 import type { KubeClients } from './kube/clients.ts';
 
@@ -129,21 +130,3 @@ export class LeaderElector {
     }
   }
 }
-
-/** Resolves true when `signal` aborted the wait. */
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<boolean>((resolve) => {
-    if (signal.aborted) {
-      resolve(true);
-      return;
-    }
-    const timer = setTimeout(() => resolve(false), ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve(true);
-      },
-      { once: true },
-    );
-  });

@@ -9,6 +9,7 @@
  */
 import type { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { sleep } from './sleep.ts';
 import { KubeRequestError, request } from './errors.ts';
 import { watchStream, type WatchEnd } from './kube/watch-stream.ts';
 
@@ -159,16 +160,3 @@ export class Watcher {
 
 /** Read through a call: the signal flips while we await, which flow analysis cannot see. */
 const isAborted = (signal: AbortSignal) => signal.aborted;
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });

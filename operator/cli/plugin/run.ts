@@ -28,14 +28,11 @@ export async function runCommand(
   const { objects, events } = ports;
   const render = <T>(view: T, text: (view: T) => string) =>
     output === 'json' ? `${JSON.stringify(view, null, 2)}\n` : text(view);
+  const sandboxNamed = async (name: string) =>
+    required(await objects.sandbox(namespace, name), SANDBOX.kind, namespace, name);
   switch (command.kind) {
     case 'refs': {
-      const sandbox = required(
-        await objects.sandbox(namespace, command.sandbox),
-        SANDBOX.kind,
-        namespace,
-        command.sandbox,
-      );
+      const sandbox = await sandboxNamed(command.sandbox);
       const references = await objects.references(namespace, command.sandbox);
       return render(
         referencesView(sandbox, references, { foreignOnly: command.foreignOnly }),
@@ -43,12 +40,7 @@ export async function runCommand(
       );
     }
     case 'why': {
-      const sandbox = required(
-        await objects.sandbox(namespace, command.sandbox),
-        SANDBOX.kind,
-        namespace,
-        command.sandbox,
-      );
+      const sandbox = await sandboxNamed(command.sandbox);
       const [references, pods, recent] = await Promise.all([
         objects.references(namespace, command.sandbox),
         objects.pods(namespace, command.sandbox),

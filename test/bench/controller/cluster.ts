@@ -3,7 +3,7 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import pLimit from 'p-limit';
-import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
+import { setOperatorUsers } from '../../harness/admission.ts';
 import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
 import { kwokNodeName, type LocalCluster } from '../../../operator/local-cluster/index.ts';
 
@@ -15,13 +15,7 @@ export function clients(cluster: LocalCluster) {
 export type Clients = ReturnType<typeof clients>;
 
 /** The bench runs the operator as admin: let admin delete sandbox pods. */
-export async function allowAdmin({ core }: Clients): Promise<void> {
-  await core.patchNamespacedConfigMap({
-    name: ADMISSION_PARAMS,
-    namespace: 'sandbox-system',
-    body: [{ op: 'replace', path: '/data/operatorUsers', value: 'admin' }],
-  });
-}
+export const allowAdmin = ({ core }: Clients) => setOperatorUsers(core, ['admin']);
 
 export async function createMany<T>(
   items: readonly T[],
@@ -144,4 +138,13 @@ export function requestDelta(before: Map<string, number>, after: Map<string, num
     if (change > 0) delta.set(key, change);
   }
   return delta;
+}
+
+/** Polls `check` every 250 ms until it holds, or fails naming what it waited for. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }

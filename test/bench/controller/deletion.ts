@@ -19,20 +19,13 @@ import {
   requestDelta,
   sandboxBody,
   startOperator,
+  waitFor,
   type Clients,
 } from './cluster.ts';
 
 const SANDBOXES = Number(process.env['BENCH_SANDBOXES'] ?? 1000);
 
 type RunResult = { wallMs: number; latencies: number[]; requests: Map<string, number> };
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 async function countPods(c: Clients, namespace: string): Promise<Map<string, number>> {
   const pods = (await c.core.listNamespacedPod({ namespace, labelSelector: LABELS.sandbox })).items;

@@ -14,23 +14,11 @@ import {
   referenceBody,
   sandboxBody,
   startOperator,
+  waitFor,
 } from './cluster.ts';
 
 const SANDBOXES = Number(process.env['BENCH_MEMORY_SANDBOXES'] ?? 10_000);
 const REFERENCES_PER_SANDBOX = 10;
-
-async function settle(
-  port: number,
-  what: string,
-  check: () => Promise<boolean>,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what} (probe port ${port})`);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-  }
-}
 
 const mib = (bytes: number | undefined) =>
   bytes === undefined ? 'n/a' : `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
@@ -46,8 +34,7 @@ export async function memoryBenchmarks(cluster: LocalCluster): Promise<void> {
   );
   const operator = startOperator(cluster, namespace, 8, ['--probe-bind', `127.0.0.1:${port}`]);
   try {
-    await settle(
-      port,
+    await waitFor(
       'operator ready',
       async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
       60_000,
@@ -71,8 +58,7 @@ export async function memoryBenchmarks(cluster: LocalCluster): Promise<void> {
       48,
     );
     figure('objects created', `${((Date.now() - started) / 1000).toFixed(0)} s`);
-    await settle(
-      port,
+    await waitFor(
       'all cached and the queue drained',
       async () => {
         const refs = await metric(port, 'sandbox_operator_cached_objects', '{kind="SessionReference"}');

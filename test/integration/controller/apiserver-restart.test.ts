@@ -6,12 +6,13 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
+import { setOperatorUsers } from '../../harness/admission.ts';
 import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
 import { loadConfig } from '../../../operator/controller/config.ts';
 import { runManager } from '../../../operator/controller/manager.ts';
 import { startLocalCluster, type LocalCluster } from '../../../operator/local-cluster/index.ts';
+import { sandboxManifest } from './fixtures.ts';
 import { eventually } from './operator.ts';
 
 const namespace = 'restart';
@@ -34,11 +35,7 @@ beforeAll(async () => {
   core = kc.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: namespace } } });
   // This file's operator runs as admin: let admin delete sandbox pods.
-  await core.patchNamespacedConfigMap({
-    name: ADMISSION_PARAMS,
-    namespace: 'sandbox-system',
-    body: [{ op: 'replace', path: '/data/operatorUsers', value: 'admin' }],
-  });
+  await setOperatorUsers(core, ['admin']);
   const config = loadConfig(
     [
       '--namespace',
@@ -68,12 +65,7 @@ afterAll(async () => {
   await cluster.stop();
 });
 
-const sandbox = (name: string) => ({
-  apiVersion: API_VERSION,
-  kind: SANDBOX.kind,
-  metadata: { name, namespace },
-  spec: { worktree: 'wt-1', podTemplate: { spec: { containers: [{ name: 'agent', image: 'agent:1' }] } } },
-});
+const sandbox = (name: string) => sandboxManifest(namespace, name, { worktree: 'wt-1', onNode: false });
 const reference = (name: string, sandboxName: string, worktree: string) => ({
   apiVersion: API_VERSION,
   kind: SESSION_REFERENCE.kind,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { inject } from 'vitest';
-import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
+import { setOperatorUsers } from '../../harness/admission.ts';
 import { loadConfig } from '../../../operator/controller/config.ts';
 import { runManager } from '../../../operator/controller/manager.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
@@ -39,19 +39,10 @@ export async function grantOperatorRbac(): Promise<void> {
   const file = join(tmpdir(), `operator-rbac-${process.pid}.yaml`);
   await writeFile(file, stdout);
   await kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', file]);
-  await kubeConfig()
-    .makeApiClient(CoreV1Api)
-    .patchNamespacedConfigMap({
-      name: ADMISSION_PARAMS,
-      namespace: OPERATOR_NAMESPACE,
-      body: [
-        {
-          op: 'replace',
-          path: '/data/operatorUsers',
-          value: `system:serviceaccount:${OPERATOR_NAMESPACE}:sandbox-operator,${RESTRICTED_USER}`,
-        },
-      ],
-    });
+  await setOperatorUsers(kubeConfig().makeApiClient(CoreV1Api), [
+    `system:serviceaccount:${OPERATOR_NAMESPACE}:sandbox-operator`,
+    RESTRICTED_USER,
+  ]);
 }
 
 export type RunningOperator = { stop(): Promise<void>; readonly port: Promise<number> };
