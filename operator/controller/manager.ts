@@ -18,8 +18,9 @@ import { kubeReferenceApi } from './kube/reference-api.ts';
 import { kubeSandboxApi } from './kube/sandbox-api.ts';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from './leader.ts';
 import { httpLedger, httpLocator } from './legacy-http.ts';
-import { CONTROLLER, createMetrics, type Metrics } from './metrics.ts';
+import { CONTROLLER, createMetrics, queueMetrics, reconcileMetrics, type Metrics } from './metrics.ts';
 import { serveProbes } from './probes.ts';
+import { registerStateGauges } from './state-metrics.ts';
 import { DEFAULT_BACKOFF, WorkQueue } from './queue.ts';
 import { Runner } from './runner.ts';
 import { reconcileSandbox } from './sandbox-reconciler.ts';
@@ -43,13 +44,12 @@ const SHUTDOWN_GRACE_MS = 30_000;
 export async function runManager(options: ManagerOptions): Promise<void> {
   const { kubeConfig, config, log, signal, onListening } = options;
   const metrics = createMetrics();
-  const clients = kubeClients(kubeConfig);
-  const queueName = { name: CONTROLLER };
-  const queue = new WorkQueue(DEFAULT_BACKOFF, {
-    onAdd: () => metrics.queueAdds.inc(queueName),
-    onRetry: () => metrics.queueRetries.inc(queueName),
-    onDepth: (depth) => metrics.queueDepth.set(queueName, depth),
+  const clients = kubeClients(kubeConfig, ({ code, method, host, seconds }) => {
+    metrics.restRequests.inc({ code, method, host });
+    metrics.restLatency.observe({ verb: method, host }, seconds);
   });
+  const queue = new WorkQueue(DEFAULT_BACKOFF, queueMetrics(metrics));
+  metrics.inFlight.since = () => queue.inFlightSince();
   const store = new ClusterStore((keys) => {
     for (const key of keys) queue.add(key);
   });
@@ -84,6 +84,8 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     },
   };
 
+  registerStateGauges(metrics.registry, () => cachedSandboxes(store));
+
   const watching = new AbortController();
   const watchRuns = watchers.map((watcher) => watcher.run(watching.signal));
   let stopping = false;
@@ -113,13 +115,12 @@ export async function runManager(options: ManagerOptions): Promise<void> {
         log,
       )
     : undefined;
-  const runner = new Runner(queue, (key, reconcileLog) => reconcileSandbox(ctx, key, reconcileLog), log, {
-    onResult: (result, seconds) => {
-      metrics.reconcileTotal.inc({ controller: CONTROLLER, result });
-      metrics.reconcileSeconds.observe({ controller: CONTROLLER, result }, seconds);
-    },
-    onActiveWorkers: (active) => metrics.activeWorkers.set({ controller: CONTROLLER }, active),
-  });
+  const runner = new Runner(
+    queue,
+    (key, reconcileLog) => reconcileSandbox(ctx, key, reconcileLog),
+    log,
+    reconcileMetrics(metrics),
+  );
 
   try {
     await withTimeout(
@@ -231,6 +232,13 @@ function legacyWalk(config: OperatorConfig): LegacyWalk | undefined {
 }
 
 const storeCounts = (store: ClusterStore) => store.counts;
+
+function* cachedSandboxes(store: ClusterStore) {
+  for (const key of store.sandboxKeys()) {
+    const parsed = store.sandbox(key);
+    if (parsed?.ok) yield parsed.value;
+  }
+}
 
 function recordCacheSizes(metrics: Metrics, store: ClusterStore): void {
   const counts = store.counts;

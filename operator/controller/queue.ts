@@ -15,12 +15,19 @@ export type QueueObserver = {
   readonly onAdd?: () => void;
   readonly onRetry?: () => void;
   readonly onDepth?: (depth: number) => void;
+  /** A key was handed to a worker after waiting this long in the queue. */
+  readonly onGet?: (waitedSeconds: number) => void;
+  /** A worker finished a key after working on it this long. */
+  readonly onDone?: (workedSeconds: number) => void;
 };
 
 export class WorkQueue {
   private readonly queued: string[] = [];
   private readonly queuedSet = new Set<string>();
-  private readonly processing = new Set<string>();
+  /** Keys being worked on, with when a worker took each (Date.now()). */
+  private readonly processing = new Map<string, number>();
+  /** When each queued key was added, for the time it waits. */
+  private readonly addedAt = new Map<string, number>();
   private readonly dirty = new Set<string>();
   private readonly delayed = new Map<string, { dueAt: number; timer: NodeJS.Timeout }>();
   private readonly failures = new Map<string, number>();
@@ -46,12 +53,13 @@ export class WorkQueue {
     if (this.queuedSet.has(key)) return;
     const waiter = this.waiters.shift();
     if (waiter) {
-      this.processing.add(key);
+      this.start(key, Date.now());
       waiter(key);
       return;
     }
     this.queued.push(key);
     this.queuedSet.add(key);
+    this.addedAt.set(key, Date.now());
     this.observer.onDepth?.(this.queued.length);
   }
 
@@ -97,7 +105,8 @@ export class WorkQueue {
     const key = this.queued.shift();
     if (key !== undefined) {
       this.queuedSet.delete(key);
-      this.processing.add(key);
+      this.start(key, this.addedAt.get(key) ?? Date.now());
+      this.addedAt.delete(key);
       this.observer.onDepth?.(this.queued.length);
       return Promise.resolve(key);
     }
@@ -105,8 +114,21 @@ export class WorkQueue {
   }
 
   done(key: string): void {
+    const started = this.processing.get(key);
     this.processing.delete(key);
+    if (started !== undefined) this.observer.onDone?.((Date.now() - started) / 1000);
     if (this.dirty.delete(key)) this.add(key);
+  }
+
+  /** When each in-flight key was taken by its worker (Date.now()), for the unfinished-work gauges. */
+  inFlightSince(): number[] {
+    return [...this.processing.values()];
+  }
+
+  private start(key: string, addedAt: number): void {
+    const now = Date.now();
+    this.processing.set(key, now);
+    this.observer.onGet?.((now - addedAt) / 1000);
   }
 
   /**

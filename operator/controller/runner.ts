@@ -12,7 +12,13 @@ export type Reconcile = (key: string, log: Logger) => Promise<Action>;
 export type RunnerObserver = {
   readonly onResult?: (result: 'success' | 'error' | 'requeue_after', seconds: number) => void;
   readonly onActiveWorkers?: (active: number) => void;
+  /** A reconcile threw a programming error (TypeError, RangeError, ...): controller-runtime's panic. */
+  readonly onPanic?: () => void;
 };
+
+/** JavaScript's analogue of a Go panic: a bug in our code, not a failed request. It is still retried. */
+const isProgrammingError = (error: unknown) =>
+  error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError;
 
 export class Runner {
   private active = 0;
@@ -67,6 +73,14 @@ export class Runner {
     } catch (error) {
       const delay = this.queue.addRateLimited(key);
       this.observer.onResult?.('error', elapsed(started));
+      if (isProgrammingError(error)) {
+        this.observer.onPanic?.();
+        log.error(
+          { err: error, retryInMs: delay },
+          'reconcile hit a programming error; retrying with backoff',
+        );
+        return;
+      }
       if (error instanceof KubeRequestError && error.conflict) {
         log.info(
           { step: error.step, target: error.target, retryInMs: delay },

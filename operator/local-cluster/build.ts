@@ -126,7 +126,7 @@ async function buildGroup(
     renderGoMod(`sandbox-operator.local/tools/${group.id}`, upstream, replacements),
   );
 
-  const packages = TOOLSInGroup(group).map((tool) => `${tool.goPackage}@${tool.version}`);
+  const packages = TOOLSInGroup(group).map((tool) => `${tool.goPackage}@${group.version}`);
   await step(group.id, group.version, 'go get -tool', ['get', '-tool', ...packages]);
 
   for (const tool of tools) {

@@ -1,11 +1,12 @@
 // The pinned tool table: the single source of which tool is built from which Go module, at which
 // version, with which version ldflags. Bumping a version here rebuilds that tool into a new cache key.
 
-export type ToolName = 'kube-apiserver' | 'kube-controller-manager' | 'kubectl' | 'etcd' | 'kwok' | 'helm';
+export type ToolName =
+  'kube-apiserver' | 'kube-controller-manager' | 'kubectl' | 'etcd' | 'kwok' | 'helm' | 'promtool';
 
 /** A throwaway Go module that builds one or more tools from one upstream module. */
 export interface ToolGroup {
-  readonly id: 'kubernetes' | 'etcd' | 'kwok' | 'helm';
+  readonly id: 'kubernetes' | 'etcd' | 'kwok' | 'helm' | 'prometheus';
   readonly module: string;
   readonly version: string;
   /**
@@ -19,8 +20,9 @@ export interface ToolGroup {
 export interface ToolSpec {
   readonly name: ToolName;
   readonly group: ToolGroup;
-  /** The main package passed to `go get -tool` and `go build`. */
+  /** The main package passed to `go get -tool` and `go build` (at the group's module version). */
   readonly goPackage: string;
+  /** The release the binary reports; it names the cache directory. */
   readonly version: string;
   /** `-X importpath.name=value` assignments, so `--version` and `/version` report the real release. */
   readonly versionVars: Readonly<Record<string, string>>;
@@ -39,6 +41,13 @@ const etcd: ToolGroup = { id: 'etcd', module: 'go.etcd.io/etcd/server/v3', versi
 // kwok >= v0.8.0: older releases empty a pod's finalizers when they delete it.
 const kwok: ToolGroup = { id: 'kwok', module: 'sigs.k8s.io/kwok', version: 'v0.8.0' };
 const helm: ToolGroup = { id: 'helm', module: 'helm.sh/helm/v3', version: 'v3.22.0' };
+// Prometheus publishes its Go module as v0.<major><minor>.<patch>: v0.316.0 is the v3.16.0 release.
+const prometheus: ToolGroup = {
+  id: 'prometheus',
+  module: 'github.com/prometheus/prometheus',
+  version: 'v0.316.0',
+};
+const PROMETHEUS_RELEASE = '3.16.0';
 
 function kubernetesVersionVars(): Record<string, string> {
   const [major = '', minor = ''] = KUBERNETES_VERSION.split('.');
@@ -96,11 +105,24 @@ export const TOOLS: Readonly<Record<ToolName, ToolSpec>> = {
     },
     versionArgs: ['version', '--short'],
   },
+  // For the chart's alert tests (`promtool check rules`), not the control plane.
+  promtool: {
+    name: 'promtool',
+    group: prometheus,
+    goPackage: 'github.com/prometheus/prometheus/cmd/promtool',
+    version: `v${PROMETHEUS_RELEASE}`,
+    versionVars: {
+      'github.com/prometheus/common/version.Version': PROMETHEUS_RELEASE,
+      'github.com/prometheus/common/version.Revision': `module-${prometheus.version}`,
+      'github.com/prometheus/common/version.Branch': 'release',
+    },
+    versionArgs: ['--version'],
+  },
 };
 
 export const ALL_TOOLS: readonly ToolName[] = Object.keys(TOOLS) as ToolName[];
 
-/** What the local control plane runs; helm is built by `cluster:build` for the chart tests only. */
+/** What the local control plane runs; helm and promtool are built by `cluster:build` for the chart tests only. */
 export const CONTROL_PLANE_TOOLS = [
   'etcd',
   'kube-apiserver',

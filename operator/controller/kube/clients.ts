@@ -6,9 +6,14 @@ import {
   KubernetesObjectApi,
   PatchStrategy,
   PolicyV1Api,
+  ServerConfiguration,
+  createConfiguration,
+  setHeaderMiddleware,
   setHeaderOptions,
+  type Configuration,
   type KubeConfig,
 } from '@kubernetes/client-node';
+import { meteredHttp, type RequestObserver } from './metered-http.ts';
 
 export type KubeClients = {
   readonly config: KubeConfig;
@@ -19,15 +24,46 @@ export type KubeClients = {
   readonly coordination: CoordinationV1Api;
 };
 
-export function kubeClients(config: KubeConfig): KubeClients {
+/** The clients; with `observe`, every HTTP request they make is reported (the rest_client_* metrics). */
+export function kubeClients(config: KubeConfig, observe?: RequestObserver): KubeClients {
+  if (!observe)
+    return {
+      config,
+      core: config.makeApiClient(CoreV1Api),
+      custom: config.makeApiClient(CustomObjectsApi),
+      objects: KubernetesObjectApi.makeApiClient(config),
+      policy: config.makeApiClient(PolicyV1Api),
+      coordination: config.makeApiClient(CoordinationV1Api),
+    };
+  const configuration = meteredConfiguration(config, observe);
   return {
     config,
-    core: config.makeApiClient(CoreV1Api),
-    custom: config.makeApiClient(CustomObjectsApi),
-    objects: KubernetesObjectApi.makeApiClient(config),
-    policy: config.makeApiClient(PolicyV1Api),
-    coordination: config.makeApiClient(CoordinationV1Api),
+    core: new CoreV1Api(configuration),
+    custom: new CustomObjectsApi(configuration),
+    objects: new MeteredObjectApi(configuration, config),
+    policy: new PolicyV1Api(configuration),
+    coordination: new CoordinationV1Api(configuration),
   };
+}
+
+// KubernetesObjectApi.makeApiClient, on our configuration.
+class MeteredObjectApi extends KubernetesObjectApi {
+  constructor(configuration: Configuration, config: KubeConfig) {
+    super(configuration);
+    this.setDefaultNamespace(config);
+  }
+}
+
+// What KubeConfig.makeApiClient builds, with our HTTP layer underneath.
+function meteredConfiguration(config: KubeConfig, observe: RequestObserver): Configuration {
+  const cluster = config.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  return createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server, {}),
+    authMethods: { default: config },
+    httpApi: meteredHttp(observe),
+    middleware: [setHeaderMiddleware('User-Agent', FIELD_MANAGER)],
+  });
 }
 
 // Strategic merge patch is refused by custom resources (415): always say which patch is meant.

@@ -67,3 +67,34 @@ describe('WorkQueue', () => {
     expect(await queue.get()).toBeUndefined();
   });
 });
+
+describe('WorkQueue timing, for the workqueue_* latency series', () => {
+  it('reports how long a key waited and was worked on, and which keys are in flight since when', async () => {
+    const waited: number[] = [];
+    const worked: number[] = [];
+    const queue = new WorkQueue(undefined, {
+      onGet: (seconds) => waited.push(seconds),
+      onDone: (seconds) => worked.push(seconds),
+    });
+    queue.add('a');
+    vi.advanceTimersByTime(250);
+    expect(await queue.get()).toBe('a');
+    const taken = Date.now();
+    vi.advanceTimersByTime(1_500);
+    expect(queue.inFlightSince()).toEqual([taken]);
+    queue.done('a');
+    expect(waited).toEqual([0.25]);
+    expect(worked).toEqual([1.5]);
+    expect(queue.inFlightSince()).toEqual([]);
+  });
+
+  it('counts no wait for a key handed straight to a waiting worker', async () => {
+    const waited: number[] = [];
+    const queue = new WorkQueue(undefined, { onGet: (seconds) => waited.push(seconds) });
+    const next = queue.get();
+    vi.advanceTimersByTime(1_000);
+    queue.add('a');
+    expect(await next).toBe('a');
+    expect(waited).toEqual([0]);
+  });
+});

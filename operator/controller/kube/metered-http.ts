@@ -1,0 +1,40 @@
+/**
+ * The HTTP layer under client-node's generated clients, counting each request as client-go does:
+ * rest_client_requests_total{code, method, host} and rest_client_request_duration_seconds{verb, host}.
+ * Measured here, not in `request()`, so every page of a list, every retry and the lease's calls count,
+ * each with its real status code.
+ */
+import {
+  IsomorphicFetchHttpLibrary,
+  wrapHttpLibrary,
+  type HttpLibrary,
+  type RequestContext,
+  type ResponseContext,
+} from '@kubernetes/client-node';
+
+export type RequestObserver = (request: {
+  readonly method: string;
+  readonly host: string;
+  /** The HTTP status, or `<error>` when no response came (client-go's label for a transport error). */
+  readonly code: string;
+  readonly seconds: number;
+}) => void;
+
+export function meteredHttp(observe: RequestObserver, inner: HttpLibrary = new IsomorphicFetchHttpLibrary()) {
+  return wrapHttpLibrary({
+    send: async (context: RequestContext): Promise<ResponseContext> => {
+      const started = performance.now();
+      const method: string = context.getHttpMethod();
+      const host = new URL(context.getUrl()).host;
+      const seconds = () => (performance.now() - started) / 1000;
+      try {
+        const response = await inner.send(context).toPromise();
+        observe({ method, host, code: String(response.httpStatusCode), seconds: seconds() });
+        return response;
+      } catch (error) {
+        observe({ method, host, code: '<error>', seconds: seconds() });
+        throw error;
+      }
+    },
+  });
+}
