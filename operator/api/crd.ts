@@ -92,8 +92,9 @@ export const sandboxCrd = definition({
       name: 'Phase',
       type: 'string',
       jsonPath: '.status.phase',
-      description: 'Pending, Running, Terminating or Blocked.',
+      description: 'Pending, Running, Terminating or Blocked: a summary of the conditions.',
     },
+    { name: 'Ready', type: 'string', jsonPath: '.status.ready', description: 'Ready pods / spec.replicas.' },
     { name: 'Worktree', type: 'string', jsonPath: '.spec.worktree', description: "The sandbox's worktree." },
     {
       name: 'Attached',

@@ -8,8 +8,11 @@ import {
   DNS_LABEL_PATTERN,
   DNS_SUBDOMAIN_PATTERN,
   IDENTIFIER_PATTERN,
-  MESSAGE_MAX,
-  REASON_MAX,
+  CONDITION_MESSAGE_MAX,
+  CONDITION_REASON_MAX,
+  CONDITION_REASON_PATTERN,
+  CONDITION_TYPE_MAX,
+  CONDITION_TYPE_PATTERN,
 } from './limits.ts';
 
 /** An id such as a session, worktree or turn id. */
@@ -41,17 +44,23 @@ export const conditionSchema = z
     type: z
       .string()
       .min(1)
-      .max(64)
-      .regex(/^[A-Z][A-Za-z0-9]*$/)
-      .describe('Type of condition in CamelCase, e.g. Ready or DeletionBlocked.'),
+      .max(CONDITION_TYPE_MAX)
+      .regex(new RegExp(CONDITION_TYPE_PATTERN))
+      .describe(
+        'Type of condition in CamelCase, e.g. Ready or DeletionBlocked; types written by others may carry a ' +
+          'domain prefix (example.com/Compliant).',
+      ),
     status: z.enum(CONDITION_STATUS).describe('Status of the condition: True, False or Unknown.'),
     reason: z
       .string()
       .min(1)
-      .max(REASON_MAX)
-      .regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/)
+      .max(CONDITION_REASON_MAX)
+      .regex(new RegExp(CONDITION_REASON_PATTERN))
       .describe('Machine-readable reason for the last transition, in CamelCase.'),
-    message: z.string().max(MESSAGE_MAX).describe('Human-readable detail of the last transition.'),
+    message: z
+      .string()
+      .max(CONDITION_MESSAGE_MAX)
+      .describe('Human-readable detail of the last transition.'),
     lastTransitionTime: timestamp('When the condition last changed status.'),
     observedGeneration: z
       .int()

@@ -13,7 +13,16 @@ export const PROVIDER_MAX = 63;
 export const SANDBOX_NAME_MAX = 63;
 export const TURN_ID_MAX = 128;
 export const MESSAGE_MAX = 1024;
-export const REASON_MAX = 128;
+/**
+ * metav1.Condition's own bounds, so a third-party writer (a policy engine, a GitOps health check) that follows
+ * them is never refused: type up to 316 with an optional domain prefix, reason 1024, message 32768.
+ */
+export const CONDITION_TYPE_MAX = 316;
+export const CONDITION_REASON_MAX = 1024;
+export const CONDITION_MESSAGE_MAX = 32768;
+export const CONDITION_TYPE_PATTERN =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$';
+export const CONDITION_REASON_PATTERN = '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$';
 export const PODS_MAX = 8;
 export const LABELS_MAX = 64;
 export const ANNOTATIONS_MAX = 64;

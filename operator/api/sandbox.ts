@@ -153,7 +153,20 @@ export const decisionSchema = z
 export const sandboxStatusSchema = z
   .object({
     observedGeneration: z.int().min(0).optional().describe('The metadata.generation this status describes.'),
-    phase: z.enum(SANDBOX_PHASES).optional().describe('Pending, Running, Terminating or Blocked.'),
+    phase: z
+      .enum(SANDBOX_PHASES)
+      .optional()
+      .describe(
+        'A summary of the conditions, for people: Blocked (being deleted, DeletionBlocked=True), Terminating ' +
+          '(being deleted, not blocked), Running (Ready=True) or Pending (Ready=False). The conditions are ' +
+          'authoritative; automation should read them, not the phase.',
+      ),
+    ready: z
+      .string()
+      .max(16)
+      .regex(/^[0-9]+\/[0-9]+$/)
+      .optional()
+      .describe('Ready sandbox pods out of spec.replicas, e.g. 1/2 (the READY column).'),
     pods: z
       .object({ total: count('Sandbox pods that exist.'), ready: count('Sandbox pods that are Ready.') })
       .optional()

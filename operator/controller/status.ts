@@ -124,6 +124,7 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
   return {
     observedGeneration: generation,
     phase,
+    ready: `${ready}/${sandbox.spec.replicas}`,
     pods: { total: pods.length, ready },
     references: {
       attached: index.attached,

@@ -2,6 +2,7 @@
 // defaults, kubectl shows the printer columns, short names, category and field selectors, and
 // `kubectl explain` shows the field descriptions.
 import { describe, expect, it } from 'vitest';
+import { parseSandbox } from '../../../operator/api/parse.ts';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { sandbox, sessionReference } from './examples.ts';
 
@@ -77,6 +78,7 @@ describe('kubectl get', () => {
     const status = {
       status: {
         phase: 'Blocked',
+        ready: '1/2',
         references: { attached: 2, detached: 1, foreign: 1 },
         decision: { verdict: 'Foreign', evidence: 'Index', decidedAt: '2026-01-01T00:00:00Z' },
         reconciliation: { state: 'NotRequired', marker: true },
@@ -98,6 +100,7 @@ describe('kubectl get', () => {
     expect(header).toEqual([
       'NAME',
       'PHASE',
+      'READY',
       'WORKTREE',
       'ATTACHED',
       'DETACHED',
@@ -105,7 +108,7 @@ describe('kubectl get', () => {
       'VERDICT',
       'AGE',
     ]);
-    expect(row?.slice(0, 7)).toEqual(['sbx-columns', 'Blocked', 'wt-1', '2', '1', '1', 'Foreign']);
+    expect(row?.slice(0, 8)).toEqual(['sbx-columns', 'Blocked', '1/2', 'wt-1', '2', '1', '1', 'Foreign']);
 
     const [wideHeader, wideRow] = table(
       await kubectlOk(['get', 'sbx', 'sbx-columns', '-n', ns, '-o', 'wide']),
@@ -113,6 +116,7 @@ describe('kubectl get', () => {
     expect(wideHeader).toEqual([
       'NAME',
       'PHASE',
+      'READY',
       'WORKTREE',
       'ATTACHED',
       'DETACHED',
@@ -122,7 +126,36 @@ describe('kubectl get', () => {
       'MARKER',
       'AGE',
     ]);
-    expect(wideRow?.slice(7, 9)).toEqual(['Index', 'true']);
+    expect(wideRow?.slice(8, 10)).toEqual(['Index', 'true']);
+  });
+
+  it("accepts a third-party writer's condition at metav1.Condition's bounds, beside the operator's", async () => {
+    await apply(sandbox(ns, 'sbx-foreign-condition'));
+    const foreign = {
+      type: 'policy.example.com/Compliant',
+      status: 'False',
+      reason: `Policy${'a'.repeat(1018)}`,
+      message: 'm'.repeat(32768),
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+      observedGeneration: 1,
+    };
+    const own = { ...foreign, type: 'Ready', reason: 'PodsReady', message: '1/1 pods ready' };
+    await kubectlOk([
+      'patch',
+      'sbx',
+      'sbx-foreign-condition',
+      '-n',
+      ns,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { conditions: [own, foreign] } }),
+    ]);
+    const stored = (await getJson('sbx', 'sbx-foreign-condition'))['status'] as { conditions: unknown[] };
+    expect(stored.conditions).toEqual([own, foreign]);
+    // The operator reads such a Sandbox as valid: it never treats a neighbour's condition as malformed.
+    const parsed = parseSandbox(await getJson('sbx', 'sbx-foreign-condition'));
+    expect(parsed.ok).toBe(true);
   });
 
   it('shows the SessionReference printer columns via the short name sref', async () => {
