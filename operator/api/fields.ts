@@ -57,10 +57,7 @@ export const conditionSchema = z
       .max(CONDITION_REASON_MAX)
       .regex(new RegExp(CONDITION_REASON_PATTERN))
       .describe('Machine-readable reason for the last transition, in CamelCase.'),
-    message: z
-      .string()
-      .max(CONDITION_MESSAGE_MAX)
-      .describe('Human-readable detail of the last transition.'),
+    message: z.string().max(CONDITION_MESSAGE_MAX).describe('Human-readable detail of the last transition.'),
     lastTransitionTime: timestamp('When the condition last changed status.'),
     observedGeneration: z
       .int()
