@@ -10,13 +10,13 @@ import { ANNOTATIONS, GROUP, LABELS } from './names.ts';
 export const ADMISSION_PARAMS = 'sandbox-operator-admission';
 export const POLICY_NAME = `sandbox-pod-protection.${GROUP}`;
 
-export function podProtectionPolicy() {
+export function podProtectionPolicy(name: string = POLICY_NAME) {
   const label = `'${LABELS.sandbox}'`;
   const override = `'${ANNOTATIONS.deletionOverride}'`;
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: POLICY_NAME },
+    metadata: { name },
     spec: {
       failurePolicy: 'Fail',
       paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
@@ -55,25 +55,36 @@ export function podProtectionPolicy() {
   };
 }
 
-export function podProtectionBinding(paramNamespace: string) {
+/** Names default to the kubectl-only install's; the chart passes ones that carry the release. */
+export function podProtectionBinding(
+  paramNamespace: string,
+  names: { readonly policy: string; readonly params: string } = {
+    policy: POLICY_NAME,
+    params: ADMISSION_PARAMS,
+  },
+) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: POLICY_NAME },
+    metadata: { name: names.policy },
     spec: {
-      policyName: POLICY_NAME,
+      policyName: names.policy,
       validationActions: ['Deny'],
-      paramRef: { name: ADMISSION_PARAMS, namespace: paramNamespace, parameterNotFoundAction: 'Deny' },
+      paramRef: { name: names.params, namespace: paramNamespace, parameterNotFoundAction: 'Deny' },
     },
   };
 }
 
 /** Who the policy lets delete sandbox pods: the operator's ServiceAccount user(s). */
-export function admissionParams(namespace: string, operatorUsers: readonly string[]) {
+export function admissionParams(
+  namespace: string,
+  operatorUsers: readonly string[],
+  name: string = ADMISSION_PARAMS,
+) {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: ADMISSION_PARAMS, namespace },
+    metadata: { name, namespace },
     data: { operatorUsers: operatorUsers.join(',') },
   };
 }

@@ -40,6 +40,8 @@ export const CHART_PLACEHOLDERS = {
   namespace: 'HELM_RELEASE_NAMESPACE',
   operatorUsers: 'HELM_OPERATOR_USERS',
   labels: 'HELM_CHART_LABELS',
+  policyName: 'HELM_POLICY_NAME',
+  paramsName: 'HELM_ADMISSION_PARAMS',
 } as const;
 
 /** What each placeholder becomes in the template (the helpers live in the chart's _helpers.tpl). */
@@ -47,6 +49,8 @@ const HELM_EXPRESSIONS: Record<keyof typeof CHART_PLACEHOLDERS, (indent: number)
   namespace: () => ' {{ .Release.Namespace }}',
   operatorUsers: () => ' {{ include "sandbox-operator.operatorUsers" . | quote }}',
   labels: (indent) => ` {{- include "sandbox-operator.labels" . | nindent ${indent + 2} }}`,
+  policyName: () => ' {{ include "sandbox-operator.policyName" . }}',
+  paramsName: () => ' {{ include "sandbox-operator.admissionParams" . }}',
 };
 
 const withLabels = <T extends { metadata: object }>(object: T): T => ({
@@ -55,17 +59,18 @@ const withLabels = <T extends { metadata: object }>(object: T): T => ({
 });
 
 /**
- * templates/admission-policy.yaml: the same three objects as crds/policies/, with the release namespace, the
+ * templates/admission-policy.yaml: the same three objects as crds/policies/, with names carrying the release
+ * (so two releases never collide), the release namespace, the
  * operator's ServiceAccount user (plus `admissionPolicy.extraOperatorUsers`) and the chart's labels filled
  * in by Helm. Throws if a placeholder is not substituted where expected, so a change in the printer's
  * output cannot silently leave one behind.
  */
 export function renderChartAdmissionPolicy(): string {
-  const { namespace, operatorUsers } = CHART_PLACEHOLDERS;
+  const { namespace, operatorUsers, policyName, paramsName } = CHART_PLACEHOLDERS;
   const objects = [
-    admissionParams(namespace, [operatorUsers]),
-    podProtectionPolicy(),
-    podProtectionBinding(namespace),
+    admissionParams(namespace, [operatorUsers], paramsName),
+    podProtectionPolicy(policyName),
+    podProtectionBinding(namespace, { policy: policyName, params: paramsName }),
   ].map(withLabels);
   let text = yaml(objects);
   for (const [key, placeholder] of Object.entries(CHART_PLACEHOLDERS) as [

@@ -16,7 +16,14 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: operator
 {{- end -}}
 
-{{- define "sandbox-operator.serviceAccount" -}}{{ .Release.Name }}{{- end -}}
+{{- define "sandbox-operator.serviceAccount" -}}{{ .Values.serviceAccount.name | default .Release.Name }}{{- end -}}
+
+{{/*
+Cluster-scoped and shared names carry the release, so two releases never collide. The default release
+(sandbox-operator) keeps the parameters' name sandbox-operator-admission.
+*/}}
+{{- define "sandbox-operator.admissionParams" -}}{{ .Release.Name }}-admission{{- end -}}
+{{- define "sandbox-operator.policyName" -}}{{ .Release.Name }}-pod-protection.sandbox.agents.dev{{- end -}}
 {{- define "sandbox-operator.operatorUser" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "sandbox-operator.serviceAccount" . }}{{- end -}}
 
 {{/* Who the pod protection policy lets delete sandbox pods: the operator, plus listed users. */}}
@@ -52,7 +59,15 @@ app.kubernetes.io/component: operator
 {{- if and (gt (int .Values.replicaCount) 1) (not .Values.operator.leaderElection.enabled) -}}
 {{- fail "replicaCount > 1 needs operator.leaderElection.enabled: two replicas without a lease would both reconcile" -}}
 {{- end -}}
+{{- if and (not .Values.serviceAccount.create) (not .Values.serviceAccount.name) -}}
+{{- fail "serviceAccount.create is false: set serviceAccount.name to the existing ServiceAccount the operator runs as" -}}
+{{- end -}}
 {{- if and .Values.ledger.tokenSecret.name (not .Values.ledger.url) -}}
 {{- fail "ledger.tokenSecret.name is set but ledger.url is empty: the token is only used for the ledger and locator" -}}
 {{- end -}}
+{{- end -}}
+
+{{/* The label matchers that pick this release's operator from what Prometheus scrapes. */}}
+{{- define "sandbox-operator.metricsSelector" -}}
+{{- .Values.metrics.prometheusRule.selector | default (printf "job=\"%s-metrics\", namespace=\"%s\"" .Release.Name .Release.Namespace) -}}
 {{- end -}}
