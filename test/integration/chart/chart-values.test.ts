@@ -15,14 +15,16 @@ import { NON_DEFAULT_VALUES } from './values.ts';
 const deployment = (rendered: Rendered) => find(rendered, 'Deployment') as unknown as V1Deployment;
 
 describe('the chart with non-default values', () => {
-  it('adds the PodDisruptionBudget, ServiceMonitor, NetworkPolicy and per-namespace shell reaper identities', async () => {
+  it('adds the PodDisruptionBudget, ServiceMonitor, PrometheusRule, dashboard, NetworkPolicy and per-namespace shell reaper identities', async () => {
     expect(kinds(await template(NON_DEFAULT_VALUES, { release: 'sbx' }))).toEqual([
       'ClusterRole/sbx-operator',
       'ClusterRole/sbx-shell-reaper',
-      'ConfigMap/sandbox-operator-admission',
+      'ConfigMap/sbx-admission',
+      'ConfigMap/sbx-dashboard',
       'Deployment/sbx',
       'NetworkPolicy/sbx',
       'PodDisruptionBudget/sbx',
+      'PrometheusRule/sbx',
       'Role/sbx-leader-election',
       'RoleBinding/sbx-leader-election',
       'RoleBinding/sbx-operator',
@@ -33,8 +35,8 @@ describe('the chart with non-default values', () => {
       'ServiceAccount/sandbox-shell-reaper',
       'ServiceAccount/sbx',
       'ServiceMonitor/sbx',
-      'ValidatingAdmissionPolicy/sandbox-pod-protection.sandbox.agents.dev',
-      'ValidatingAdmissionPolicyBinding/sandbox-pod-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/sbx-pod-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/sbx-pod-protection.sandbox.agents.dev',
     ]);
   });
 

@@ -39,8 +39,8 @@ describe('the chart with default values', () => {
       'RoleBinding/sandbox-operator-leader-election',
       'Service/sandbox-operator-metrics',
       'ServiceAccount/sandbox-operator',
-      'ValidatingAdmissionPolicy/sandbox-pod-protection.sandbox.agents.dev',
-      'ValidatingAdmissionPolicyBinding/sandbox-pod-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/sandbox-operator-pod-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/sandbox-operator-pod-protection.sandbox.agents.dev',
     ]);
   });
 
@@ -95,12 +95,20 @@ describe('the chart with default values', () => {
 
   it('fills the admission policy with the release namespace and the operator’s ServiceAccount', async () => {
     const rendered = await template({}, { release: 'sbx', namespace: 'platform' });
-    expect(find(rendered, 'ConfigMap', 'sandbox-operator-admission')).toMatchObject({
+    expect(find(rendered, 'ConfigMap', 'sbx-admission')).toMatchObject({
       metadata: { namespace: 'platform' },
       data: { operatorUsers: 'system:serviceaccount:platform:sbx' },
     });
     expect(find(rendered, 'ValidatingAdmissionPolicyBinding')).toMatchObject({
-      spec: { paramRef: { name: 'sandbox-operator-admission', namespace: 'platform' } },
+      metadata: { name: 'sbx-pod-protection.sandbox.agents.dev' },
+      spec: {
+        policyName: 'sbx-pod-protection.sandbox.agents.dev',
+        paramRef: { name: 'sbx-admission', namespace: 'platform' },
+      },
+    });
+    expect(container(rendered).env).toContainEqual({
+      name: 'SANDBOX_OPERATOR_ADMISSION_PARAMS',
+      value: 'platform/sbx-admission',
     });
   });
 });

@@ -43,10 +43,10 @@ export type Manifest = {
 export type Rendered = { readonly text: string; readonly objects: readonly Manifest[] };
 
 /** `helm template` with the given values; fails the test with helm's stderr when rendering fails. */
-export async function template(
-  values: object = {},
-  options: { release?: string; namespace?: string } = {},
-): Promise<Rendered> {
+/** What to render: a release name and namespace, and `tests` for the `helm test` hooks (off, as for an install). */
+export type TemplateOptions = { release?: string; namespace?: string; tests?: boolean };
+
+export async function template(values: object = {}, options: TemplateOptions = {}): Promise<Rendered> {
   const result = await templateResult(values, options);
   if (result.exitCode !== 0) throw new Error(`helm template failed: ${result.stderr}`);
   const objects = parseAllDocuments(result.stdout)
@@ -55,10 +55,7 @@ export async function template(
   return { text: result.stdout, objects };
 }
 
-export async function templateResult(
-  values: object,
-  options: { release?: string; namespace?: string } = {},
-): Promise<HelmResult> {
+export async function templateResult(values: object, options: TemplateOptions = {}): Promise<HelmResult> {
   return helm([
     'template',
     options.release ?? 'sandbox-operator',
@@ -69,6 +66,7 @@ export async function templateResult(
     KUBE_VERSION,
     '-f',
     await valuesFile(values),
+    ...(options.tests === true ? [] : ['--skip-tests']),
   ]);
 }
 

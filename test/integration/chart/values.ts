@@ -28,7 +28,12 @@ export const NON_DEFAULT_VALUES = {
     aggregateToDefaultRoles: false,
   },
   securityContext: { runAsUser: null, runAsGroup: null },
-  metrics: { port: 9090, serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } },
+  metrics: {
+    port: 9090,
+    serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
+    prometheusRule: { enabled: true, labels: { release: 'prometheus' }, extraAlertLabels: { team: 'platform' } },
+    grafanaDashboard: { enabled: true, namespace: 'monitoring' },
+  },
   podDisruptionBudget: { enabled: true },
   networkPolicy: {
     enabled: true,
