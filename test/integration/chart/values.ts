@@ -31,7 +31,11 @@ export const NON_DEFAULT_VALUES = {
   metrics: {
     port: 9090,
     serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
-    prometheusRule: { enabled: true, labels: { release: 'prometheus' }, extraAlertLabels: { team: 'platform' } },
+    prometheusRule: {
+      enabled: true,
+      labels: { release: 'prometheus' },
+      extraAlertLabels: { team: 'platform' },
+    },
     grafanaDashboard: { enabled: true, namespace: 'monitoring' },
   },
   podDisruptionBudget: { enabled: true },
