@@ -18,7 +18,7 @@ import { kubeReferenceApi } from './kube/reference-api.ts';
 import { kubeSandboxApi } from './kube/sandbox-api.ts';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from './leader.ts';
 import { httpLedger, httpLocator } from './legacy-http.ts';
-import { CONTROLLER, createMetrics, queueMetrics, reconcileMetrics, type Metrics } from './metrics.ts';
+import { CONTROLLER, createMetrics, queueMetrics, reconcileMetrics } from './metrics.ts';
 import { serveProbes } from './probes.ts';
 import { registerStateGauges } from './state-metrics.ts';
 import { DEFAULT_BACKOFF, WorkQueue } from './queue.ts';
@@ -100,8 +100,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   );
   const address = server.address();
   if (address && typeof address === 'object') onListening?.(address.port);
-  const cacheGauge = setInterval(() => recordCacheSizes(metrics, store), 5_000);
-  cacheGauge.unref();
+  metrics.cache.counts = () => store.counts;
 
   const leader = config.leaderElect
     ? new LeaderElector(
@@ -159,7 +158,6 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     log.debug('waiting for watchers');
     await Promise.all(watchRuns);
     log.debug('watchers stopped');
-    clearInterval(cacheGauge);
     await new Promise((resolve) => server.close(resolve));
     log.info('operator stopped');
   }
@@ -238,13 +236,6 @@ function* cachedSandboxes(store: ClusterStore) {
     const parsed = store.sandbox(key);
     if (parsed?.ok) yield parsed.value;
   }
-}
-
-function recordCacheSizes(metrics: Metrics, store: ClusterStore): void {
-  const counts = store.counts;
-  metrics.cached.set({ kind: 'Sandbox' }, counts.sandboxes);
-  metrics.cached.set({ kind: 'SessionReference' }, counts.references);
-  metrics.cached.set({ kind: 'Pod' }, counts.pods);
 }
 
 async function withTimeout<T>(

@@ -4,6 +4,8 @@
  * alerts written for kubebuilder operators read ours (docs/metrics.md lists every series).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { SANDBOX, SESSION_REFERENCE } from '../api/names.ts';
+import { EVIDENCE, VERDICTS } from '../api/sandbox.ts';
 import type { QueueObserver } from './queue.ts';
 import type { RunnerObserver } from './runner.ts';
 
@@ -22,6 +24,9 @@ const REST_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
 const QUEUE_LABELS = { name: CONTROLLER, controller: CONTROLLER };
 const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
 
+const LEGACY_OUTCOMES = ['Complete', 'Foreign', 'Incomplete', 'Unavailable'] as const;
+const WATCHED = [SANDBOX.plural, SESSION_REFERENCE.plural, 'pods'] as const;
+
 export const RECONCILE_RESULTS = ['success', 'error', 'requeue', 'requeue_after'] as const;
 
 export function createMetrics() {
@@ -32,6 +37,8 @@ export function createMetrics() {
   const queue = ['name', 'controller'] as const;
   // Start times (Date.now()) of the keys being reconciled; the manager points this at its work queue.
   const inFlight = { since: (): readonly number[] => [] };
+  // The cache's object counts; the manager points this at its store.
+  const cache = { counts: () => ({ sandboxes: 0, references: 0, pods: 0 }) };
   const secondsInFlight = () => {
     const now = Date.now();
     return inFlight.since().map((since) => Math.max(0, (now - since) / 1000));
@@ -39,6 +46,7 @@ export function createMetrics() {
   const metrics = {
     registry,
     inFlight,
+    cache,
     reconcileTotal: new Counter({
       name: 'controller_runtime_reconcile_total',
       help: 'Total number of reconciliations per controller, by result.',
@@ -175,6 +183,12 @@ export function createMetrics() {
       help: 'Objects in the cache by kind.',
       labelNames: ['kind'],
       registers,
+      collect() {
+        const counts = cache.counts();
+        this.set({ kind: SANDBOX.kind }, counts.sandboxes);
+        this.set({ kind: SESSION_REFERENCE.kind }, counts.references);
+        this.set({ kind: 'Pod' }, counts.pods);
+      },
     }),
   };
   // Series that exist before their first event, so rate() and absent() see them from the first scrape.
@@ -188,6 +202,11 @@ export function createMetrics() {
   metrics.queueDepth.set(queueLabels, 0);
   metrics.queueAdds.inc(queueLabels, 0);
   metrics.queueRetries.inc(queueLabels, 0);
+  for (const verdict of VERDICTS)
+    for (const evidence of EVIDENCE) metrics.decisions.inc({ verdict, evidence }, 0);
+  for (const outcome of LEGACY_OUTCOMES) metrics.reconciliations.inc({ outcome }, 0);
+  for (const resource of WATCHED)
+    for (const reason of ['gone', 'error']) metrics.watchRestarts.inc({ resource, reason }, 0);
   return metrics;
 }
 

@@ -112,13 +112,15 @@ describe('printer columns', () => {
 });
 
 describe('the chart’s admission policy template', () => {
-  /** What Helm makes of the template for release namespace `ops` and two operator users. */
+  /** What Helm makes of the template for release `rel` in namespace `ops` and two operator users. */
   const rendered = () =>
     renderChartAdmissionPolicy()
       .split('\n')
       .filter((line) => !line.startsWith('{{- if') && !line.startsWith('{{- end'))
       .join('\n')
       .replaceAll('{{ .Release.Namespace }}', 'ops')
+      .replaceAll('{{ include "sandbox-operator.policyName" . }}', 'rel-pod-protection.sandbox.agents.dev')
+      .replaceAll('{{ include "sandbox-operator.admissionParams" . }}', 'rel-admission')
       .replaceAll(
         '{{ include "sandbox-operator.operatorUsers" . | quote }}',
         '"system:serviceaccount:ops:op,alice"',
@@ -127,7 +129,7 @@ describe('the chart’s admission policy template', () => {
         return `\n${' '.repeat(Number(n))}app.kubernetes.io/name: sandbox-operator`;
       });
 
-  it('is the same objects as crds/policies/, with the release namespace, users and labels filled in', () => {
+  it('is the same objects as crds/policies/, with the release names, namespace, users and labels filled in', () => {
     const labels = { 'app.kubernetes.io/name': 'sandbox-operator' };
     const withLabels = (object: { metadata: object }) => ({
       ...object,
@@ -135,9 +137,14 @@ describe('the chart’s admission policy template', () => {
     });
     const documents = parseAllDocuments(rendered()).map((doc) => doc.toJS() as unknown);
     expect(documents).toEqual([
-      withLabels(admissionParams('ops', ['system:serviceaccount:ops:op', 'alice'])),
-      withLabels(podProtectionPolicy()),
-      withLabels(podProtectionBinding('ops')),
+      withLabels(admissionParams('ops', ['system:serviceaccount:ops:op', 'alice'], 'rel-admission')),
+      withLabels(podProtectionPolicy('rel-pod-protection.sandbox.agents.dev')),
+      withLabels(
+        podProtectionBinding('ops', {
+          policy: 'rel-pod-protection.sandbox.agents.dev',
+          params: 'rel-admission',
+        }),
+      ),
     ]);
   });
 
