@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { valuesTable, withValuesTable } from '../../../operator/chart/values-table.ts';
+import { valuesTable, withValuesTable } from '../../../scripts/values-table.ts';
 
 const run = promisify(execFile);
 const chart = 'charts/sandbox-operator';
@@ -18,7 +18,7 @@ describe('the chart README', () => {
   it('has the values table generated from values.schema.json and values.yaml (npm run chart:readme)', async () => {
     let failure = '';
     try {
-      await run('npx', ['tsx', 'operator/cli/chart-readme.ts', '--check']);
+      await run('npx', ['tsx', 'scripts/chart-readme.ts', '--check']);
     } catch (error) {
       failure = (error as { stderr?: string }).stderr ?? String(error);
     }

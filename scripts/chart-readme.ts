@@ -4,9 +4,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { format, resolveConfig } from 'prettier';
 import { parse } from 'yaml';
-import { valuesTable, withValuesTable } from '../chart/values-table.ts';
+import { valuesTable, withValuesTable } from './values-table.ts';
 
-const chart = join(import.meta.dirname, '..', '..', 'charts', 'sandbox-operator');
+const chart = join(import.meta.dirname, '..', 'charts', 'sandbox-operator');
 const readmePath = join(chart, 'README.md');
 
 async function main(): Promise<void> {
