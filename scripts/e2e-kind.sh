@@ -54,6 +54,9 @@ helm install "$RELEASE" charts/sandbox-operator --namespace "$NAMESPACE" --creat
   --set "shellReaper.namespaces={$SMOKE}" --wait --timeout 5m
 kubectl -n "$NAMESPACE" rollout status "deployment/$RELEASE" --timeout 3m
 
+step "helm test $RELEASE"
+helm test "$RELEASE" --namespace "$NAMESPACE" --timeout 5m --logs
+
 step "smoke test: the installed operator, the sidecar and kubectl sandbox"
 kubectl apply --server-side --field-manager=gitops -n "$SMOKE" -f examples/
 kubectl -n "$SMOKE" wait sandbox/shared-login --for=jsonpath='{.status.references.attached}'=3 --timeout 2m
