@@ -39,6 +39,7 @@ const WATCH_TIMEOUT_SECONDS = 300; // the server ends each watch by then; bookma
 export class Watcher {
   private resourceVersion = '';
   private syncedOnce = false;
+  private syncing = false;
   private readonly synced: Promise<void>;
   private markSynced: () => void = () => undefined;
 
@@ -58,8 +59,13 @@ export class Watcher {
     return this.synced;
   }
 
+  /** False from a failed list or watch until the next complete list: the cache is then not syncing. */
   get isSynced(): boolean {
-    return this.syncedOnce;
+    return this.syncedOnce && this.syncing;
+  }
+
+  get resourceName(): string {
+    return this.resource.name;
   }
 
   /** Runs until `signal` aborts. Never rejects. */
@@ -81,6 +87,7 @@ export class Watcher {
         }
       } catch (error) {
         if (isAborted(signal)) return;
+        this.syncing = false;
         failures += 1;
         const delay = Math.min(30_000, 800 * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4);
         this.observer.onRestart?.(this.resource.name, 'error');
@@ -119,6 +126,7 @@ export class Watcher {
     } while (continueToken);
     this.resourceVersion = resourceVersion;
     this.deliver(() => this.sink.replace(items));
+    this.syncing = true;
     if (!this.syncedOnce) {
       this.syncedOnce = true;
       this.markSynced();

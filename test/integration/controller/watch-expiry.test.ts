@@ -155,6 +155,34 @@ describe('the watcher', () => {
     expect(seen.slice(0, 3)).toEqual(['list@40', 'watch@40', 'list@41']);
   });
 
+  it('takes an ERROR event other than 410 as a failure: backs off, relists, and is not synced meanwhile', async () => {
+    seen.length = 0;
+    // What an API server sends after an etcd restore: the watch's resourceVersion means nothing any more.
+    lists.push({ rv: '60', items: [pod('f', '60')] }, { rv: '7', items: [pod('g', '7')] });
+    watches.push((res) =>
+      res
+        .writeHead(200)
+        .end(
+          `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 504, reason: 'Timeout', message: 'Too large resource version' } })}\n`,
+        ),
+    );
+    const events: string[] = [];
+    const { watcher: w, restarts } = watcher(events);
+    const stop = new AbortController();
+    const running = w.run(stop.signal);
+    await w.hasSynced();
+    await until('the failed watch', () => restarts.length > 0);
+    const syncedAfterError = w.isSynced;
+    await until('the relist', () => events.includes('replace:g'));
+    const syncedAfterRelist = w.isSynced;
+    stop.abort();
+    await running;
+    expect(restarts).toEqual(['error']);
+    expect(seen.slice(0, 3)).toEqual(['list@60', 'watch@60', 'list@7']);
+    expect(syncedAfterError).toBe(false);
+    expect(syncedAfterRelist).toBe(true);
+  });
+
   it('stops at once when asked, even while a watch is open', async () => {
     lists.push({ rv: '50', items: [] });
     const { watcher: w } = watcher([]);
