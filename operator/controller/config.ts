@@ -21,6 +21,11 @@ const configSchema = z.object({
     .default(`${hostname()}-${process.pid}`)
     .describe('--identity: this replica in the lease'),
   probeBind: z.string().default(':8081').describe('--probe-bind: /healthz, /readyz and /metrics'),
+  admissionParams: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, 'expected <namespace>/<name>')
+    .default('sandbox-system/sandbox-operator-admission')
+    .describe('--admission-params: the pod-protection policy parameters ConfigMap, checked at start'),
   ledgerUrl: z.url().optional().describe('--ledger-url: the session ledger (legacy reconciliation)'),
   locatorUrl: z.url().optional().describe('--locator-url: the runtime locator (default: the ledger URL)'),
   ledgerTokenFile: z

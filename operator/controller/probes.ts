@@ -1,13 +1,17 @@
 /**
  * The operator's HTTP endpoints: /healthz (the process serves), /readyz (caches synced), /metrics
- * (Prometheus). One server; the chart points probes and the ServiceMonitor at it.
+ * (Prometheus); /readyz says why it is not ready. One server; the chart points probes and the ServiceMonitor at it.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
-export type ProbeState = { readonly ready: () => boolean; readonly healthy: () => boolean };
+export type ProbeState = {
+  /** Undefined when ready; otherwise why not, in words /readyz answers with. */
+  readonly notReady: () => string | undefined;
+  readonly healthy: () => boolean;
+};
 
 export async function serveProbes(
   bind: string,
@@ -22,8 +26,10 @@ export async function serveProbes(
       res.end(body);
     };
     if (path === '/healthz') return answer(state.healthy() ? 200 : 500, state.healthy() ? 'ok' : 'unhealthy');
-    if (path === '/readyz')
-      return answer(state.ready() ? 200 : 503, state.ready() ? 'ok' : 'caches not synced');
+    if (path === '/readyz') {
+      const reason = state.notReady();
+      return answer(reason === undefined ? 200 : 503, reason ?? 'ok');
+    }
     if (path === '/metrics') {
       registry
         .metrics()

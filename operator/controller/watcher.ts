@@ -7,10 +7,11 @@
  * on any other error, back off (0.8 s → 30 s, with jitter) and LIST again. Handlers never throw: a failing
  * sink call is logged and the loop goes on.
  */
-import type { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { sleep } from './sleep.ts';
 import { KubeRequestError, request } from './errors.ts';
+import { listPage } from './kube/list-pages.ts';
 import { watchStream, type WatchEnd } from './kube/watch-stream.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -45,7 +46,6 @@ export class Watcher {
 
   constructor(
     private readonly kubeConfig: KubeConfig,
-    private readonly objects: KubernetesObjectApi,
     private readonly resource: WatchedResource,
     private readonly sink: WatchSink,
     private readonly log: Logger,
@@ -101,28 +101,17 @@ export class Watcher {
   }
 
   private async list(): Promise<void> {
-    const { apiVersion, kind, namespace, labelSelector, name } = this.resource;
+    const { name, path, labelSelector } = this.resource;
     const items: unknown[] = [];
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
       const page = await request('List', name, () =>
-        this.objects.list(
-          apiVersion,
-          kind,
-          namespace,
-          undefined,
-          undefined,
-          undefined,
-          undefined,
-          labelSelector,
-          PAGE_SIZE,
-          continueToken,
-        ),
+        listPage(this.kubeConfig, path, { labelSelector, limit: PAGE_SIZE, continue: continueToken }),
       );
       items.push(...page.items);
-      continueToken = page.metadata?._continue || undefined;
-      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+      continueToken = page.continueToken;
+      resourceVersion = page.resourceVersion || resourceVersion;
     } while (continueToken);
     this.resourceVersion = resourceVersion;
     this.deliver(() => this.sink.replace(items));

@@ -3,7 +3,7 @@
  * watch on demand): 410 Gone relists and reports objects deleted meanwhile; any other failure backs off and
  * relists; a clean close re-watches from the last resourceVersion without a relist.
  */
-import { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -73,16 +73,9 @@ function watcher(events: string[]) {
   const resource = { name: 'pods', apiVersion: 'v1', kind: 'Pod', path: '/api/v1/pods' };
   return {
     restarts,
-    watcher: new Watcher(
-      kc,
-      KubernetesObjectApi.makeApiClient(kc),
-      resource,
-      sink,
-      pino({ level: 'silent' }),
-      {
-        onRestart: (_name, reason) => restarts.push(reason),
-      },
-    ),
+    watcher: new Watcher(kc, resource, sink, pino({ level: 'silent' }), {
+      onRestart: (_name, reason) => restarts.push(reason),
+    }),
   };
 }
 
