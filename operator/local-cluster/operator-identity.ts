@@ -11,6 +11,7 @@ import { ensureBinaries } from './build.ts';
 import type { LocalCluster } from './control-plane.ts';
 import { LocalClusterError } from './errors.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
+import { TOOLS } from './versions.ts';
 
 const run = promisify(execFile);
 const CHART_DIR = fileURLToPath(new URL('../../charts/sandbox-operator/', import.meta.url));
@@ -36,6 +37,8 @@ export async function provisionOperatorIdentity(
       CHART_DIR,
       '--namespace',
       namespace,
+      '--kube-version',
+      TOOLS['kube-apiserver'].version,
       '--show-only',
       'templates/rbac.yaml',
     ]));

@@ -23,13 +23,22 @@ describe('npm start', () => {
       child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
       const exited = once(child, 'exit');
       try {
+        let ended = false;
+        void exited.then(() => (ended = true));
         const kubeconfig = await eventually(
           'the banner',
-          () => Promise.resolve(/export KUBECONFIG=(\S+)/.exec(output)?.[1]),
+          () => {
+            if (ended) throw new Error(`npm start exited early:\n${output.slice(-3000)}`);
+            return Promise.resolve(/export KUBECONFIG=(\S+)/.exec(output)?.[1]);
+          },
           180_000,
         );
         const kubectl = (args: string[]) => runKubectl(inject('kubectl'), kubeconfig, args);
-        expect(output).toContain('the pod-protection policy trusts this operator');
+        await eventually('the identity check', () =>
+          Promise.resolve(
+            output.includes('the pod-protection policy trusts this operator') ? true : undefined,
+          ),
+        );
         expect((await kubectl(['create', 'namespace', 'team-a'])).exitCode).toBe(0);
         const applied = await kubectl([
           'apply',
@@ -87,8 +96,10 @@ describe('npm start', () => {
         );
         expect(output).not.toContain('not ready:');
       } finally {
-        process.kill(-(child.pid ?? 0), 'SIGINT');
-        await exited;
+        if (child.exitCode === null && child.signalCode === null) {
+          process.kill(-(child.pid ?? 0), 'SIGINT');
+          await exited;
+        }
       }
     },
   );
