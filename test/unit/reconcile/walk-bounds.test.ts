@@ -94,6 +94,7 @@ describe('the ledger call', () => {
 
 describe('the lookups', () => {
   it('count exactly what happened in a complete walk', async () => {
+    vi.setSystemTime(1_000_000); // elapsed time is measured from the start, not from the epoch
     const { outcome } = await walk(
       [owner('workspace_1', { worktree: 'wt-1' }), owner('agent_2'), owner('workspace_3')],
       [
