@@ -57,7 +57,10 @@ describe('a hostile ledger', () => {
       const chunk = Buffer.alloc(64 * 1024, ' ');
       res.write('{"verdict":"owners","owners":[');
       const pump = () => {
-        while (!closed && res.write(chunk)) sent += chunk.length;
+        while (!closed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) break;
+        }
         if (!closed) res.once('drain', pump);
       };
       res.on('close', () => (closed = true));
