@@ -80,9 +80,9 @@ export const POD_VARIABLES: readonly Variable[] = [
 
 /** The protection metadata a non-operator UPDATE changed, as field paths (empty: none). */
 const changedProtection =
-  `(variables.oldLabel != variables.newLabel ? ['metadata.labels[${LABELS.sandbox}]'] : []) + ` +
-  `(variables.oldFinalized != variables.newFinalized ? ['metadata.finalizers[${EXCLUSIVITY_FINALIZER}]'] : []) + ` +
-  `(variables.sameOwners ? [] : ['metadata.ownerReferences'])`;
+  `['metadata.labels[${LABELS.sandbox}]'].filter(f, variables.oldLabel != variables.newLabel) + ` +
+  `['metadata.finalizers[${EXCLUSIVITY_FINALIZER}]'].filter(f, variables.oldFinalized != variables.newFinalized) + ` +
+  `['metadata.ownerReferences'].filter(f, !variables.sameOwners)`;
 
 const toOverride = `annotate the pod with ${ANNOTATIONS.deletionOverride}=<reason> to override`;
 
@@ -106,7 +106,10 @@ export function podProtectionPolicy() {
       },
       variables: [
         ...POD_VARIABLES,
-        { name: 'changed', expression: `request.operation == 'UPDATE' ? ${changedProtection} : []` },
+        {
+          name: 'changed',
+          expression: `request.operation == 'UPDATE' ? ${changedProtection} : [''].filter(f, false)`,
+        },
       ],
       validations: [
         {

@@ -66,7 +66,7 @@ function validation(check: TemplateCheck): Validation {
     return {
       expression: `${gate} || ${volumes}.all(v, ${check.ok})`,
       messageExpression:
-        `${volumes}.filter(v, !(${check.ok})).map(v, 'spec.podTemplate.spec.volumes[' + v.name + ']${check.field}')` +
+        `${volumes}.filter(v, !(${check.ok})).map(v, 'spec.podTemplate.spec.volumes[' + string(v.name) + ']${check.field}')` +
         `.join(', ') + ' ${check.rule}' + ${SUFFIX}`,
       reason: 'Forbidden',
     };
@@ -77,7 +77,7 @@ function validation(check: TemplateCheck): Validation {
     messageExpression: `(${LISTS.map((list) =>
       each(
         list,
-        `.filter(c, !(${check.ok})).map(c, 'spec.podTemplate.spec.${list}[' + c.name + ']${check.field}')`,
+        `.filter(c, !(${check.ok})).map(c, 'spec.podTemplate.spec.${list}[' + string(c.name) + ']${check.field}')`,
       ),
     ).join(' + ')}).join(', ') + ' ${check.rule}' + ${SUFFIX}`,
     reason: 'Forbidden',
