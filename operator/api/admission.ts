@@ -142,7 +142,7 @@ export function podProtectionPolicy() {
             "request.operation != 'CREATE' || variables.newOverride == '' || !(variables.newOwned || variables.newLabel != '')",
           messageExpression:
             `'pod ' + variables.pod + ': ${ANNOTATIONS.deletionOverride} cannot be set when a pod is created ` +
-            "(a Sandbox's template must not pre-set it); an administrator sets it on the running pod'",
+            "(a Sandbox template must not pre-set it); an administrator sets it on the running pod'",
           reason: 'Forbidden',
         },
       ],
@@ -152,7 +152,7 @@ export function podProtectionPolicy() {
           valueExpression:
             "request.operation == 'DELETE' && variables.oldOwned && !variables.isOperator && variables.oldOverride != '' && " +
             "!has(oldObject.metadata.deletionTimestamp) ? request.userInfo.username + ' deleted sandbox pod ' + " +
-            "variables.pod + ' of Sandbox ' + variables.owner + ' under the deletion override: ' + variables.oldOverride : null",
+            "variables.pod + ' of Sandbox ' + variables.owner + ' under the deletion override: ' + variables.oldOverride : ''",
         },
         {
           key: 'override-update',
@@ -160,7 +160,7 @@ export function podProtectionPolicy() {
             "request.operation == 'UPDATE' && variables.oldOwned && !variables.isOperator && variables.newOverride != '' && " +
             "(variables.oldOverride == '' || size(variables.changed) > 0) ? request.userInfo.username + ' set or used the " +
             "deletion override on sandbox pod ' + variables.pod + ' of Sandbox ' + variables.owner + ' (' + " +
-            "(size(variables.changed) > 0 ? 'changed ' + variables.changed.join(', ') : 'no protection change') + '): ' + variables.newOverride : null",
+            "(size(variables.changed) > 0 ? 'changed ' + variables.changed.join(', ') : 'no protection change') + '): ' + variables.newOverride : ''",
         },
       ],
     },
