@@ -78,6 +78,14 @@ export function legacyEndpoints(config: {
   return { ledger, locator };
 }
 
+/** Zod's issues as `field.path: message`, so the error names the field and the limit it broke. */
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+    .join('; ');
+}
+
 export class LegacyHttpError extends Error {
   readonly kind = 'LegacyHttpFailed';
   constructor(
@@ -160,7 +168,7 @@ export function httpLedger(endpoint: HttpEndpoint): SessionLedger {
       const path = `v1/namespaces/${encodeURIComponent(target.namespace)}/sandboxes/${encodeURIComponent(target.sandbox)}/owners?${query.toString()}`;
       const parsed = ledgerResponse.safeParse(await getJson(endpoint, 'ledger', path, signal));
       if (!parsed.success)
-        throw new LegacyHttpError('ledger', `unexpected response: ${parsed.error.message}`, {
+        throw new LegacyHttpError('ledger', `unexpected response: ${describeIssues(parsed.error)}`, {
           cause: parsed.error,
         });
       const body = parsed.data;
@@ -195,7 +203,7 @@ export function httpLocator(endpoint: HttpEndpoint): RuntimeLocator {
       );
       const parsed = locatorResponse.safeParse(raw);
       if (!parsed.success)
-        throw new LegacyHttpError('locator', `unexpected response: ${parsed.error.message}`, {
+        throw new LegacyHttpError('locator', `unexpected response: ${describeIssues(parsed.error)}`, {
           cause: parsed.error,
         });
       const body = parsed.data;
