@@ -9,7 +9,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS, EXCLUSIVITY_FINALIZER, LABELS } from '../../../operator/api/names.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { createSandbox, getSandbox } from '../controller/fixtures.ts';
-import { core, grantOperatorRbac } from '../controller/operator.ts';
+import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
+import { core, grantOperatorRbac, OPERATOR_NAMESPACE } from '../controller/operator.ts';
 
 const namespace = testNamespace('operator-bounds');
 const asOperator = () => kubeConfig({ restricted: true }).makeApiClient(CoreV1Api);
@@ -96,6 +97,26 @@ describe('the operator’s identity', () => {
         { op: 'add', path: '/metadata/finalizers', value: [EXCLUSIVITY_FINALIZER] },
       ]),
     ).toBe('allowed');
+  });
+
+  it('is refused outside the namespaces the admission parameters say it watches', async () => {
+    const setWatched = (value: string) =>
+      core().patchNamespacedConfigMap(
+        {
+          name: ADMISSION_PARAMS,
+          namespace: OPERATOR_NAMESPACE,
+          body: [{ op: 'add', path: '/data/watchNamespaces', value }],
+        },
+        JSON_PATCH,
+      );
+    await setWatched('team-elsewhere');
+    try {
+      expect(
+        await outcome(asOperator().createNamespacedPod({ namespace, body: sandboxPod('unwatched-0') })),
+      ).toContain('acts only in the namespaces it watches');
+    } finally {
+      await setWatched('');
+    }
   });
 
   it('is refused patching or deleting a pod that is not a sandbox pod', async () => {

@@ -6,9 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { GROUP, VERSION } from '../../../operator/api/names.ts';
 import { TEMPLATE_LEVEL_LABEL } from '../../../operator/api/template-policy.ts';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
 import { kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { sandboxManifest } from '../controller/fixtures.ts';
-import { customObjects } from '../controller/operator.ts';
+import { core, customObjects, OPERATOR_NAMESPACE } from '../controller/operator.ts';
 
 const namespace = testNamespace('template-policy');
 const exempt = testNamespace('template-exempt');
@@ -124,6 +126,37 @@ describe('per-namespace levels set by an administrator', () => {
       expect(await createWith(namespace, {})).toContain('runAsNonRoot');
     } finally {
       await kubectlOk(['label', 'namespace', namespace, 'pod-security.kubernetes.io/enforce-']);
+    }
+  });
+});
+
+describe('the configured level (admission parameter podTemplateLevel, chart podTemplatePolicy.level)', () => {
+  const setLevel = (value: string) =>
+    core().patchNamespacedConfigMap(
+      {
+        name: ADMISSION_PARAMS,
+        namespace: OPERATOR_NAMESPACE,
+        body: [{ op: 'add', path: '/data/podTemplateLevel', value }],
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+
+  it('applies to namespaces without a label of their own', async () => {
+    await setLevel('restricted');
+    try {
+      expect(await createWith(namespace, {})).toContain('runAsNonRoot');
+    } finally {
+      await setLevel('baseline');
+    }
+  });
+
+  it('fails closed on an unknown level, naming the setting', async () => {
+    await setLevel('lenient');
+    try {
+      const message = await createWith(namespace, {});
+      expect(message).toContain('pod-template level lenient is not one of privileged, baseline, restricted');
+    } finally {
+      await setLevel('baseline');
     }
   });
 });
