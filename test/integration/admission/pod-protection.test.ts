@@ -7,7 +7,13 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS, EXCLUSIVITY_FINALIZER, LABELS } from '../../../operator/api/names.ts';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
-import { createReference, createSandbox, getSandbox, sandboxManifest } from '../controller/fixtures.ts';
+import {
+  createReference,
+  createSandbox,
+  deleteSandbox,
+  getSandbox,
+  sandboxManifest,
+} from '../controller/fixtures.ts';
 import {
   core,
   customObjects,
@@ -173,5 +179,26 @@ describe('label squatting', () => {
         (error: unknown) => String((error as { body?: unknown }).body),
       );
     expect(created).toContain('owned by a Sandbox');
+  });
+
+  it('neither blocks nor is deleted with the sandbox whose label it claims', async () => {
+    await createSandbox(namespace, 'squatted', { worktree: 'wt-1' });
+    await eventually('squatted running', async () =>
+      (await getSandbox(namespace, 'squatted'))?.status?.phase === 'Running' ? true : undefined,
+    );
+    await core().createNamespacedPod({
+      namespace,
+      body: {
+        ...squatter('squatted-9'),
+        metadata: { ...squatter('squatted-9').metadata, labels: { [LABELS.sandbox]: 'squatted' } },
+      },
+    });
+    await deleteSandbox(namespace, 'squatted');
+    await eventually(
+      'exclusive sandbox gone',
+      async () => ((await getSandbox(namespace, 'squatted')) === undefined ? true : undefined),
+      60_000,
+    );
+    expect(await podExists('squatted-9')).toBe(true);
   });
 });
