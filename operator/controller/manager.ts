@@ -18,7 +18,7 @@ import { kubeReferenceApi } from './kube/reference-api.ts';
 import { kubeSandboxApi } from './kube/sandbox-api.ts';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from './leader.ts';
 import { admissionParamsRef, checkIdentity, identityAdvice, type IdentityVerdict } from './identity.ts';
-import { httpLedger, httpLocator } from './legacy-http.ts';
+import { httpLedger, httpLocator, legacyEndpoints } from './legacy-http.ts';
 import { CONTROLLER, createMetrics, type Metrics } from './metrics.ts';
 import { serveProbes } from './probes.ts';
 import { DEFAULT_BACKOFF, WorkQueue } from './queue.ts';
@@ -91,7 +91,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const identity = await checkIdentity(kubeConfig, admissionParamsRef(config.admissionParams));
   reportIdentity(identity, log);
   const server = await serveProbes(
-    config.probeBind,
+    { probe: config.probeBind, metrics: config.metricsBind },
     metrics.registry,
     {
       healthy: () => !stopping,
@@ -237,9 +237,10 @@ function resources(namespace: string | undefined): [WatchedResource, Sink][] {
 }
 
 function legacyWalk(config: OperatorConfig): LegacyWalk | undefined {
-  if (!config.ledgerUrl) return undefined;
-  const ledger = httpLedger({ url: config.ledgerUrl, token: config.ledgerToken });
-  const locator = httpLocator({ url: config.locatorUrl ?? config.ledgerUrl, token: config.ledgerToken });
+  const endpoints = legacyEndpoints(config);
+  if (!endpoints) return undefined;
+  const ledger = httpLedger(endpoints.ledger);
+  const locator = httpLocator(endpoints.locator);
   const limits = {
     budgetMs: config.reconcileBudgetMs,
     perCallMs: config.reconcileCallMs,

@@ -28,7 +28,8 @@ export const NON_DEFAULT_VALUES = {
     aggregateToDefaultRoles: false,
   },
   securityContext: { runAsUser: null, runAsGroup: null },
-  metrics: { port: 9090, serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } },
+  podTemplatePolicy: { level: 'restricted', exemptNamespaces: ['platform-ci'] },
+  metrics: { port: 9090, expose: true, serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } },
   podDisruptionBudget: { enabled: true },
   networkPolicy: {
     enabled: true,

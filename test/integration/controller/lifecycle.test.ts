@@ -41,7 +41,15 @@ beforeAll(async () => {
   const url = await ledger.start();
   const tokenFile = join(tmpdir(), `ledger-token-${process.pid}`);
   await writeFile(tokenFile, 'ledger-secret\n');
-  operator = startOperator(namespace, ['--ledger-url', url, '--ledger-token-file', tokenFile]);
+  // The scripted ledger speaks plain http on loopback: the documented test-only flag allows it.
+  operator = startOperator(namespace, [
+    '--ledger-url',
+    url,
+    '--ledger-token-file',
+    tokenFile,
+    '--ledger-allow-insecure-http',
+    'true',
+  ]);
 });
 afterAll(async () => {
   await operator.stop();

@@ -2,14 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import {
-  admissionParams,
-  podProtectionBinding,
-  podProtectionPolicy,
-} from '../../../operator/api/admission.ts';
+import { admissionParams } from '../../../operator/api/admission.ts';
 import { generatedFiles } from '../../../operator/api/generate-crds.ts';
 import { sandboxCrd, sessionReferenceCrd } from '../../../operator/api/crd.ts';
-import { renderChartAdmissionPolicy } from '../../../operator/api/render-crds.ts';
+import { admissionPolicies, renderChartAdmissionPolicy } from '../../../operator/api/render-crds.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -123,21 +119,34 @@ describe('the chart’s admission policy template', () => {
         '{{ include "sandbox-operator.operatorUsers" . | quote }}',
         '"system:serviceaccount:ops:op,alice"',
       )
+      .replaceAll('{{ .Values.operator.watchNamespace | quote }}', '"team-a"')
+      .replaceAll('{{ .Values.podTemplatePolicy.level | quote }}', '"restricted"')
+      .replaceAll('{{ join "," .Values.podTemplatePolicy.exemptNamespaces | quote }}', '"ci,infra"')
       .replace(/ \{\{- include "sandbox-operator\.labels" \. \| nindent (\d+) \}\}/g, (_, n: string) => {
         return `\n${' '.repeat(Number(n))}app.kubernetes.io/name: sandbox-operator`;
       });
 
-  it('is the same objects as crds/policies/, with the release namespace, users and labels filled in', () => {
+  it('is the same objects as crds/policies/, with the release namespace, users, levels and labels filled in', () => {
     const labels = { 'app.kubernetes.io/name': 'sandbox-operator' };
     const withLabels = (object: { metadata: object }) => ({
       ...object,
       metadata: { ...object.metadata, labels },
     });
     const documents = parseAllDocuments(rendered()).map((doc) => doc.toJS() as unknown);
-    expect(documents).toEqual([
-      withLabels(admissionParams('ops', ['system:serviceaccount:ops:op', 'alice'])),
-      withLabels(podProtectionPolicy()),
-      withLabels(podProtectionBinding('ops')),
+    expect(documents).toEqual(
+      [
+        admissionParams('ops', {
+          operatorUsers: ['system:serviceaccount:ops:op', 'alice'],
+          watchNamespaces: ['team-a'],
+          podTemplateLevel: 'restricted',
+          podTemplateExemptNamespaces: ['ci', 'infra'],
+        }),
+        ...admissionPolicies('ops'),
+      ].map(withLabels),
+    );
+    expect(documents.map((d) => (d as { kind: string }).kind)).toEqual([
+      'ConfigMap',
+      ...Array<string[]>(3).fill(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']).flat(),
     ]);
   });
 
