@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 const domainDirs = ['operator/api/**', 'operator/index/**', 'operator/reconcile/**'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'charts/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'charts/**', 'coverage/**', '.stryker-tmp/**', 'reports/**'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

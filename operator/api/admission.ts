@@ -1,18 +1,92 @@
 /**
- * The admission policy that keeps every other deletion path off sandbox pods: a DELETE of a pod labelled
- * with its sandbox is refused unless the pod is already terminating (the operator, or an override, started
- * it; the kubelet's final delete must pass), the request comes from the operator (users listed in the
- * `sandbox-operator-admission` ConfigMap), or the pod carries the deletion-override annotation. Evictions are
- * refused by the PodDisruptionBudget the controller creates (the eviction request does not show the pod).
+ * The admission policy that keeps sandbox pods out of everyone's hands but the operator's. A sandbox pod is
+ * a pod owned by a Sandbox (an owner reference, which only the operator may set: see below) — not any pod
+ * that claims the sandbox label, so a squatting label protects nothing (issue 15). For anyone but the
+ * operator users (the `sandbox-operator-admission` ConfigMap, `data.operatorUsers`):
+ *
+ * - DELETE of a sandbox pod is refused unless the pod is already terminating (the kubelet's final delete
+ *   must pass) or carries the deletion-override annotation;
+ * - UPDATE/PATCH may not change its sandbox label, the exclusivity finalizer or its owner references (a
+ *   relabel-then-delete, issue 9 #5) unless the override is on the pod, nor add a Sandbox owner to a pod;
+ * - CREATE of a pod owned by a Sandbox is refused, and nobody (the operator included) creates a sandbox pod
+ *   that already carries the override: an override present at creation came from a template.
+ *
+ * Every use of the override is written to the audit log (auditAnnotations). Evictions are refused by the
+ * PodDisruptionBudget the controller creates (the eviction request does not show the pod). What the
+ * operator's own identity may do is bounded in operator-bounds.ts.
  */
-import { ANNOTATIONS, GROUP, LABELS } from './names.ts';
+import { ANNOTATIONS, EXCLUSIVITY_FINALIZER, GROUP, LABELS } from './names.ts';
 
 export const ADMISSION_PARAMS = 'sandbox-operator-admission';
 export const POLICY_NAME = `sandbox-pod-protection.${GROUP}`;
 
+export type Variable = { readonly name: string; readonly expression: string };
+export type Validation = { expression: string; messageExpression: string; reason: 'Forbidden' | 'Invalid' };
+
+const label = `'${LABELS.sandbox}'`;
+const override = `'${ANNOTATIONS.deletionOverride}'`;
+const finalizer = `'${EXCLUSIVITY_FINALIZER}'`;
+const sandboxOwner = `r.kind == 'Sandbox' && r.apiVersion.startsWith('${GROUP}/')`;
+const owners = (o: string) => `${o}.metadata.?ownerReferences.orValue([])`;
+
+/** What both pod policies know about a request, as CEL variables (lazily evaluated by the API server). */
+export const POD_VARIABLES: readonly Variable[] = [
+  {
+    name: 'operatorUsers',
+    expression: "params.?data.?operatorUsers.orValue('').split(',')",
+  },
+  { name: 'isOperator', expression: 'request.userInfo.username in variables.operatorUsers' },
+  { name: 'oldOwned', expression: `oldObject != null && ${owners('oldObject')}.exists(r, ${sandboxOwner})` },
+  { name: 'newOwned', expression: `object != null && ${owners('object')}.exists(r, ${sandboxOwner})` },
+  {
+    name: 'owner',
+    expression:
+      `variables.oldOwned ? ${owners('oldObject')}.filter(r, ${sandboxOwner})[0].name : ` +
+      `variables.newOwned ? ${owners('object')}.filter(r, ${sandboxOwner})[0].name : ''`,
+  },
+  {
+    name: 'oldLabel',
+    expression: `oldObject != null ? oldObject.metadata.?labels[?${label}].orValue('') : ''`,
+  },
+  { name: 'newLabel', expression: `object != null ? object.metadata.?labels[?${label}].orValue('') : ''` },
+  {
+    name: 'oldFinalized',
+    expression: `oldObject != null && ${finalizer} in oldObject.metadata.?finalizers.orValue([])`,
+  },
+  {
+    name: 'newFinalized',
+    expression: `object != null && ${finalizer} in object.metadata.?finalizers.orValue([])`,
+  },
+  {
+    name: 'oldOverride',
+    expression: `oldObject != null ? oldObject.metadata.?annotations[?${override}].orValue('') : ''`,
+  },
+  {
+    name: 'newOverride',
+    expression: `object != null ? object.metadata.?annotations[?${override}].orValue('') : ''`,
+  },
+  {
+    name: 'sameOwners',
+    expression:
+      `request.operation == 'UPDATE' && ` +
+      `${owners('object')}.filter(r, ${sandboxOwner}) == ${owners('oldObject')}.filter(r, ${sandboxOwner})`,
+  },
+  {
+    name: 'pod',
+    expression:
+      "request.namespace + '/' + (object != null ? object.metadata.?name.orValue('') : oldObject.metadata.name)",
+  },
+];
+
+/** The protection metadata a non-operator UPDATE changed, as field paths (empty: none). */
+const changedProtection =
+  `['metadata.labels[${LABELS.sandbox}]'].filter(f, variables.oldLabel != variables.newLabel) + ` +
+  `['metadata.finalizers[${EXCLUSIVITY_FINALIZER}]'].filter(f, variables.oldFinalized != variables.newFinalized) + ` +
+  `['metadata.ownerReferences'].filter(f, !variables.sameOwners)`;
+
+const toOverride = `annotate the pod with ${ANNOTATIONS.deletionOverride}=<reason> to override`;
+
 export function podProtectionPolicy(name: string = POLICY_NAME) {
-  const label = `'${LABELS.sandbox}'`;
-  const override = `'${ANNOTATIONS.deletionOverride}'`;
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
@@ -22,69 +96,132 @@ export function podProtectionPolicy(name: string = POLICY_NAME) {
       paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
       matchConstraints: {
         resourceRules: [
-          { apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['pods'] },
+          {
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            operations: ['CREATE', 'UPDATE', 'DELETE'],
+            resources: ['pods'],
+          },
         ],
       },
-      matchConditions: [
-        {
-          name: 'sandbox-pod',
-          expression: `has(oldObject.metadata.labels) && ${label} in oldObject.metadata.labels`,
-        },
-      ],
       variables: [
-        { name: 'sandbox', expression: `oldObject.metadata.labels[${label}]` },
+        ...POD_VARIABLES,
         {
-          name: 'operatorUsers',
-          expression:
-            "has(params.data) && has(params.data.operatorUsers) ? params.data.operatorUsers.split(',') : []",
+          name: 'changed',
+          expression: `request.operation == 'UPDATE' ? ${changedProtection} : [''].filter(f, false)`,
         },
       ],
       validations: [
         {
           expression:
-            'has(oldObject.metadata.deletionTimestamp) || request.userInfo.username in variables.operatorUsers || ' +
-            `(has(oldObject.metadata.annotations) && ${override} in oldObject.metadata.annotations)`,
+            "request.operation != 'DELETE' || !variables.oldOwned || has(oldObject.metadata.deletionTimestamp) || " +
+            "variables.isOperator || variables.oldOverride != ''",
           messageExpression:
-            "'sandbox pod ' + oldObject.metadata.name + ' belongs to Sandbox ' + variables.sandbox + " +
-            "' and is kept until its exclusivity decision releases it: delete the Sandbox instead, or annotate the pod with " +
-            `${ANNOTATIONS.deletionOverride}=<reason> to override'`,
+            "'sandbox pod ' + oldObject.metadata.name + ' belongs to Sandbox ' + variables.owner + " +
+            `' and is kept until its exclusivity decision releases it: delete the Sandbox instead, or ${toOverride}'`,
           reason: 'Forbidden',
+        },
+        {
+          expression:
+            "request.operation != 'UPDATE' || variables.isOperator || !(variables.oldOwned || variables.newOwned) || " +
+            "(variables.oldOwned && variables.newOverride != '') || size(variables.changed) == 0",
+          messageExpression:
+            "(variables.oldOwned ? 'sandbox pod ' + variables.pod + ' of Sandbox ' + variables.owner : 'pod ' + variables.pod) + " +
+            "': ' + variables.changed.join(', ') + ' may be changed only by the sandbox operator (on a sandbox pod, " +
+            `${toOverride} first)'`,
+          reason: 'Forbidden',
+        },
+        {
+          expression: "request.operation != 'CREATE' || variables.isOperator || !variables.newOwned",
+          messageExpression:
+            "'pod ' + variables.pod + ': only the sandbox operator creates pods owned by a Sandbox (metadata.ownerReferences)'",
+          reason: 'Forbidden',
+        },
+        {
+          expression:
+            "request.operation != 'CREATE' || variables.newOverride == '' || !(variables.newOwned || variables.newLabel != '')",
+          messageExpression:
+            `'pod ' + variables.pod + ': ${ANNOTATIONS.deletionOverride} cannot be set when a pod is created ` +
+            "(a Sandbox template must not pre-set it); an administrator sets it on the running pod'",
+          reason: 'Forbidden',
+        },
+      ],
+      auditAnnotations: [
+        {
+          key: 'override-delete',
+          valueExpression:
+            "request.operation == 'DELETE' && variables.oldOwned && !variables.isOperator && variables.oldOverride != '' && " +
+            "!has(oldObject.metadata.deletionTimestamp) ? request.userInfo.username + ' deleted sandbox pod ' + " +
+            "variables.pod + ' of Sandbox ' + variables.owner + ' under the deletion override: ' + variables.oldOverride : ''",
+        },
+        {
+          key: 'override-update',
+          valueExpression:
+            "request.operation == 'UPDATE' && variables.oldOwned && !variables.isOperator && variables.newOverride != '' && " +
+            "(variables.oldOverride == '' || size(variables.changed) > 0) ? request.userInfo.username + ' set or used the " +
+            "deletion override on sandbox pod ' + variables.pod + ' of Sandbox ' + variables.owner + ' (' + " +
+            "(size(variables.changed) > 0 ? 'changed ' + variables.changed.join(', ') : 'no protection change') + '): ' + variables.newOverride : ''",
         },
       ],
     },
   };
 }
 
-/** Names default to the kubectl-only install's; the chart passes ones that carry the release. */
-export function podProtectionBinding(
+/** Binds a policy to its parameters; names default to the kubectl-only install's, the chart's carry the release. */
+export function policyBinding(
+  policyName: string,
   paramNamespace: string,
-  names: { readonly policy: string; readonly params: string } = {
-    policy: POLICY_NAME,
-    params: ADMISSION_PARAMS,
-  },
+  paramsName: string = ADMISSION_PARAMS,
 ) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: names.policy },
+    metadata: { name: policyName },
     spec: {
-      policyName: names.policy,
+      policyName,
       validationActions: ['Deny'],
-      paramRef: { name: names.params, namespace: paramNamespace, parameterNotFoundAction: 'Deny' },
+      paramRef: { name: paramsName, namespace: paramNamespace, parameterNotFoundAction: 'Deny' },
     },
   };
 }
 
-/** Who the policy lets delete sandbox pods: the operator's ServiceAccount user(s). */
+export const podProtectionBinding = (
+  paramNamespace: string,
+  policyName: string = POLICY_NAME,
+  paramsName: string = ADMISSION_PARAMS,
+) => policyBinding(policyName, paramNamespace, paramsName);
+
+/** The admission parameters every policy reads. Keys other than operatorUsers are optional. */
+export type AdmissionSettings = {
+  /** Who may release sandbox pods: the operator's ServiceAccount user(s). */
+  readonly operatorUsers: readonly string[];
+  /** Namespaces the operator acts in; empty: all (operator-bounds.ts). */
+  readonly watchNamespaces?: readonly string[];
+  /** The pod-template level (template-policy.ts). */
+  readonly podTemplateLevel?: string;
+  /** Namespaces whose Sandboxes the pod-template policy does not check. */
+  readonly podTemplateExemptNamespaces?: readonly string[];
+};
+
 export function admissionParams(
   namespace: string,
-  operatorUsers: readonly string[],
+  settings: AdmissionSettings | readonly string[],
   name: string = ADMISSION_PARAMS,
 ) {
+  const s: AdmissionSettings = Array.isArray(settings)
+    ? { operatorUsers: settings as readonly string[] }
+    : (settings as AdmissionSettings);
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name, namespace },
-    data: { operatorUsers: operatorUsers.join(',') },
+    data: {
+      operatorUsers: s.operatorUsers.join(','),
+      ...(s.watchNamespaces ? { watchNamespaces: s.watchNamespaces.join(',') } : {}),
+      ...(s.podTemplateLevel ? { podTemplateLevel: s.podTemplateLevel } : {}),
+      ...(s.podTemplateExemptNamespaces
+        ? { podTemplateExemptNamespaces: s.podTemplateExemptNamespaces.join(',') }
+        : {}),
+    },
   };
 }

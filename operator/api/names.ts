@@ -55,4 +55,10 @@ export const ANNOTATIONS = {
    * exclusive verdict. The value is the reason; the API server's audit log records who set it.
    */
   deletionOverride: `${GROUP}/deletion-override`,
+  /**
+   * On a Sandbox, written by the operator before automatic cleanup deletes it: the fence an attach honours
+   * (like a deletionTimestamp), so an attach either is seen by the cleanup's consistent LIST or is refused.
+   * The value is when the fence went up; the operator lifts it when the sandbox turns out to be referenced.
+   */
+  cleanupFence: `${GROUP}/cleanup-fence`,
 } as const;

@@ -1,5 +1,6 @@
 /** The `Sandbox` resource: a sandbox's pods, its cleanup policy, and the last exclusivity decision. */
 import { z } from 'zod';
+import { ANNOTATIONS } from './names.ts';
 import { conditionsSchema, count, identifier, immutable, objectName, timestamp } from './fields.ts';
 import {
   ANNOTATIONS_MAX,
@@ -48,12 +49,26 @@ const containerSchema = z
   .meta({ 'x-kubernetes-preserve-unknown-fields': true })
   .describe('A container, in the core/v1 Container shape; fields other than name and image pass through.');
 
+/**
+ * The deletion override must be set on a pod by someone entitled to it, never pre-set by a template for every
+ * pod (issue 15): the CRD refuses it here (new writes only: a Sandbox stored before keeps parsing, and the
+ * pod template drops the key), and admission refuses a pod created with it (admission.ts).
+ */
+const templateAnnotations = stringMap('Annotations added to every sandbox pod.', ANNOTATIONS_MAX).meta({
+  'x-kubernetes-validations': [
+    {
+      rule: `!('${ANNOTATIONS.deletionOverride}' in self)`,
+      message: `must not contain ${ANNOTATIONS.deletionOverride}: an administrator sets the deletion override on a pod itself, never through the Sandbox's template`,
+    },
+  ],
+});
+
 export const podTemplateSchema = z
   .object({
     metadata: z
       .object({
         labels: stringMap('Labels added to every sandbox pod.', LABELS_MAX).optional(),
-        annotations: stringMap('Annotations added to every sandbox pod.', ANNOTATIONS_MAX).optional(),
+        annotations: templateAnnotations.optional(),
       })
       .optional()
       .describe('Labels and annotations for the sandbox pods.'),

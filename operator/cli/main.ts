@@ -4,7 +4,13 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { runOperator } from '../controller/run.ts';
-import { startLocalCluster, TOOLS, type LocalCluster } from '../local-cluster/index.ts';
+import {
+  OPERATOR_RELEASE,
+  provisionOperatorIdentity,
+  startLocalCluster,
+  TOOLS,
+  type LocalCluster,
+} from '../local-cluster/index.ts';
 
 type Target =
   | { readonly kind: 'kubeconfig'; readonly paths: string }
@@ -39,6 +45,7 @@ function banner(cluster: LocalCluster): string {
     '  kubectl get sandboxes -A',
     `No kubectl? The one built for this cluster is ${cluster.binaries.kubectl}`,
     `Fake nodes kwok-node-0..2 run pods that set spec.nodeName. Logs of each component: ${cluster.tempDir}`,
+    `The operator runs as system:serviceaccount:${OPERATOR_RELEASE.namespace}:${OPERATOR_RELEASE.name}, the chart's ServiceAccount.`,
     'Ctrl-C stops the operator and the control plane.',
     '',
   ].join('\n');
@@ -64,7 +71,14 @@ async function connect(
     case 'local': {
       logger.info('no cluster configured (KUBECONFIG unset, not in a pod): starting the local control plane');
       const cluster = await startLocalCluster({ logger: logger.child({ component: 'local-cluster' }) });
-      kubeconfig.loadFromFile(cluster.kubeconfigPath);
+      // The operator runs as the chart's ServiceAccount, which the pod-protection policy trusts; the admin
+      // kubeconfig in the banner is the user's, and its `kubectl delete pod` of a sandbox pod is refused.
+      try {
+        kubeconfig.loadFromFile(await provisionOperatorIdentity(cluster));
+      } catch (error) {
+        await cluster.stop();
+        throw error;
+      }
       // pino writes asynchronously: let its lines out first so the banner is not buried among them.
       await new Promise<void>((resolve) => {
         logger.flush(() => {

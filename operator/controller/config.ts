@@ -20,13 +20,35 @@ const configSchema = z.object({
     .string()
     .default(`${hostname()}-${process.pid}`)
     .describe('--identity: this replica in the lease'),
-  probeBind: z.string().default(':8081').describe('--probe-bind: /healthz, /readyz and /metrics'),
+  probeBind: z
+    .string()
+    .default(':8081')
+    .describe('--probe-bind: /healthz and /readyz (where the kubelet probes)'),
+  metricsBind: z
+    .string()
+    .default('127.0.0.1:8080')
+    .describe(
+      '--metrics-bind: /metrics, loopback by default (docs/security.md); equal to --probe-bind: one listener',
+    ),
+  admissionParams: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, 'expected <namespace>/<name>')
+    .default('sandbox-system/sandbox-operator-admission')
+    .describe('--admission-params: the pod-protection policy parameters ConfigMap, checked at start'),
   ledgerUrl: z.url().optional().describe('--ledger-url: the session ledger (legacy reconciliation)'),
   locatorUrl: z.url().optional().describe('--locator-url: the runtime locator (default: the ledger URL)'),
   ledgerTokenFile: z
     .string()
     .optional()
-    .describe('--ledger-token-file: bearer token for ledger and locator (a mounted Secret)'),
+    .describe('--ledger-token-file: bearer token for the ledger, and for the locator when it has no own URL'),
+  locatorTokenFile: z
+    .string()
+    .optional()
+    .describe('--locator-token-file: bearer token for a locator at its own --locator-url'),
+  ledgerAllowInsecureHttp: z
+    .stringbool()
+    .default(false)
+    .describe('--ledger-allow-insecure-http: accept http:// ledger and locator URLs (tests only)'),
   reconcileBudgetMs: duration('--reconcile-budget-ms', 20_000),
   reconcileCallMs: duration('--reconcile-call-ms', 5_000),
   reconcileConcurrency: z.coerce.number().int().min(1).max(64).default(8).describe('--reconcile-concurrency'),
@@ -43,7 +65,10 @@ const configSchema = z.object({
     .describe('--log-level'),
 });
 
-export type OperatorConfig = z.infer<typeof configSchema> & { readonly ledgerToken: string | undefined };
+export type OperatorConfig = z.infer<typeof configSchema> & {
+  readonly ledgerToken: string | undefined;
+  readonly locatorToken: string | undefined;
+};
 
 const FLAGS = Object.keys(configSchema.shape);
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -70,8 +95,28 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
     });
   }
   const config = parsed.data;
+  requireHttps(config);
   const ledgerToken = config.ledgerTokenFile
     ? readFileSync(config.ledgerTokenFile, 'utf8').trim()
     : env['SANDBOX_OPERATOR_LEDGER_TOKEN'];
-  return { ...config, ledgerToken };
+  const locatorToken = config.locatorTokenFile
+    ? readFileSync(config.locatorTokenFile, 'utf8').trim()
+    : env['SANDBOX_OPERATOR_LOCATOR_TOKEN'];
+  return { ...config, ledgerToken, locatorToken };
+}
+
+/**
+ * The ledger's answers can clear sandboxes for destruction and carry a bearer token: plaintext would let a
+ * man in the middle read the token and answer "no owners" (issue 15). http:// only with the explicit flag.
+ */
+function requireHttps(config: z.infer<typeof configSchema>): void {
+  if (config.ledgerAllowInsecureHttp) return;
+  for (const field of ['ledgerUrl', 'locatorUrl'] as const) {
+    const url = config[field];
+    if (url !== undefined && new URL(url).protocol !== 'https:')
+      throw new ConfigError(
+        `--${kebab(field)} (or ${envName(field)}): must be an https:// URL, got ${new URL(url).protocol}// ` +
+          '(set --ledger-allow-insecure-http true only for a test ledger on loopback)',
+      );
+  }
 }

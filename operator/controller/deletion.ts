@@ -21,7 +21,9 @@ import { tombstonesToPrune } from '../index/prune.ts';
 import type { MalformedObjectError } from '../api/parse.ts';
 import { awaitChange, requeueAfter, type Action } from './action.ts';
 import type { ReconcilerContext } from './context.ts';
+import { currentIndex } from './current-index.ts';
 import { eraseReferences, sandboxRef } from './erase.ts';
+import { keepEvictionGuard } from './eviction-guard.ts';
 import { failpoint } from './failpoints.ts';
 import { removeFinalizerPatch } from './finalizer.ts';
 import { legacyEvidence, type LegacyResult } from './legacy.ts';
@@ -40,9 +42,12 @@ export async function reconcileDeletion(
   const { namespace, name, finalizers } = sandbox.metadata;
   if (!finalizers?.includes(EXCLUSIVITY_FINALIZER)) return awaitChange();
   const key = keyOf(namespace, name);
-  const erase = pendingErase(sandbox);
-  if (erase !== undefined) await eraseReferences(ctx, sandbox, erase, log);
-  const latch = erase === undefined ? capacityLatch(sandbox.status) : undefined;
+  // Until the pods are released, a drain must not be able to evict them (a foreground cascade deletes the
+  // budget first, and nothing else would bring it back).
+  if (ctx.store.pods(key).length > 0) await keepEvictionGuard(ctx, sandbox, log);
+  const request = pendingErase(sandbox);
+  const erased = request === undefined ? undefined : await eraseReferences(ctx, sandbox, request, log);
+  const latch = erased === undefined ? capacityLatch(sandbox.status) : undefined;
   const target = { worktree: sandbox.spec.worktree };
 
   const cached = ctx.store.references(key);
@@ -60,11 +65,7 @@ export async function reconcileDeletion(
   const decide = (index: ReferenceIndex, unreadable: readonly MalformedObjectError[]) =>
     decideExclusivity({ index, target, legacy: legacy.evidence, unreadable });
 
-  const cacheIndex = buildReferenceIndex(
-    cached.filter((entry) => !pruned.has(entry.name)),
-    ctx.limits,
-    latch,
-  );
+  const cacheIndex = await currentIndex(ctx, sandbox, erased, pruned);
   let verdict = decide(cacheIndex, ctx.store.unreadableReferences(key));
   let index = cacheIndex;
   if (verdict.verdict === 'Exclusive') {
@@ -81,7 +82,7 @@ export async function reconcileDeletion(
     );
   }
   ctx.recorder.onDecision?.(verdict.verdict, verdict.evidence);
-  await recordDecision(ctx, sandbox, { index, legacy, verdict, erasedFor: erase }, log);
+  await recordDecision(ctx, sandbox, { index, legacy, verdict, erasedFor: request }, log);
   failpoint('after-decision');
   if (verdict.verdict !== 'Exclusive') return requeueAfter(ctx.timing.blockedRecheckMs);
   return release(ctx, sandbox, log);
@@ -152,6 +153,8 @@ async function release(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): P
     log.info({ pods: pods.map((pod) => pod.name) }, 'sandbox pods released; waiting for them to be gone');
     return requeueAfter(WAIT_FOR_PODS_MS);
   }
+  const budget = ctx.store.budget(keyOf(namespace, name));
+  if (budget) await ctx.ports.guards.removeDisruptionBudget(namespace, budget.name, budget.uid);
   await ctx.ports.references.deleteAll(namespace, name);
   failpoint('after-reference-erase');
   const patch = removeFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);

@@ -2,10 +2,15 @@
  * The administrator's erase of a sandbox's reference index (the only way out of an overflow): every
  * SessionReference of the sandbox is deleted, from a consistent LIST, and the capacity latch is cleared.
  * Each value of the erase-references annotation erases once; what was done is logged and evented.
+ *
+ * It returns facts and writes no status: the reconcile's one status writer records `erasedFor` and the
+ * index as the API server has it after the erase, so a stale cache cannot re-latch the overflow.
  */
 import type { Logger } from 'pino';
 import { ANNOTATIONS, API_VERSION, SANDBOX } from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
+import type { Parsed } from '../api/parse.ts';
+import type { SessionReference } from '../api/objects.ts';
 import type { ReconcilerContext } from './context.ts';
 import type { ObjectRef } from './ports.ts';
 
@@ -17,34 +22,40 @@ export const sandboxRef = (sandbox: Sandbox): ObjectRef => ({
   uid: sandbox.metadata.uid,
 });
 
+export type Erased = {
+  /** The erase request acted on (the annotation's value). */
+  readonly request: string;
+  /** The references the API server listed before the erase. */
+  readonly erased: number;
+  /** What the API server holds after it: references attached since (a consistent LIST). */
+  readonly remaining: readonly Parsed<SessionReference>[];
+};
+
 export async function eraseReferences(
   ctx: ReconcilerContext,
   sandbox: Sandbox,
   request: string,
   log: Logger,
-): Promise<void> {
+): Promise<Erased> {
   const { namespace, name } = sandbox.metadata;
-  const live = await ctx.ports.references.listLive(namespace, name);
-  const names = live.map((parsed) =>
-    parsed.ok ? parsed.value.metadata.name : (parsed.error.objectKey.split('/')[1] ?? ''),
-  );
+  const before = await ctx.ports.references.listLive(namespace, name);
   log.warn(
     {
       request,
       annotation: ANNOTATIONS.eraseReferences,
-      references: names.length,
+      references: before.length,
       overflowed: sandbox.status?.capacity?.overflowed ?? false,
     },
     'erasing the reference index on administrator request',
   );
   await ctx.ports.references.deleteAll(namespace, name);
-  await ctx.ports.sandboxes.patchStatus(namespace, name, {
-    capacity: { overflowed: false, erasedFor: request },
-  });
+  const remaining = await ctx.ports.references.listLive(namespace, name);
   await ctx.ports.events.record(
     sandboxRef(sandbox),
     'Warning',
     'ReferencesErased',
-    `erased ${names.length} reference(s) on administrator request "${request}"; capacity latch cleared`,
+    `erased ${before.length} reference(s) on administrator request "${request}"; capacity latch cleared` +
+      (remaining.length > 0 ? `; ${remaining.length} attached since` : ''),
   );
+  return { request, erased: before.length, remaining };
 }

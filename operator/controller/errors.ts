@@ -12,6 +12,7 @@ export type KubeStep =
   | 'Patch'
   | 'PatchStatus'
   | 'PatchFinalizers'
+  | 'Replace'
   | 'RecordEvent'
   | 'Lease';
 

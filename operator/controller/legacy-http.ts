@@ -14,32 +14,77 @@ import type {
 
 export type HttpEndpoint = { readonly url: string; readonly token: string | undefined };
 
-const allocation = z.object({ sandbox: z.string(), provider: z.string() });
+/**
+ * What one ledger or locator answer may hold (issue 15: a hostile ledger must not exhaust the operator's
+ * memory within the 5 s call). Beyond a limit the call fails, so the walk is Incomplete and fails closed.
+ */
+export const LEDGER_LIMITS = {
+  /** Bytes of one response body, counted while it streams in. */
+  responseBytes: 1024 * 1024,
+  /** Owners of one sandbox (the index holds at most 512 references too). */
+  owners: 512,
+  /** Sessions of one owner. */
+  sessions: 512,
+  /** Any string field (ids, worktrees, reasons). */
+  string: 1024,
+} as const;
+
+const text = z.string().max(LEDGER_LIMITS.string);
+const allocation = z.object({ sandbox: text, provider: text });
 const ledgerResponse = z.discriminatedUnion('verdict', [
   z.object({
     verdict: z.literal('owners'),
-    owners: z.array(
-      z.object({
-        session: z.string().min(1),
-        sessions: z.array(z.string()).default([]),
-        worktree: z.string().nullish(),
-        allocation: allocation.nullish(),
-      }),
-    ),
+    owners: z
+      .array(
+        z.object({
+          session: text.min(1),
+          sessions: z.array(text).max(LEDGER_LIMITS.sessions).default([]),
+          worktree: text.nullish(),
+          allocation: allocation.nullish(),
+        }),
+      )
+      .max(LEDGER_LIMITS.owners),
   }),
-  z.object({ verdict: z.literal('shared'), reason: z.string().default('') }),
-  z.object({ verdict: z.literal('history-unavailable'), reason: z.string().default('') }),
+  z.object({ verdict: z.literal('shared'), reason: text.default('') }),
+  z.object({ verdict: z.literal('history-unavailable'), reason: text.default('') }),
 ]);
 const locatorResponse = z.discriminatedUnion('state', [
   z.object({
     state: z.literal('located'),
-    sandbox: z.string(),
-    provider: z.string(),
-    worktree: z.string().nullish(),
+    sandbox: text,
+    provider: text,
+    worktree: text.nullish(),
   }),
   z.object({ state: z.literal('not-allocated') }),
-  z.object({ state: z.literal('history-unavailable'), reason: z.string().default('') }),
+  z.object({ state: z.literal('history-unavailable'), reason: text.default('') }),
 ]);
+
+/**
+ * The endpoints a configuration names. A locator at its own URL gets only its own token (issue 15: a
+ * locator must not learn the ledger's credential); one served at the ledger's URL is the ledger's server.
+ */
+export function legacyEndpoints(config: {
+  readonly ledgerUrl?: string | undefined;
+  readonly locatorUrl?: string | undefined;
+  readonly ledgerToken: string | undefined;
+  readonly locatorToken: string | undefined;
+}): { ledger: HttpEndpoint; locator: HttpEndpoint } | undefined {
+  if (!config.ledgerUrl) return undefined;
+  const ledger = { url: config.ledgerUrl, token: config.ledgerToken };
+  const locator =
+    config.locatorUrl && config.locatorUrl !== config.ledgerUrl
+      ? { url: config.locatorUrl, token: config.locatorToken }
+      : { url: config.ledgerUrl, token: config.locatorToken ?? config.ledgerToken };
+  return { ledger, locator };
+}
+
+/** Zod's issues as `field.path: message`, so the error names the field and the limit it broke. */
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+    .join('; ');
+}
 
 export class LegacyHttpError extends Error {
   readonly kind = 'LegacyHttpFailed';
@@ -64,15 +109,52 @@ async function getJson(
   if (endpoint.token) headers['authorization'] = `Bearer ${endpoint.token}`;
   let response: Response;
   try {
-    response = await fetch(url, { headers, signal });
+    // No redirects: one could downgrade to http or hand the token to another host.
+    response = await fetch(url, { headers, signal, redirect: 'error' });
   } catch (error) {
     throw new LegacyHttpError(which, `GET ${url.pathname} failed`, { cause: error });
   }
-  if (!response.ok) throw new LegacyHttpError(which, `GET ${url.pathname} answered HTTP ${response.status}`);
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new LegacyHttpError(which, `GET ${url.pathname} answered HTTP ${response.status}`);
+  }
+  const body = await readCapped(response, which, url.pathname);
   try {
-    return await response.json();
+    return JSON.parse(body) as unknown;
   } catch (error) {
     throw new LegacyHttpError(which, `GET ${url.pathname} returned invalid JSON`, { cause: error });
+  }
+}
+
+/** The body as text, refusing (and cancelling the stream) once it exceeds LEDGER_LIMITS.responseBytes. */
+async function readCapped(response: Response, which: 'ledger' | 'locator', path: string): Promise<string> {
+  const limit = LEDGER_LIMITS.responseBytes;
+  const tooLarge = () =>
+    new LegacyHttpError(which, `GET ${path}: response exceeds the limit of ${limit} bytes`);
+  const declared = Number(response.headers.get('content-length') ?? '0');
+  if (declared > limit) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  if (!response.body) return '';
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let received = 0;
+  let text = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return text + decoder.decode();
+      received += value.byteLength;
+      if (received > limit) {
+        await reader.cancel();
+        throw tooLarge();
+      }
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch (error) {
+    if (error instanceof LegacyHttpError) throw error;
+    throw new LegacyHttpError(which, `GET ${path}: reading the response failed`, { cause: error });
   }
 }
 
@@ -86,7 +168,7 @@ export function httpLedger(endpoint: HttpEndpoint): SessionLedger {
       const path = `v1/namespaces/${encodeURIComponent(target.namespace)}/sandboxes/${encodeURIComponent(target.sandbox)}/owners?${query.toString()}`;
       const parsed = ledgerResponse.safeParse(await getJson(endpoint, 'ledger', path, signal));
       if (!parsed.success)
-        throw new LegacyHttpError('ledger', `unexpected response: ${parsed.error.message}`, {
+        throw new LegacyHttpError('ledger', `unexpected response: ${describeIssues(parsed.error)}`, {
           cause: parsed.error,
         });
       const body = parsed.data;
@@ -121,7 +203,7 @@ export function httpLocator(endpoint: HttpEndpoint): RuntimeLocator {
       );
       const parsed = locatorResponse.safeParse(raw);
       if (!parsed.success)
-        throw new LegacyHttpError('locator', `unexpected response: ${parsed.error.message}`, {
+        throw new LegacyHttpError('locator', `unexpected response: ${describeIssues(parsed.error)}`, {
           cause: parsed.error,
         });
       const body = parsed.data;

@@ -55,13 +55,9 @@ export async function legacyEvidence(
 ): Promise<LegacyResult> {
   const current = sandbox.status?.reconciliation ?? initialReconciliation(sandbox, ctx.legacy !== undefined);
   if (current.marker) return { evidence: { kind: 'Marked' }, reconciliation: current };
-  if (!ctx.legacy) {
-    const reconciliation = initialReconciliation(sandbox, false);
-    return {
-      evidence: { kind: 'NotConfigured' },
-      reconciliation: { ...reconciliation, state: 'NotConfigured' },
-    };
-  }
+  // From here on the sandbox is adopted and unmarked, whatever its annotations say now: once adopted, always
+  // adopted (a replace that drops the annotation must not mint the marker). Only a completed walk sets it.
+  if (!ctx.legacy) return { evidence: { kind: 'NotConfigured' }, reconciliation: notConfigured(current) };
   const now = ctx.now();
   const spacing = deleting ? ctx.timing.legacyRetryWhileDeletingMs : ctx.timing.legacyRetryMs;
   const last = current.completedAt ? Date.parse(current.completedAt) : undefined;
@@ -76,6 +72,16 @@ export async function legacyEvidence(
     'legacy reconciliation finished',
   );
   return { evidence: { kind: 'Reconciled', outcome }, reconciliation };
+}
+
+function notConfigured(current: ReconciliationStatus): ReconciliationStatus {
+  if (current.state === 'NotConfigured') return current;
+  return {
+    ...current,
+    state: 'NotConfigured',
+    marker: false,
+    message: `adopted; no session ledger is configured (--ledger-url), so the sandbox fails closed (was ${current.state})`,
+  };
 }
 
 /** When the next legacy walk is due, for a sandbox still without its marker. */

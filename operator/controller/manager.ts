@@ -17,7 +17,8 @@ import { kubeGuardApi, kubePodApi } from './kube/pod-api.ts';
 import { kubeReferenceApi } from './kube/reference-api.ts';
 import { kubeSandboxApi } from './kube/sandbox-api.ts';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from './leader.ts';
-import { httpLedger, httpLocator } from './legacy-http.ts';
+import { admissionParamsRef, checkIdentity, identityAdvice, type IdentityVerdict } from './identity.ts';
+import { httpLedger, httpLocator, legacyEndpoints } from './legacy-http.ts';
 import { CONTROLLER, createMetrics, queueMetrics, reconcileMetrics } from './metrics.ts';
 import { serveProbes } from './probes.ts';
 import { registerStateGauges } from './state-metrics.ts';
@@ -55,7 +56,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   });
   const watchers = resources(config.namespace).map(
     ([resource, sink]) =>
-      new Watcher(kubeConfig, clients.objects, resource, store[sink], log.child({ component: 'watcher' }), {
+      new Watcher(kubeConfig, resource, store[sink], log.child({ component: 'watcher' }), {
         onRestart: (name, reason) => metrics.watchRestarts.inc({ resource: name, reason }),
       }),
   );
@@ -89,12 +90,21 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const watching = new AbortController();
   const watchRuns = watchers.map((watcher) => watcher.run(watching.signal));
   let stopping = false;
+  const identity = await checkIdentity(kubeConfig, admissionParamsRef(config.admissionParams));
+  reportIdentity(identity, log);
   const server = await serveProbes(
-    config.probeBind,
+    { probe: config.probeBind, metrics: config.metricsBind },
     metrics.registry,
     {
       healthy: () => !stopping,
-      ready: () => watchers.every((watcher) => watcher.isSynced),
+      notReady: () => {
+        if (identity.kind === 'NotTrusted')
+          return `not trusted to release sandbox pods: ${identityAdvice(identity) ?? ''}`;
+        const unsynced = watchers
+          .filter((watcher) => !watcher.isSynced)
+          .map((watcher) => watcher.resourceName);
+        return unsynced.length === 0 ? undefined : `caches not synced: ${unsynced.join(', ')}`;
+      },
     },
     log,
   );
@@ -163,7 +173,18 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   }
 }
 
-type Sink = 'sandboxSink' | 'referenceSink' | 'podSink';
+/** Said once, at start: a person can act on it; the deletion path says it again per sandbox if refused. */
+function reportIdentity(identity: IdentityVerdict, log: Logger): void {
+  const advice = identityAdvice(identity);
+  const fields = { identity: identity.kind, user: identity.user };
+  if (identity.kind === 'Trusted')
+    log.info(fields, 'the pod-protection policy trusts this operator to release sandbox pods');
+  else if (identity.kind === 'NotTrusted')
+    log.error({ ...fields, trusted: identity.trusted }, `not ready: ${advice ?? ''}`);
+  else log.warn(fields, advice ?? '');
+}
+
+type Sink = 'sandboxSink' | 'referenceSink' | 'podSink' | 'budgetSink';
 
 function resources(namespace: string | undefined): [WatchedResource, Sink][] {
   const scope = namespace ? `/namespaces/${namespace}` : '';
@@ -200,13 +221,25 @@ function resources(namespace: string | undefined): [WatchedResource, Sink][] {
       },
       'podSink',
     ],
+    [
+      {
+        name: 'poddisruptionbudgets',
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        path: `/apis/policy/v1${scope}/poddisruptionbudgets`,
+        labelSelector: LABELS.sandbox,
+        ...ns,
+      },
+      'budgetSink',
+    ],
   ];
 }
 
 function legacyWalk(config: OperatorConfig): LegacyWalk | undefined {
-  if (!config.ledgerUrl) return undefined;
-  const ledger = httpLedger({ url: config.ledgerUrl, token: config.ledgerToken });
-  const locator = httpLocator({ url: config.locatorUrl ?? config.ledgerUrl, token: config.ledgerToken });
+  const endpoints = legacyEndpoints(config);
+  if (!endpoints) return undefined;
+  const ledger = httpLedger(endpoints.ledger);
+  const locator = httpLocator(endpoints.locator);
   const limits = {
     budgetMs: config.reconcileBudgetMs,
     perCallMs: config.reconcileCallMs,

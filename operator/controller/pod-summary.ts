@@ -1,5 +1,5 @@
 /** What the controller keeps of a sandbox pod: identity, finalizers, deletion and readiness. */
-import { LABELS } from '../api/names.ts';
+import { GROUP, LABELS, SANDBOX } from '../api/names.ts';
 
 export type PodSummary = {
   readonly namespace: string;
@@ -19,18 +19,29 @@ type RawPod = {
     namespace?: string;
     uid?: string;
     labels?: Record<string, string>;
+    ownerReferences?: { apiVersion?: string; kind?: string; name?: string }[];
     finalizers?: string[];
     deletionTimestamp?: unknown;
   };
   status?: { phase?: string; conditions?: { type?: string; status?: string }[] };
 };
 
-/** Undefined for anything that is not a labelled sandbox pod. */
+/**
+ * Undefined for anything that is not a sandbox pod: labelled with its sandbox and owned by that Sandbox. A
+ * pod that only claims the label (label squatting, issue 15) is not the operator's to count or release.
+ */
 export function podSummaryOf(raw: unknown): PodSummary | undefined {
   const pod = raw as RawPod | null;
   const meta = pod?.metadata;
   const sandbox = meta?.labels?.[LABELS.sandbox];
   if (!meta?.name || !meta.namespace || !sandbox) return undefined;
+  const owned = meta.ownerReferences?.some(
+    (owner) =>
+      owner.kind === SANDBOX.kind &&
+      owner.name === sandbox &&
+      (owner.apiVersion ?? '').startsWith(`${GROUP}/`),
+  );
+  if (owned !== true) return undefined;
   const ordinal = Number.parseInt(meta.labels?.[LABELS.podIndex] ?? '', 10);
   return {
     namespace: meta.namespace,

@@ -5,7 +5,14 @@
  */
 import type { V1Container, V1EnvVar, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { reaperInjection } from '../sidecar/injection.ts';
-import { API_VERSION, EXCLUSIVITY_FINALIZER, LABELS, MANAGED_BY, SANDBOX } from '../api/names.ts';
+import {
+  ANNOTATIONS,
+  API_VERSION,
+  EXCLUSIVITY_FINALIZER,
+  LABELS,
+  MANAGED_BY,
+  SANDBOX,
+} from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
 
 export type SidecarSettings = {
@@ -35,7 +42,9 @@ export function sandboxPod(sandbox: Sandbox, ordinal: number, sidecar: SidecarSe
         [LABELS.podIndex]: String(ordinal),
         [LABELS.managedBy]: MANAGED_BY,
       },
-      ...(template.metadata?.annotations ? { annotations: { ...template.metadata.annotations } } : {}),
+      ...(template.metadata?.annotations
+        ? { annotations: templateAnnotations(template.metadata.annotations) }
+        : {}),
       finalizers: [EXCLUSIVITY_FINALIZER],
       ownerReferences: [
         {
@@ -52,6 +61,15 @@ export function sandboxPod(sandbox: Sandbox, ordinal: number, sidecar: SidecarSe
   };
   if (spec.shellReaper.enabled) injectReaper(pod, sandbox, sidecar);
   return pod;
+}
+
+/**
+ * The template's annotations without the deletion override: an override must be set on the pod by someone
+ * entitled to it, never come from a template (a Sandbox stored before the CRD refused it may still hold it).
+ */
+function templateAnnotations(annotations: Readonly<Record<string, string>>): Record<string, string> {
+  const { [ANNOTATIONS.deletionOverride]: _dropped, ...rest } = annotations;
+  return rest;
 }
 
 /** The reaper's pod additions come from operator/sidecar/injection.ts, where its privilege model lives. */

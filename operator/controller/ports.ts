@@ -16,13 +16,20 @@ export type ObjectRef = {
   readonly uid?: string | undefined;
 };
 
+/** The resourceVersion a write produced: the precondition of a write that must follow it. */
+export type WrittenVersion = { readonly resourceVersion: string };
+
 export interface SandboxApi {
   /** JSON merge patch on the status subresource. */
   patchStatus(namespace: string, name: string, patch: Record<string, unknown>): Promise<void>;
-  /** JSON Patch on the object (finalizers); fails on a stale `test`. */
-  patchMetadata(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<void>;
-  /** Deletes the Sandbox (automatic cleanup), preconditioned on its uid. */
-  delete(namespace: string, name: string, uid: string): Promise<void>;
+  /** JSON Patch on the object (finalizers, the cleanup fence); fails on a stale `test`. */
+  patchMetadata(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<WrittenVersion>;
+  /** Deletes the Sandbox (automatic cleanup), preconditioned on the uid and version it was decided on. */
+  delete(
+    namespace: string,
+    name: string,
+    preconditions: WrittenVersion & { readonly uid: string },
+  ): Promise<void>;
 }
 
 export interface ReferenceApi {
@@ -51,8 +58,13 @@ export interface PodApi {
 }
 
 export interface GuardApi {
-  /** Ensures the PodDisruptionBudget (maxUnavailable 0) that makes evictions of the sandbox's pods fail. */
-  ensureDisruptionBudget(sandbox: Sandbox): Promise<void>;
+  /**
+   * Ensures the PodDisruptionBudget (maxUnavailable 0) that makes evictions of the sandbox's pods fail:
+   * creates it, or puts back a changed one (preconditioned on the version it read).
+   */
+  ensureDisruptionBudget(sandbox: Sandbox): Promise<'Created' | 'Repaired' | 'Unchanged'>;
+  /** Deletes the budget once the pods are released, preconditioned on its uid; already gone is fine. */
+  removeDisruptionBudget(namespace: string, name: string, uid: string): Promise<void>;
 }
 
 export type EventType = 'Normal' | 'Warning';

@@ -1,40 +1,56 @@
 /**
- * The operator's HTTP endpoints: /healthz (the process serves), /readyz (caches synced), /metrics
- * (Prometheus). One server; the chart points probes and the ServiceMonitor at it.
+ * The operator's HTTP endpoints: /healthz (the process serves) and /readyz (caches synced) on the probe
+ * listener, where the kubelet reaches them; /metrics (Prometheus) on the metrics listener, loopback by
+ * default, because metrics are served without authentication (issue 15; docs/security.md says how to
+ * scrape them). When both binds are the same, one listener serves all three.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
-export type ProbeState = { readonly ready: () => boolean; readonly healthy: () => boolean };
+export type ProbeState = {
+  /** Undefined when ready; otherwise why not, in words /readyz answers with. */
+  readonly notReady: () => string | undefined;
+  readonly healthy: () => boolean;
+};
+export type EndpointBinds = { readonly probe: string; readonly metrics: string };
+type Route = (path: string, res: ServerResponse) => boolean;
 
-export async function serveProbes(
-  bind: string,
-  registry: Registry,
-  state: ProbeState,
-  log: Logger,
-): Promise<Server> {
-  const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    const answer = (code: number, body: string, type = 'text/plain') => {
-      res.writeHead(code, { 'content-type': type });
-      res.end(body);
-    };
-    if (path === '/healthz') return answer(state.healthy() ? 200 : 500, state.healthy() ? 'ok' : 'unhealthy');
-    if (path === '/readyz')
-      return answer(state.ready() ? 200 : 503, state.ready() ? 'ok' : 'caches not synced');
-    if (path === '/metrics') {
-      registry
-        .metrics()
-        .then((text) => answer(200, text, registry.contentType))
-        .catch((error: unknown) => {
-          log.error({ err: error }, 'rendering metrics failed');
-          answer(500, 'metrics unavailable');
-        });
-      return;
-    }
-    answer(404, 'not found');
+const answer = (res: ServerResponse, code: number, body: string, type = 'text/plain') => {
+  res.writeHead(code, { 'content-type': type });
+  res.end(body);
+};
+
+function probeRoute(state: ProbeState): Route {
+  return (path, res) => {
+    if (path === '/healthz') answer(res, state.healthy() ? 200 : 500, state.healthy() ? 'ok' : 'unhealthy');
+    else if (path === '/readyz') {
+      const reason = state.notReady();
+      answer(res, reason === undefined ? 200 : 503, reason ?? 'ok');
+    } else return false;
+    return true;
+  };
+}
+
+function metricsRoute(registry: Registry, log: Logger): Route {
+  return (path, res) => {
+    if (path !== '/metrics') return false;
+    registry
+      .metrics()
+      .then((text) => answer(res, 200, text, registry.contentType))
+      .catch((error: unknown) => {
+        log.error({ err: error }, 'rendering metrics failed');
+        answer(res, 500, 'metrics unavailable');
+      });
+    return true;
+  };
+}
+
+async function listen(bind: string, routes: readonly Route[], what: string, log: Logger): Promise<Server> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (!routes.some((route) => route(path, res))) answer(res, 404, 'not found');
   });
   const { host, port } = parseBind(bind);
   await new Promise<void>((resolve, reject) => {
@@ -42,8 +58,30 @@ export async function serveProbes(
     server.listen(port, host, () => resolve());
   });
   const address = server.address() as AddressInfo;
-  log.info({ address: `${address.address}:${address.port}` }, 'serving /healthz, /readyz and /metrics');
+  log.info({ address: `${address.address}:${address.port}` }, `serving ${what}`);
   return server;
+}
+
+/** The probe listener; closing it closes the metrics listener too. */
+export async function serveProbes(
+  binds: EndpointBinds,
+  registry: Registry,
+  state: ProbeState,
+  log: Logger,
+): Promise<Server> {
+  const probes = probeRoute(state);
+  const metrics = metricsRoute(registry, log);
+  if (binds.probe === binds.metrics)
+    return listen(binds.probe, [probes, metrics], '/healthz, /readyz and /metrics', log);
+  const metricsServer = await listen(binds.metrics, [metrics], '/metrics', log);
+  try {
+    const probeServer = await listen(binds.probe, [probes], '/healthz and /readyz', log);
+    probeServer.on('close', () => metricsServer.close());
+    return probeServer;
+  } catch (error) {
+    metricsServer.close();
+    throw error;
+  }
 }
 
 /** `:8080`, `0.0.0.0:8080` or `127.0.0.1:0`. */

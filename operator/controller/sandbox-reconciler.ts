@@ -6,14 +6,17 @@
 import type { Logger } from 'pino';
 import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
-import { buildReferenceIndex } from '../index/reference-index.ts';
 import { awaitChange, requeueAfter, sooner, type Action } from './action.ts';
 import type { ReconcilerContext } from './context.ts';
 import { reconcileDeletion } from './deletion.ts';
-import { eraseReferences, sandboxRef } from './erase.ts';
-import { addFinalizerPatch } from './finalizer.ts';
+import { currentIndex } from './current-index.ts';
+import { eraseReferences } from './erase.ts';
+import { keepEvictionGuard } from './eviction-guard.ts';
+import { addFinalizerPatch, removeFinalizerPatch } from './finalizer.ts';
+import type { PodSummary } from './pod-summary.ts';
 import { legacyEvidence, nextLegacyWalkInMs } from './legacy.ts';
-import { capacityLatch, cleanupClock, missingOrdinals, pendingErase } from './lifecycle.ts';
+import { cleanUpWhenDue } from './cleanup.ts';
+import { missingOrdinals, pendingErase } from './lifecycle.ts';
 import { sandboxPod } from './pod-template.ts';
 import { keyOf } from './store.ts';
 import { writeStatus } from './write-status.ts';
@@ -31,6 +34,29 @@ export async function reconcileSandbox(ctx: ReconcilerContext, key: string, log:
   return reconcileLive(ctx, sandbox, log);
 }
 
+/**
+ * A pod of a live sandbox that is terminating (an override delete, an eviction) is already being stopped by
+ * its kubelet: the finalizer only keeps its API object, which would then never be replaced and would block a
+ * drain. Release it; its replacement is created once it is gone (its delete event brings that reconcile).
+ */
+async function releaseTerminatingPods(
+  ctx: ReconcilerContext,
+  sandbox: Sandbox,
+  pods: readonly PodSummary[],
+  log: Logger,
+): Promise<void> {
+  for (const pod of pods) {
+    if (!pod.deleting) continue;
+    const patch = removeFinalizerPatch(pod, EXCLUSIVITY_FINALIZER);
+    if (!patch) continue;
+    await ctx.ports.pods.patchMetadata(sandbox.metadata.namespace, pod.name, patch);
+    log.warn(
+      { pod: pod.name },
+      'a pod of a live sandbox is terminating (an override delete or an eviction); released it, a replacement follows',
+    );
+  }
+}
+
 async function reconcileLive(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): Promise<Action> {
   const { namespace, name } = sandbox.metadata;
   const addFinalizer = addFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
@@ -40,49 +66,23 @@ async function reconcileLive(ctx: ReconcilerContext, sandbox: Sandbox, log: Logg
     return awaitChange(); // the update event brings the next reconcile
   }
   const key = keyOf(namespace, name);
-  const erase = pendingErase(sandbox);
-  if (erase !== undefined) await eraseReferences(ctx, sandbox, erase, log);
-  const index = buildReferenceIndex(
-    ctx.store.references(key),
-    ctx.limits,
-    erase === undefined ? capacityLatch(sandbox.status) : undefined,
-  );
+  const request = pendingErase(sandbox);
+  const erased = request === undefined ? undefined : await eraseReferences(ctx, sandbox, request, log);
+  const index = await currentIndex(ctx, sandbox, erased);
   const { reconciliation } = await legacyEvidence(ctx, sandbox, false, log);
+  // Cleanup before anything else writes the Sandbox: its fence is preconditioned on the version read.
+  const { clock: cleanup, action } = await cleanUpWhenDue(ctx, sandbox, index, log);
+  if (action) return action;
+
   const pods = ctx.store.pods(key);
   // Status first: a sandbox is born with its marker (or without it) before any pod exists.
-  await writeStatus(ctx, sandbox, { index, reconciliation, decision: undefined, pods, erasedFor: erase });
+  await writeStatus(ctx, sandbox, { index, reconciliation, decision: undefined, pods, erasedFor: request });
 
-  const missing = missingOrdinals(sandbox, pods);
-  if (missing.length > 0) {
-    await ctx.ports.guards.ensureDisruptionBudget(sandbox);
-    for (const ordinal of missing) {
-      const result = await ctx.ports.pods.create(sandboxPod(sandbox, ordinal, ctx.sidecar));
-      log.info({ ordinal, result }, 'sandbox pod created');
-    }
-  }
-
-  const cleanup = cleanupClock(sandbox, index, ctx.now());
-  if (cleanup.kind === 'Due') {
-    // Fresh state justifies the deletion: the cache's "no reference" is confirmed by a consistent LIST.
-    const live = await ctx.ports.references.listLive(namespace, name);
-    if (live.length === 0) {
-      log.info(
-        { since: cleanup.since, policy: sandbox.spec.cleanup.policy },
-        'unreferenced past its TTL; deleting the sandbox',
-      );
-      await ctx.ports.events.record(
-        sandboxRef(sandbox),
-        'Normal',
-        'CleanupStarted',
-        `no reference since ${cleanup.since}; deleting`,
-      );
-      await ctx.ports.sandboxes.delete(namespace, name, sandbox.metadata.uid ?? '');
-      return awaitChange();
-    }
-    log.info(
-      { liveReferences: live.length },
-      'cleanup due by the cache, but the API server still has references; keeping',
-    );
+  await keepEvictionGuard(ctx, sandbox, log);
+  await releaseTerminatingPods(ctx, sandbox, pods, log);
+  for (const ordinal of missingOrdinals(sandbox, pods)) {
+    const result = await ctx.ports.pods.create(sandboxPod(sandbox, ordinal, ctx.sidecar));
+    log.info({ ordinal, result }, 'sandbox pod created');
   }
 
   let next = requeueAfter(ctx.timing.resyncMs);

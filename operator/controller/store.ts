@@ -8,6 +8,7 @@
 import { parseSandbox, parseSessionReference, type MalformedObjectError, type Parsed } from '../api/parse.ts';
 import type { Sandbox } from '../api/objects.ts';
 import { referenceEntryOf, type ReferenceEntry } from '../index/reference.ts';
+import { budgetSummaryOf, type BudgetSummary } from './budget-summary.ts';
 import { podSummaryOf, type PodSummary } from './pod-summary.ts';
 import type { WatchEventType, WatchSink } from './watcher.ts';
 
@@ -20,6 +21,8 @@ export interface StoreReader {
   /** Malformed references that name this sandbox, or whose sandbox cannot be read (fail closed). */
   unreadableReferences(sandboxKey: string): MalformedObjectError[];
   pods(sandboxKey: string): PodSummary[];
+  /** The sandbox's eviction guard as last seen; undefined when it is missing. */
+  budget(sandboxKey: string): BudgetSummary | undefined;
 }
 
 type RawMeta = { metadata?: { name?: unknown; namespace?: unknown }; spec?: { sandbox?: unknown } };
@@ -47,6 +50,9 @@ export class ClusterStore implements StoreReader {
   private readonly unattributed = new Map<string, Map<string, MalformedObjectError>>();
   private readonly podRecords = new Map<string, PodSummary>();
   private readonly podsBySandbox = new Map<string, Map<string, PodSummary>>();
+  /** Budgets by their own key, and the sandbox key each guards. */
+  private readonly budgetRecords = new Map<string, BudgetSummary>();
+  private readonly budgetsBySandbox = new Map<string, BudgetSummary>();
 
   constructor(private readonly enqueue: Enqueue) {}
 
@@ -99,6 +105,23 @@ export class ClusterStore implements StoreReader {
       ),
   };
 
+  readonly budgetSink: WatchSink = {
+    replace: (items) =>
+      this.replaceAll(
+        this.budgetRecords,
+        items,
+        (raw) => this.putBudget(raw),
+        (key) => this.dropBudget(key),
+      ),
+    apply: (type, raw) =>
+      this.applyEvent(
+        type,
+        raw,
+        (r) => this.putBudget(r),
+        (key) => this.dropBudget(key),
+      ),
+  };
+
   sandbox(key: string): Parsed<Sandbox> | undefined {
     return this.sandboxes.get(key);
   }
@@ -117,6 +140,9 @@ export class ClusterStore implements StoreReader {
   }
   pods(sandboxKey: string): PodSummary[] {
     return [...(this.podsBySandbox.get(sandboxKey)?.values() ?? [])];
+  }
+  budget(sandboxKey: string): BudgetSummary | undefined {
+    return this.budgetsBySandbox.get(sandboxKey);
   }
   get counts(): { sandboxes: number; references: number; pods: number } {
     return {
@@ -230,6 +256,26 @@ export class ClusterStore implements StoreReader {
     const bucket = this.podsBySandbox.get(sandboxKey);
     bucket?.delete(key);
     if (bucket?.size === 0) this.podsBySandbox.delete(sandboxKey);
+    return [sandboxKey];
+  }
+
+  private putBudget(raw: unknown): string[] {
+    const key = rawKey(raw);
+    if (key === undefined) return [];
+    const before = this.dropBudget(key);
+    const budget = budgetSummaryOf(raw);
+    if (!budget) return before;
+    this.budgetRecords.set(key, budget);
+    const sandboxKey = keyOf(budget.namespace, budget.sandbox);
+    this.budgetsBySandbox.set(sandboxKey, budget);
+    return [...before, sandboxKey];
+  }
+  private dropBudget(key: string): string[] {
+    const budget = this.budgetRecords.get(key);
+    if (!budget) return [];
+    this.budgetRecords.delete(key);
+    const sandboxKey = keyOf(budget.namespace, budget.sandbox);
+    this.budgetsBySandbox.delete(sandboxKey);
     return [sandboxKey];
   }
 

@@ -7,10 +7,11 @@
  * on any other error, back off (0.8 s → 30 s, with jitter) and LIST again. Handlers never throw: a failing
  * sink call is logged and the loop goes on.
  */
-import type { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { sleep } from './sleep.ts';
 import { KubeRequestError, request } from './errors.ts';
+import { listPage } from './kube/list-pages.ts';
 import { watchStream, type WatchEnd } from './kube/watch-stream.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -39,12 +40,12 @@ const WATCH_TIMEOUT_SECONDS = 300; // the server ends each watch by then; bookma
 export class Watcher {
   private resourceVersion = '';
   private syncedOnce = false;
+  private syncing = false;
   private readonly synced: Promise<void>;
   private markSynced: () => void = () => undefined;
 
   constructor(
     private readonly kubeConfig: KubeConfig,
-    private readonly objects: KubernetesObjectApi,
     private readonly resource: WatchedResource,
     private readonly sink: WatchSink,
     private readonly log: Logger,
@@ -58,8 +59,13 @@ export class Watcher {
     return this.synced;
   }
 
+  /** False from a failed list or watch until the next complete list: the cache is then not syncing. */
   get isSynced(): boolean {
-    return this.syncedOnce;
+    return this.syncedOnce && this.syncing;
+  }
+
+  get resourceName(): string {
+    return this.resource.name;
   }
 
   /** Runs until `signal` aborts. Never rejects. */
@@ -81,6 +87,7 @@ export class Watcher {
         }
       } catch (error) {
         if (isAborted(signal)) return;
+        this.syncing = false;
         failures += 1;
         const delay = Math.min(30_000, 800 * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4);
         this.observer.onRestart?.(this.resource.name, 'error');
@@ -94,31 +101,21 @@ export class Watcher {
   }
 
   private async list(): Promise<void> {
-    const { apiVersion, kind, namespace, labelSelector, name } = this.resource;
+    const { name, path, labelSelector } = this.resource;
     const items: unknown[] = [];
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
       const page = await request('List', name, () =>
-        this.objects.list(
-          apiVersion,
-          kind,
-          namespace,
-          undefined,
-          undefined,
-          undefined,
-          undefined,
-          labelSelector,
-          PAGE_SIZE,
-          continueToken,
-        ),
+        listPage(this.kubeConfig, path, { labelSelector, limit: PAGE_SIZE, continue: continueToken }),
       );
       items.push(...page.items);
-      continueToken = page.metadata?._continue || undefined;
-      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+      continueToken = page.continueToken;
+      resourceVersion = page.resourceVersion || resourceVersion;
     } while (continueToken);
     this.resourceVersion = resourceVersion;
     this.deliver(() => this.sink.replace(items));
+    this.syncing = true;
     if (!this.syncedOnce) {
       this.syncedOnce = true;
       this.markSynced();

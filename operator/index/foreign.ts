@@ -14,10 +14,9 @@ export type ExclusivityTarget = { readonly worktree: string | undefined };
 /** Evidence that a session uses the sandbox: a reference, or an owner found by the legacy walk. */
 export type UseEvidence = { readonly worktree: string | undefined };
 
+/** Own only when both name the same worktree; an absent target worktree already differs from a present one. */
 export function isForeignReference(evidence: UseEvidence, target: ExclusivityTarget): boolean {
-  return (
-    evidence.worktree === undefined || target.worktree === undefined || evidence.worktree !== target.worktree
-  );
+  return evidence.worktree === undefined || evidence.worktree !== target.worktree;
 }
 
 export function hasForeignReference(index: ReferenceIndex, target: ExclusivityTarget): boolean {

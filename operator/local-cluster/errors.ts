@@ -7,7 +7,8 @@ export type LocalClusterErrorKind =
   | 'process-failed'
   | 'not-ready'
   | 'crd-install-failed'
-  | 'invalid-input';
+  | 'invalid-input'
+  | 'operator-identity-failed';
 
 export interface LocalClusterErrorDetails {
   /** The tool or component concerned, e.g. `kube-apiserver`. */

@@ -14,3 +14,4 @@ export { formatBuildEvent, type BuildEvent, type BuildReporter } from './run-ste
 export { ALL_TOOLS, CONTROL_PLANE_TOOLS, TOOLS, type ToolName } from './versions.ts';
 export { kwokNodeName } from './addons.ts';
 export { RESTRICTED_USER, ADMIN_USER } from './auth.ts';
+export { provisionOperatorIdentity, OPERATOR_RELEASE } from './operator-identity.ts';

@@ -7,20 +7,34 @@ import type { Clock } from './ports.ts';
 export type Bounded<T> =
   | { readonly kind: 'Done'; readonly value: T }
   | { readonly kind: 'TimedOut' }
-  | { readonly kind: 'Failed'; readonly error: unknown }
-  | { readonly kind: 'Cancelled' };
+  | { readonly kind: 'Failed'; readonly error: unknown };
 
+/** Only a call given a cancel signal can end `Cancelled`. */
+export type Cancellable<T> = Bounded<T> | { readonly kind: 'Cancelled' };
+
+export function withDeadline<T>(
+  call: (signal: AbortSignal) => Promise<T>,
+  clock: Clock,
+  ms: number,
+): Promise<Bounded<T>>;
+export function withDeadline<T>(
+  call: (signal: AbortSignal) => Promise<T>,
+  clock: Clock,
+  ms: number,
+  cancel: AbortSignal,
+): Promise<Cancellable<T>>;
 export async function withDeadline<T>(
   call: (signal: AbortSignal) => Promise<T>,
   clock: Clock,
   ms: number,
   cancel?: AbortSignal,
-): Promise<Bounded<T>> {
+): Promise<Cancellable<T>> {
   const scope = new AbortController();
   const onCancel = () => {
     scope.abort();
   };
-  cancel?.addEventListener('abort', onCancel, { once: true });
+  // A signal fires `abort` at most once, and `finally` removes the listener either way.
+  cancel?.addEventListener('abort', onCancel);
   const timedOut = Symbol('timedOut');
   try {
     const result = await Promise.race([

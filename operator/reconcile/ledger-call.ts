@@ -19,11 +19,10 @@ export async function callLedger(
     case 'TimedOut':
       return { kind: 'Incomplete', cause: 'Timeout', reason: `ledger call timed out after ${capMs} ms` };
     case 'Failed':
-    case 'Cancelled':
       return {
         kind: 'Incomplete',
         cause: 'LedgerFailed',
-        reason: `ledger call failed: ${describeError(result.kind === 'Failed' ? result.error : 'cancelled')}`,
+        reason: `ledger call failed: ${describeError(result.error)}`,
       };
   }
 }

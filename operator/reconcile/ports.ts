@@ -64,12 +64,8 @@ export const systemClock: Clock = {
     new Promise<void>((resolve) => {
       if (signal.aborted) return;
       const timer = setTimeout(resolve, ms);
-      signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer);
-        },
-        { once: true },
-      );
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+      });
     }),
 };

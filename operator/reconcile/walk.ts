@@ -17,7 +17,7 @@ import type { ReconciliationOutcome, ReconciliationStats } from './outcome.ts';
 import { controlPlaneOwner, legacyOwnerVerdict, type OwnerVerdict, type PlaneRule } from './owner-verdict.ts';
 import { lookupOwner } from './lookup.ts';
 import type { Clock, ReconciliationTarget, RuntimeLocator, SessionLedger } from './ports.ts';
-import { callLedger } from './ledger-call.ts';
+import { callLedger, type LedgerCall } from './ledger-call.ts';
 
 export type ReconcileLimits = {
   readonly budgetMs: number;
@@ -55,35 +55,7 @@ export async function reconcileSandboxReferences(input: ReconcileInput): Promise
   });
 
   const report = await callLedger(input.ledger, target, clock, Math.min(limits.perCallMs, limits.budgetMs));
-  switch (report.kind) {
-    case 'Incomplete':
-      if (report.cause === 'Timeout') counters.timedOut += 1;
-      else counters.failed += 1;
-      return {
-        kind: 'Incomplete',
-        cause: report.cause,
-        owner: undefined,
-        reason: report.reason,
-        stats: stats(0),
-      };
-    case 'Shared':
-      return {
-        kind: 'Foreign',
-        evidence: 'Ledger',
-        owner: undefined,
-        reason: `ledger verdict shared: ${report.reason}`,
-        stats: stats(0),
-      };
-    case 'HistoryUnavailable':
-      return {
-        kind: 'Unavailable',
-        owner: undefined,
-        reason: `ledger history unavailable: ${report.reason}`,
-        stats: stats(0),
-      };
-    case 'Owners':
-      break;
-  }
+  if (report.kind !== 'Owners') return ledgerOutcome(report, counters, () => stats(0));
 
   const owners = report.owners;
   if (owners.length === 0) return { kind: 'Complete', stats: stats(0) };
@@ -93,9 +65,8 @@ export async function reconcileSandboxReferences(input: ReconcileInput): Promise
   let settle: (outcome: ReconciliationOutcome) => void = () => undefined;
   const decided = new Promise<ReconciliationOutcome>((resolve) => (settle = resolve));
 
-  let settled = false;
+  // A verdict recorded after the outcome cannot change it: the promise settles once, its stats are a copy.
   const record = (position: number, verdict: OwnerVerdict) => {
-    if (settled) return;
     if (verdict.kind === 'Incomplete') {
       if (verdict.cause === 'Timeout') counters.timedOut += 1;
       else counters.failed += 1;
@@ -103,7 +74,6 @@ export async function reconcileSandboxReferences(input: ReconcileInput): Promise
     verdicts[position] = verdict;
     const outcome = combineInOwnerOrder(verdicts, () => stats(owners.length));
     if (outcome) {
-      settled = true;
       walk.abort();
       settle(outcome);
     }
@@ -142,35 +112,49 @@ export async function reconcileSandboxReferences(input: ReconcileInput): Promise
   return decided;
 }
 
-/** The first owner in order whose verdict is not Clear decides; all Clear is Complete; else undecided. */
+/** The ledger decided alone: its call failed, it shared the sandbox, or it has no history. */
+function ledgerOutcome(
+  report: Exclude<LedgerCall, { readonly kind: 'Owners' }>,
+  counters: Counters,
+  stats: () => ReconciliationStats,
+): ReconciliationOutcome {
+  switch (report.kind) {
+    case 'Incomplete':
+      if (report.cause === 'Timeout') counters.timedOut += 1;
+      else counters.failed += 1;
+      return {
+        kind: 'Incomplete',
+        cause: report.cause,
+        owner: undefined,
+        reason: report.reason,
+        stats: stats(),
+      };
+    case 'Shared':
+      return {
+        kind: 'Foreign',
+        evidence: 'Ledger',
+        owner: undefined,
+        reason: `ledger verdict shared: ${report.reason}`,
+        stats: stats(),
+      };
+    case 'HistoryUnavailable':
+      return {
+        kind: 'Unavailable',
+        owner: undefined,
+        reason: `ledger history unavailable: ${report.reason}`,
+        stats: stats(),
+      };
+  }
+}
+
+/** The first owner in order whose verdict is not Clear decides, as it is; all Clear is Complete; else undecided. */
 function combineInOwnerOrder(
   verdicts: readonly (OwnerVerdict | undefined)[],
   stats: () => ReconciliationStats,
 ): ReconciliationOutcome | undefined {
   for (const verdict of verdicts) {
     if (verdict === undefined) return undefined;
-    switch (verdict.kind) {
-      case 'Clear':
-        continue;
-      case 'Foreign':
-        return {
-          kind: 'Foreign',
-          evidence: verdict.evidence,
-          owner: verdict.owner,
-          reason: verdict.reason,
-          stats: stats(),
-        };
-      case 'Unavailable':
-        return { kind: 'Unavailable', owner: verdict.owner, reason: verdict.reason, stats: stats() };
-      case 'Incomplete':
-        return {
-          kind: 'Incomplete',
-          cause: verdict.cause,
-          owner: verdict.owner,
-          reason: verdict.reason,
-          stats: stats(),
-        };
-    }
+    if (verdict.kind !== 'Clear') return { ...verdict, stats: stats() };
   }
   return { kind: 'Complete', stats: stats() };
 }

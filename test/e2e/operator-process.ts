@@ -66,6 +66,8 @@ export async function startOperatorProcess(
       'false',
       '--probe-bind',
       '127.0.0.1:0',
+      '--metrics-bind',
+      '127.0.0.1:0',
       '--blocked-recheck-ms',
       '2000',
       ...(options.flags ?? []),

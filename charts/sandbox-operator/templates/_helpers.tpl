@@ -23,7 +23,9 @@ Cluster-scoped and shared names carry the release, so two releases never collide
 (sandbox-operator) keeps the parameters' name sandbox-operator-admission.
 */}}
 {{- define "sandbox-operator.admissionParams" -}}{{ .Release.Name }}-admission{{- end -}}
-{{- define "sandbox-operator.policyName" -}}{{ .Release.Name }}-pod-protection.sandbox.agents.dev{{- end -}}
+{{- define "sandbox-operator.podProtectionPolicy" -}}{{ .Release.Name }}-pod-protection.sandbox.agents.dev{{- end -}}
+{{- define "sandbox-operator.operatorBoundsPolicy" -}}{{ .Release.Name }}-operator-bounds.sandbox.agents.dev{{- end -}}
+{{- define "sandbox-operator.podTemplatePolicy" -}}{{ .Release.Name }}-pod-template.sandbox.agents.dev{{- end -}}
 {{- define "sandbox-operator.operatorUser" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "sandbox-operator.serviceAccount" . }}{{- end -}}
 
 {{/* Who the pod protection policy lets delete sandbox pods: the operator, plus listed users. */}}

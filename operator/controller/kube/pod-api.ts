@@ -1,6 +1,8 @@
 /** PodApi and GuardApi over client-node. */
 import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { LABELS, MANAGED_BY } from '../../api/names.ts';
+import type { Sandbox } from '../../api/objects.ts';
+import { budgetSummaryOf, disruptionBudgetName } from '../budget-summary.ts';
 import { KubeRequestError, request, requestUnlessGone } from '../errors.ts';
 import type { JsonPatchOp } from '../finalizer.ts';
 import { podSummaryOf, type PodSummary } from '../pod-summary.ts';
@@ -41,50 +43,75 @@ export function kubePodApi({ core }: KubeClients): PodApi {
       );
     },
     async patchMetadata(namespace, name, ops: readonly JsonPatchOp[]) {
-      await request('PatchFinalizers', `pod ${namespace}/${name}`, () =>
+      // A pod already gone has nothing left to release.
+      await requestUnlessGone('PatchFinalizers', `pod ${namespace}/${name}`, () =>
         core.patchNamespacedPod({ namespace, name, body: ops, fieldManager: FIELD_MANAGER }, JSON_PATCH),
       );
     },
   };
 }
 
-export const disruptionBudgetName = (sandbox: string) => `${sandbox}-sandbox`;
+/**
+ * The budget as it must be: maxUnavailable 0 over the sandbox's pods, and no owner reference, so no cascade
+ * of the Sandbox removes it before the pods are released (the release deletes it).
+ */
+function desiredBudget(sandbox: Sandbox): V1PodDisruptionBudget {
+  const { name, namespace } = sandbox.metadata;
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: {
+      name: disruptionBudgetName(name),
+      namespace,
+      labels: { [LABELS.sandbox]: name, [LABELS.managedBy]: MANAGED_BY },
+    },
+    spec: { maxUnavailable: 0, selector: { matchLabels: { [LABELS.sandbox]: name } } },
+  };
+}
 
 export function kubeGuardApi({ policy }: KubeClients): GuardApi {
   return {
     async ensureDisruptionBudget(sandbox) {
-      const { name, namespace, uid } = sandbox.metadata;
-      const budget: V1PodDisruptionBudget = {
-        apiVersion: 'policy/v1',
-        kind: 'PodDisruptionBudget',
-        metadata: {
-          name: disruptionBudgetName(name),
-          namespace,
-          labels: { [LABELS.sandbox]: name, [LABELS.managedBy]: MANAGED_BY },
-          ownerReferences: [
-            {
-              apiVersion: 'sandbox.agents.dev/v1alpha1',
-              kind: 'Sandbox',
-              name,
-              uid: uid ?? '',
-              controller: true,
-            },
-          ],
-        },
-        spec: { maxUnavailable: 0, selector: { matchLabels: { [LABELS.sandbox]: name } } },
-      };
+      const desired = desiredBudget(sandbox);
+      const { namespace } = sandbox.metadata;
+      const name = desired.metadata?.name ?? '';
+      const target = `poddisruptionbudget ${namespace}/${name}`;
       try {
-        await request('Create', `poddisruptionbudget ${namespace}/${disruptionBudgetName(name)}`, () =>
+        await request('Create', target, () =>
           policy.createNamespacedPodDisruptionBudget({
             namespace,
-            body: budget,
+            body: desired,
             fieldManager: FIELD_MANAGER,
           }),
         );
+        return 'Created';
       } catch (error) {
-        if (error instanceof KubeRequestError && error.status === 409) return;
-        throw error;
+        if (!(error instanceof KubeRequestError && error.status === 409)) throw error;
       }
+      // It exists but the cache did not see it guarding: someone changed it (selector, maxUnavailable, labels).
+      // Put the desired form back, preconditioned on the version read; a conflict retries from fresh state.
+      const current = await request('Get', target, () =>
+        policy.readNamespacedPodDisruptionBudget({ namespace, name }),
+      );
+      const summary = budgetSummaryOf(current);
+      if (summary?.guards === true && !summary.deleting) return 'Unchanged';
+      await request('Replace', target, () =>
+        policy.replaceNamespacedPodDisruptionBudget({
+          namespace,
+          name,
+          body: {
+            ...desired,
+            metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion ?? '' },
+          },
+          fieldManager: FIELD_MANAGER,
+        }),
+      );
+      return 'Repaired';
+    },
+    async removeDisruptionBudget(namespace, name, uid) {
+      await requestUnlessGone('Delete', `poddisruptionbudget ${namespace}/${name}`, () =>
+        policy.deleteNamespacedPodDisruptionBudget({ namespace, name, body: { preconditions: { uid } } }),
+      );
     },
   };
 }

@@ -1,37 +1,28 @@
 /** ReferenceApi over client-node: consistent LISTs by the `spec.sandbox` selectable field. */
 import { API_VERSION, SESSION_REFERENCE } from '../../api/names.ts';
-import type { SessionReference } from '../../api/objects.ts';
-import { parseSessionReference, type Parsed } from '../../api/parse.ts';
+import { parseSessionReference } from '../../api/parse.ts';
 import { request } from '../errors.ts';
 import type { ReferenceApi } from '../ports.ts';
 import type { KubeClients } from './clients.ts';
 
-const PAGE = 500;
-
 export function kubeReferenceApi({ objects, custom }: KubeClients): ReferenceApi {
   return {
     async listLive(namespace, sandbox) {
-      const found: Parsed<SessionReference>[] = [];
-      let continueToken: string | undefined;
-      do {
-        const page = await request('List', `sessionreferences of ${namespace}/${sandbox}`, () =>
-          objects.list(
-            API_VERSION,
-            SESSION_REFERENCE.kind,
-            namespace,
-            undefined,
-            undefined,
-            undefined,
-            `spec.sandbox=${sandbox}`,
-            undefined,
-            PAGE,
-            continueToken,
-          ),
-        );
-        found.push(...page.items.map((item) => parseSessionReference(item)));
-        continueToken = page.metadata?._continue || undefined;
-      } while (continueToken);
-      return found;
+      // One request, no limit: the API server (v1.36) answers a field-selected LIST with `limit` with a full
+      // page and no continue token, which would silently drop every reference past the first page. A
+      // sandbox's references are bounded (past 512 it overflows), so the whole list is one response.
+      const list = await request('List', `sessionreferences of ${namespace}/${sandbox}`, () =>
+        objects.list(
+          API_VERSION,
+          SESSION_REFERENCE.kind,
+          namespace,
+          undefined,
+          undefined,
+          undefined,
+          `spec.sandbox=${sandbox}`,
+        ),
+      );
+      return list.items.map((item) => parseSessionReference(item));
     },
     async deleteAll(namespace, sandbox) {
       const [group, version] = API_VERSION.split('/') as [string, string];

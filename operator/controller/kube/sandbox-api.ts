@@ -23,16 +23,17 @@ export function kubeSandboxApi({ custom }: KubeClients): SandboxApi {
       );
     },
     async patchMetadata(namespace, name, ops: readonly JsonPatchOp[]) {
-      await request('PatchFinalizers', `sandbox ${namespace}/${name}`, () =>
+      const written = (await request('PatchFinalizers', `sandbox ${namespace}/${name}`, () =>
         custom.patchNamespacedCustomObject(
           { ...at(namespace, name), body: ops, fieldManager: FIELD_MANAGER },
           JSON_PATCH,
         ),
-      );
+      )) as { metadata?: { resourceVersion?: string } };
+      return { resourceVersion: written.metadata?.resourceVersion ?? '' };
     },
-    async delete(namespace, name, uid) {
+    async delete(namespace, name, preconditions) {
       await requestUnlessGone('Delete', `sandbox ${namespace}/${name}`, () =>
-        custom.deleteNamespacedCustomObject({ ...at(namespace, name), body: { preconditions: { uid } } }),
+        custom.deleteNamespacedCustomObject({ ...at(namespace, name), body: { preconditions } }),
       );
     },
   };

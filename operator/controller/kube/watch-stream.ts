@@ -64,8 +64,10 @@ export async function watchStream(
         buffered = buffered.slice(newline + 1);
         if (line !== '') {
           const event = JSON.parse(line) as { type?: unknown; object?: unknown };
-          if (event.type === 'ERROR' && (event.object as { code?: unknown } | undefined)?.code === 410)
-            return { kind: 'Gone' };
+          // Any ERROR ends this watch (the server closes it next): 410 means relist; anything else
+          // (an etcd restore, a storage error) is a failure, so the caller relists with backoff instead of
+          // re-watching from a resourceVersion that may no longer mean anything.
+          if (event.type === 'ERROR') return watchError(event.object);
           onEvent(String(event.type), event.object);
         }
         newline = buffered.indexOf('\n');
@@ -80,4 +82,14 @@ export async function watchStream(
     clearTimeout(idle);
     signal.removeEventListener('abort', stop);
   }
+}
+
+function watchError(status: unknown): WatchEnd {
+  const { code, message } = (status ?? {}) as { code?: unknown; message?: unknown };
+  if (code === 410) return { kind: 'Gone' };
+  return {
+    kind: 'Failed',
+    status: typeof code === 'number' ? code : undefined,
+    error: new Error(`watch ERROR event: ${typeof message === 'string' ? message : JSON.stringify(status)}`),
+  };
 }

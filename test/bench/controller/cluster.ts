@@ -86,7 +86,10 @@ export function startOperator(
   workers: number,
   extra: string[] = [],
 ): OperatorProcess {
-  const probe = extra.includes('--probe-bind') ? [] : ['--probe-bind', '127.0.0.1:0'];
+  const probeAt = extra.indexOf('--probe-bind');
+  const bind = probeAt >= 0 ? (extra[probeAt + 1] ?? '127.0.0.1:0') : '127.0.0.1:0';
+  // /metrics on the probe listener (one bind), so the bench reads both from one port.
+  const probe = [...(probeAt >= 0 ? [] : ['--probe-bind', bind]), '--metrics-bind', bind];
   const args = [
     '--import',
     'tsx',

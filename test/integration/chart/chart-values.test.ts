@@ -35,8 +35,12 @@ describe('the chart with non-default values', () => {
       'ServiceAccount/sandbox-shell-reaper',
       'ServiceAccount/sbx',
       'ServiceMonitor/sbx',
+      'ValidatingAdmissionPolicy/sbx-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-pod-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/sbx-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/sbx-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-pod-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/sbx-pod-template.sandbox.agents.dev',
     ]);
   });
 
@@ -63,6 +67,7 @@ describe('the chart with non-default values', () => {
       leaseNamespace: 'platform',
       leaseName: 'sandbox-operator-leader',
       probeBind: ':9090',
+      metricsBind: ':9090',
       resyncMs: 120000,
       ledgerUrl: 'https://ledger.platform.svc:8443',
       locatorUrl: 'https://ledger.platform.svc:8443',
@@ -150,6 +155,8 @@ describe('bad values', () => {
     [{ metrics: { port: 80 } }, "at '/metrics/port': minimum: got 80, want 1,024"],
     [{ image: { digest: 'sha256:abc' } }, "at '/image/digest': 'sha256:abc' does not match pattern"],
     [{ ledger: { url: 'ledger.local' } }, "at '/ledger/url': 'ledger.local' does not match pattern"],
+    [{ ledger: { url: 'http://ledger.local' } }, "at '/ledger/url': 'http://ledger.local' does not match"],
+    [{ podTemplatePolicy: { level: 'loose' } }, "at '/podTemplatePolicy/level': value must be one of"],
     [{ shellReaper: { namespaces: ['Team_A'] } }, "at '/shellReaper/namespaces/0': 'Team_A' does not match"],
     [{ admissionPolicy: { extraOperatorUsers: ['a,b'] } }, "at '/admissionPolicy/extraOperatorUsers/0'"],
     [{ rbac: { extraSubjects: [{ kind: 'Robot', name: 'r' }] } }, "at '/rbac/extraSubjects/0/kind'"],
@@ -167,6 +174,10 @@ describe('bad values', () => {
       'replicaCount > 1 needs operator.leaderElection.enabled',
     ],
     [{ ledger: { tokenSecret: { name: 'tok' } } }, 'ledger.tokenSecret.name is set but ledger.url is empty'],
+    [
+      { metrics: { serviceMonitor: { enabled: true } } },
+      'metrics.serviceMonitor.enabled needs metrics.expose=true',
+    ],
   ])('refuses %j, naming both values: %s', async (values, message) => {
     const result = await templateResult(values);
     expect(result.exitCode).not.toBe(0);

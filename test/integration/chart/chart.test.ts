@@ -39,8 +39,12 @@ describe('the chart with default values', () => {
       'RoleBinding/sandbox-operator-leader-election',
       'Service/sandbox-operator-metrics',
       'ServiceAccount/sandbox-operator',
+      'ValidatingAdmissionPolicy/sandbox-operator-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sandbox-operator-pod-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/sandbox-operator-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/sandbox-operator-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sandbox-operator-pod-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/sandbox-operator-pod-template.sandbox.agents.dev',
     ]);
   });
 
@@ -67,12 +71,13 @@ describe('the chart with default values', () => {
     });
   });
 
-  it('probes /healthz and /readyz on the port that also serves /metrics', async () => {
+  it('probes /healthz and /readyz on the http port, and keeps /metrics on the pod’s loopback', async () => {
     const main = container(await template());
     expect(main.ports).toEqual([{ name: 'http', containerPort: 8081, protocol: 'TCP' }]);
     expect(main.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
     expect(main.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
     expect(main.args).toContain('--probe-bind=:8081');
+    expect(main.args).toContain('--metrics-bind=127.0.0.1:8080');
   });
 
   it('passes flags the operator accepts, with leader election on in the release namespace', async () => {
@@ -85,6 +90,7 @@ describe('the chart with default values', () => {
       leaseNamespace: 'platform',
       leaseName: 'sandbox-operator',
       probeBind: ':8081',
+      metricsBind: '127.0.0.1:8080',
       sidecarImage: 'ghcr.io/sandbox-operator/sandbox-operator:0.1.0',
       sidecarServiceAccount: 'sandbox-shell-reaper',
       logLevel: 'info',

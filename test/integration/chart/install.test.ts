@@ -111,6 +111,10 @@ describe('installing the rendered chart', () => {
       ['delete', 'sessionreferences.sandbox.agents.dev', ['-n', namespace]],
       ['create', 'pods', ['-n', namespace]],
       ['create', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      // The eviction guard is re-established when changed and removed when its sandbox is released.
+      ['update', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      ['delete', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      ['get', `configmaps/${RELEASE}-admission`, ['-n', OPERATOR_NAMESPACE]],
       ['update', 'leases.coordination.k8s.io', ['-n', OPERATOR_NAMESPACE]],
     ];
     for (const [verb, resource, flags] of granted)
@@ -122,7 +126,11 @@ describe('installing the rendered chart', () => {
       ['list', 'secrets', ['-A']],
       ['delete', 'namespaces', []],
       ['update', 'leases.coordination.k8s.io', ['-n', namespace]],
-      ['delete', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      ['deletecollection', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      ['patch', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      // Only the release's own admission parameters, and only read.
+      ['get', 'configmaps/other-admission', ['-n', OPERATOR_NAMESPACE]],
+      ['update', `configmaps/${RELEASE}-admission`, ['-n', OPERATOR_NAMESPACE]],
     ];
     for (const [verb, resource, flags] of refused)
       expect(await canI(RESTRICTED_USER, verb, resource, ...flags), `${verb} ${resource}`).toBe(false);

@@ -21,6 +21,7 @@ import { find, kinds, template, type Manifest } from './helm.ts';
 const run = promisify(execFile);
 const monitoring = {
   metrics: {
+    expose: true,
     serviceMonitor: { enabled: true },
     prometheusRule: { enabled: true, blockedDeletionSeconds: 1800, extraAlertLabels: { team: 'platform' } },
     grafanaDashboard: { enabled: true },

@@ -28,8 +28,10 @@ export const NON_DEFAULT_VALUES = {
     aggregateToDefaultRoles: false,
   },
   securityContext: { runAsUser: null, runAsGroup: null },
+  podTemplatePolicy: { level: 'restricted', exemptNamespaces: ['platform-ci'] },
   metrics: {
     port: 9090,
+    expose: true,
     serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
     prometheusRule: {
       enabled: true,

@@ -44,6 +44,8 @@ beforeAll(async () => {
       'false',
       '--probe-bind',
       '127.0.0.1:0',
+      '--metrics-bind',
+      '127.0.0.1:0',
       '--blocked-recheck-ms',
       '60000',
     ],

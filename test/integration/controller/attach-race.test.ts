@@ -1,8 +1,9 @@
 /**
  * An attach racing a deletion either blocks it or is refused (DESIGN: the fence). The controller is paused
  * right before its consistent LIST, so both interleavings are forced, not hoped for:
- * - the reference is written before the LIST: the LIST sees it and the deletion blocks; the attach, reading the
- *   Sandbox afterwards, sees the deletion and withdraws; the deletion then completes;
+ * - the reference is written before the LIST: the LIST sees it and the deletion blocks; a later attach on the
+ *   same name, reading the Sandbox afterwards, sees the deletion and is refused — and withdraws only its own
+ *   write, so the reference that blocks stays; the deletion completes once that reference is forgotten;
  * - the reference is written after the LIST: the attach sees the deletion and is refused, the sandbox goes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,7 @@ import { SandboxDeletingError, SessionReferences } from '../../../operator/clien
 import { sessionReferenceName } from '../../../operator/client/names.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
-import { createReference, createSandbox, deleteSandbox, getSandbox } from './fixtures.ts';
+import { createReference, createSandbox, deleteSandbox, getReference, getSandbox } from './fixtures.ts';
 import { eventually, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
 
 const namespace = testNamespace('attach-race');
@@ -23,6 +24,12 @@ class ListGate {
   private readonly opened = new Promise<void>((resolve) => (this.release = resolve));
   readonly reached = new Promise<void>((resolve) => (this.entered = resolve));
   constructor(readonly sandbox: string) {}
+  protected enter(): void {
+    this.entered();
+  }
+  protected wait(): Promise<void> {
+    return this.opened;
+  }
   decorate = (ports: ControllerPorts): ControllerPorts => ({
     ...ports,
     references: {
@@ -41,7 +48,26 @@ class ListGate {
   }
 }
 
-const gates = [new ListGate('written-before-list'), new ListGate('written-after-list')];
+/** Lets the controller's consistent LIST for one sandbox run, then holds its answer until released. */
+class AfterListGate extends ListGate {
+  override decorate = (ports: ControllerPorts): ControllerPorts => ({
+    ...ports,
+    references: {
+      ...ports.references,
+      listLive: async (ns, sandbox) => {
+        const live = await ports.references.listLive(ns, sandbox);
+        if (sandbox === this.sandbox) {
+          this.enter();
+          await this.wait();
+        }
+        return live;
+      },
+    },
+  });
+}
+
+const cleanupGate = new AfterListGate('cleanup-race');
+const gates = [new ListGate('written-before-list'), new ListGate('written-after-list'), cleanupGate];
 const client = () => new SessionReferences(kubeConfig());
 const attachRequest = (sandbox: string) => ({
   namespace,
@@ -89,8 +115,18 @@ describe('an attach racing a deletion', () => {
       return sandbox?.status?.phase === 'Blocked' ? sandbox : undefined;
     });
     expect(blocked.status?.decision).toMatchObject({ verdict: 'Foreign', evidence: 'Index' });
-    // The attach's second half: the live read sees the deletion, so the attach withdraws and is refused.
-    await expect(client().attach(attachRequest(gate!.sandbox))).rejects.toBeInstanceOf(SandboxDeletingError);
+    // An attach on the same name now sees the deletion and is refused. The reference existed before it (it is
+    // what blocks the deletion), so the refused attach must leave it in place, not delete it.
+    const refused = client().attach(attachRequest(gate!.sandbox));
+    await expect(refused).rejects.toBeInstanceOf(SandboxDeletingError);
+    await expect(refused).rejects.toMatchObject({ withdrawal: 'Restored' });
+    const reference = sessionReferenceName(gate!.sandbox, 'workspace_77');
+    expect(await getReference(namespace, reference)).toMatchObject({
+      spec: { state: 'Attached', route: 'shared-control-v1/workspace_77' },
+    });
+    expect((await getSandbox(namespace, gate!.sandbox))?.status?.phase).toBe('Blocked');
+    // Forgetting the blocking session lets the deletion finish by itself.
+    expect(await client().forget(namespace, gate!.sandbox, 'workspace_77')).toEqual({ kind: 'Forgotten' });
     await gone(gate!.sandbox);
   });
 
@@ -106,6 +142,36 @@ describe('an attach racing a deletion', () => {
     const attach = client().attach(attachRequest(gate!.sandbox));
     await expect(attach).rejects.toThrow(/being deleted|does not exist/);
     await gone(gate!.sandbox);
+  });
+
+  it('either is refused or keeps the sandbox when automatic cleanup is between its LIST and its DELETE', async () => {
+    await createSandbox(namespace, cleanupGate.sandbox, {
+      worktree: 'wt-9',
+      cleanup: { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 1 },
+    });
+    await cleanupGate.reached; // cleanup listed no reference and is about to delete
+    let attached: 'attached' | 'refused';
+    try {
+      await client().attach(attachRequest(cleanupGate.sandbox));
+      attached = 'attached';
+    } catch (error) {
+      if (!(error instanceof SandboxDeletingError)) throw error;
+      attached = 'refused';
+    }
+    cleanupGate.open();
+    if (attached === 'attached') {
+      // The session was told it is attached: cleanup must not take its sandbox.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const sandbox = await getSandbox(namespace, cleanupGate.sandbox);
+      expect(
+        sandbox?.metadata.deletionTimestamp,
+        'a session attached to a sandbox that cleanup deleted',
+      ).toBeUndefined();
+    } else {
+      await gone(cleanupGate.sandbox);
+    }
+    // With the fence, the attach is the one that loses.
+    expect(attached).toBe('refused');
   });
 
   it('succeeds against a live sandbox', async () => {

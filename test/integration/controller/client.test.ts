@@ -7,10 +7,12 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionReferenceName } from '../../../operator/client/names.ts';
 import { SessionReferences } from '../../../operator/client/session-references.ts';
-import { GROUP, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
+import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
+import { JSON_PATCH } from '../../../operator/controller/kube/clients.ts';
 import type { SessionReference } from '../../../operator/api/objects.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
-import { createSandbox, deleteSandbox, getSandbox } from './fixtures.ts';
+import { startHoldingProxy } from '../../harness/holding-proxy.ts';
+import { createSandbox, deleteSandbox, getReference, getSandbox } from './fixtures.ts';
 import {
   customObjects,
   eventually,
@@ -48,6 +50,26 @@ afterAll(async () => {
   await operator.stop();
 });
 
+/** Drops the test's own finalizer, so a deleting test sandbox finishes (the operator's may remain). */
+async function releaseHold(sandbox: string): Promise<void> {
+  const current = await getSandbox(namespace, sandbox);
+  const finalizers = (current?.metadata.finalizers ?? []).filter((f) => f !== 'test.sandbox.agents.dev/hold');
+  await customObjects().patchNamespacedCustomObject(
+    {
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: SANDBOX.plural,
+      name: sandbox,
+      body: [
+        { op: 'test', path: '/metadata/finalizers', value: current?.metadata.finalizers ?? [] },
+        { op: 'replace', path: '/metadata/finalizers', value: finalizers },
+      ],
+    },
+    JSON_PATCH,
+  );
+}
+
 describe('the session reference client', () => {
   it('detaches into a tombstone that still blocks, and re-attaches it', async () => {
     await createSandbox(namespace, 'detach', { worktree: 'wt-1' });
@@ -75,6 +97,63 @@ describe('the session reference client', () => {
     ]);
     expect((await readReference('prune', 'workspace_b')).spec.state).toBe('Attached');
     expect((await readReference('prune', 'workspace_c')).spec.state).toBe('Detached');
+  });
+
+  it('a refused re-attach restores the tombstone it found, never deletes it', async () => {
+    // Held by a finalizer of the test's own, so the deletion stays visible without the operator deciding.
+    await createSandbox(namespace, 'reattach-refused', {
+      worktree: 'wt-1',
+      finalizers: ['test.sandbox.agents.dev/hold'],
+    });
+    await attach('reattach-refused', 'workspace_t', 'wt-2');
+    await client().detach(namespace, 'reattach-refused', 'workspace_t');
+    await deleteSandbox(namespace, 'reattach-refused');
+    const refused = client().attach({
+      namespace,
+      sandbox: 'reattach-refused',
+      session: 'workspace_t',
+      worktree: 'wt-2',
+      route: 'shared-control-v1/elsewhere',
+      role: 'Root',
+    });
+    await expect(refused).rejects.toMatchObject({ kind: 'SandboxDeleting', withdrawal: 'Restored' });
+    const tombstone = await readReference('reattach-refused', 'workspace_t');
+    expect(tombstone.spec).toMatchObject({ state: 'Detached', route: 'shared-control-v1/workspace_t' });
+    await releaseHold('reattach-refused');
+  });
+
+  it('a refused first attach deletes the reference it created', async () => {
+    await createSandbox(namespace, 'attach-refused', {
+      worktree: 'wt-1',
+      finalizers: ['test.sandbox.agents.dev/hold'],
+    });
+    await deleteSandbox(namespace, 'attach-refused');
+    await expect(attach('attach-refused', 'workspace_n', 'wt-2')).rejects.toMatchObject({
+      withdrawal: 'Deleted',
+    });
+    expect(
+      await getReference(namespace, sessionReferenceName('attach-refused', 'workspace_n')),
+    ).toBeUndefined();
+    await releaseHold('attach-refused');
+  });
+
+  it('prune keeps a tombstone re-attached between its LIST and its DELETE', async () => {
+    await createSandbox(namespace, 'prune-race', { worktree: 'wt-1' });
+    await attach('prune-race', 'workspace_r', 'wt-7');
+    await client().detach(namespace, 'prune-race', 'workspace_r');
+    const name = sessionReferenceName('prune-race', 'workspace_r');
+    // Hold the prune's DELETE until the session has attached again.
+    const proxy = await startHoldingProxy(kubeConfig(), (method, url) =>
+      method === 'DELETE' && url.includes(`/${name}`)
+        ? attach('prune-race', 'workspace_r', 'wt-7').then(() => undefined)
+        : undefined,
+    );
+    try {
+      expect(await new SessionReferences(proxy.kubeConfig).pruneWorktree(namespace, 'wt-7')).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+    expect((await readReference('prune-race', 'workspace_r')).spec.state).toBe('Attached');
   });
 
   it('forgets a reference, and the blocked deletion then completes by itself', async () => {

@@ -1,6 +1,6 @@
 /** Objects for controller tests, in domain words. */
 import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
-import type { Sandbox } from '../../../operator/api/objects.ts';
+import type { Sandbox, SessionReference } from '../../../operator/api/objects.ts';
 import { inject } from 'vitest';
 import { kwokNodeName } from '../../../operator/local-cluster/index.ts';
 import { customObjects } from './operator.ts';
@@ -17,13 +17,19 @@ export type SandboxOptions = {
   cleanup?: object;
   annotations?: Record<string, string>;
   onNode?: boolean;
+  finalizers?: string[];
 };
 
 export function sandboxManifest(namespace: string, name: string, options: SandboxOptions = {}) {
   return {
     apiVersion: API_VERSION,
     kind: SANDBOX.kind,
-    metadata: { name, namespace, ...(options.annotations ? { annotations: options.annotations } : {}) },
+    metadata: {
+      name,
+      namespace,
+      ...(options.annotations ? { annotations: options.annotations } : {}),
+      ...(options.finalizers ? { finalizers: options.finalizers } : {}),
+    },
     spec: {
       ...(options.worktree ? { worktree: options.worktree } : {}),
       replicas: options.replicas ?? 1,
@@ -91,6 +97,21 @@ export async function getSandbox(namespace: string, name: string): Promise<Sandb
       plural: SANDBOX.plural,
       name,
     })) as SandboxObject;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}
+
+export async function getReference(namespace: string, name: string): Promise<SessionReference | undefined> {
+  try {
+    return (await customObjects().getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: SESSION_REFERENCE.plural,
+      name,
+    })) as SessionReference;
   } catch (error) {
     if ((error as { code?: number }).code === 404) return undefined;
     throw error;

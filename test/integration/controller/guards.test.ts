@@ -58,10 +58,29 @@ describe('a sandbox pod', () => {
     expect((await pod())?.metadata?.deletionTimestamp).toBeUndefined();
   });
 
+  it('keeps its eviction guard: a deleted or altered budget is put back', async () => {
+    const budgetApi = await policyApi();
+    const name = 'guarded-sandbox';
+    await budgetApi.deleteNamespacedPodDisruptionBudget({ name, namespace });
+    await eventually('budget re-created', async () => ((await guardOf(name)) ? true : undefined));
+    await budgetApi.patchNamespacedPodDisruptionBudget({
+      name,
+      namespace,
+      body: [{ op: 'replace', path: '/spec/maxUnavailable', value: 1 }],
+    });
+    await eventually('budget repaired', async () => ((await guardOf(name)) ? true : undefined));
+  });
+
   it('survives a foreground cascade of its Sandbox while a foreign reference remains', async () => {
     await deleteSandbox(namespace, 'guarded', 'Foreground');
     await eventually('deletion blocked', async () =>
       (await getSandbox(namespace, 'guarded'))?.status?.phase === 'Blocked' ? true : undefined,
+    );
+    // The cascade must not take the eviction guard either, and a removed one comes back while blocked.
+    expect(await guardOf('guarded-sandbox')).toBe(true);
+    await (await policyApi()).deleteNamespacedPodDisruptionBudget({ name: 'guarded-sandbox', namespace });
+    await eventually('budget back while blocked', async () =>
+      (await guardOf('guarded-sandbox')) ? true : undefined,
     );
     // Give the garbage collector time to try the dependents (it retries with backoff).
     await new Promise((resolve) => setTimeout(resolve, 3_000));
@@ -100,8 +119,36 @@ describe('a sandbox pod', () => {
     const result = await kubectl(['delete', 'pod', name, '-n', namespace, '--wait=false']);
     expect(result.stderr).toBe('');
     expect(result.exitCode).toBe(0);
+    // The terminating pod is released (its kubelet stops it anyway) and replaced, not kept for ever.
+    await eventually('a replacement pod', async () => {
+      const pods = (
+        await core().listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=overridden` })
+      ).items;
+      return pods.length === 1 &&
+        pods[0]?.metadata?.uid !== target.metadata?.uid &&
+        !pods[0]?.metadata?.deletionTimestamp
+        ? true
+        : undefined;
+    });
   });
 });
+
+async function policyApi() {
+  const { PolicyV1Api } = await import('@kubernetes/client-node');
+  const { kubeConfig } = await import('../../harness/kube.ts');
+  return kubeConfig().makeApiClient(PolicyV1Api);
+}
+
+/** Whether the budget exists and still refuses every eviction of the sandbox's pods. */
+async function guardOf(name: string): Promise<boolean> {
+  try {
+    const budget = await (await policyApi()).readNamespacedPodDisruptionBudget({ name, namespace });
+    return budget.spec?.maxUnavailable === 0 && !budget.metadata?.deletionTimestamp;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return false;
+    throw error;
+  }
+}
 
 async function kubeBudgets() {
   const { PolicyV1Api } = await import('@kubernetes/client-node');

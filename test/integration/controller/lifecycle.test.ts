@@ -7,9 +7,9 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANNOTATIONS, GROUP, SANDBOX, VERSION } from '../../../operator/api/names.ts';
-import { testNamespace } from '../../harness/kube.ts';
-import { createReference, createSandbox, deleteSandbox, getSandbox } from './fixtures.ts';
+import { ANNOTATIONS, EXCLUSIVITY_FINALIZER, GROUP, SANDBOX, VERSION } from '../../../operator/api/names.ts';
+import { kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { createReference, createSandbox, deleteSandbox, getSandbox, sandboxManifest } from './fixtures.ts';
 import { LedgerServer } from './ledger-server.ts';
 import {
   customObjects,
@@ -41,7 +41,15 @@ beforeAll(async () => {
   const url = await ledger.start();
   const tokenFile = join(tmpdir(), `ledger-token-${process.pid}`);
   await writeFile(tokenFile, 'ledger-secret\n');
-  operator = startOperator(namespace, ['--ledger-url', url, '--ledger-token-file', tokenFile]);
+  // The scripted ledger speaks plain http on loopback: the documented test-only flag allows it.
+  operator = startOperator(namespace, [
+    '--ledger-url',
+    url,
+    '--ledger-token-file',
+    tokenFile,
+    '--ledger-allow-insecure-http',
+    'true',
+  ]);
 });
 afterAll(async () => {
   await operator.stop();
@@ -157,6 +165,39 @@ describe('an adopted sandbox without a ledger', () => {
         : undefined,
     );
     expect(blocked.decision).toMatchObject({ verdict: 'Unavailable', evidence: 'Ledger' });
+  });
+
+  it('stays adopted when its annotation is removed or replaced away: only a walk sets the marker', async () => {
+    for (const [name, strip] of [
+      ['annotation-removed', ['annotate', 'sandbox', 'annotation-removed', `${ANNOTATIONS.adoptedFrom}-`]],
+      ['replaced', ['replace', '-f', '-']],
+    ] as const) {
+      await createSandbox(other, name, { worktree: 'wt-1', annotations: adopted });
+      await eventually('unmarked status', async () =>
+        (await getSandbox(other, name))?.status?.reconciliation?.state === 'NotConfigured' ? true : undefined,
+      );
+      // The replacement has no annotation (and drops the finalizer, which the operator puts back).
+      const manifest = sandboxManifest(other, name, { worktree: 'wt-1' });
+      const resourceVersion = (await getSandbox(other, name))?.metadata.resourceVersion ?? '';
+      const input = JSON.stringify({ ...manifest, metadata: { ...manifest.metadata, resourceVersion } });
+      await kubectlOk([...strip, '-n', other], { input });
+      expect(
+        (await getSandbox(other, name))?.metadata.annotations?.[ANNOTATIONS.adoptedFrom],
+      ).toBeUndefined();
+      await eventually('the finalizer back', async () =>
+        (await getSandbox(other, name))?.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER)
+          ? true
+          : undefined,
+      );
+      await deleteSandbox(other, name);
+      const blocked = await eventually(`${name} blocked`, async () => {
+        const current = await getSandbox(other, name);
+        if (current === undefined) throw new Error(`${name} was destroyed without a legacy walk`);
+        return current.status?.phase === 'Blocked' ? current.status : undefined;
+      });
+      expect(blocked.decision).toMatchObject({ verdict: 'Unavailable', evidence: 'Ledger' });
+      expect(blocked.reconciliation?.marker).toBe(false);
+    }
   });
 });
 

@@ -64,6 +64,8 @@ export function startOperator(
       `test-${namespace}`,
       '--probe-bind',
       '127.0.0.1:0',
+      '--metrics-bind',
+      '127.0.0.1:0',
       '--resync-ms',
       '20000',
       '--blocked-recheck-ms',

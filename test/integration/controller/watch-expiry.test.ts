@@ -3,7 +3,7 @@
  * watch on demand): 410 Gone relists and reports objects deleted meanwhile; any other failure backs off and
  * relists; a clean close re-watches from the last resourceVersion without a relist.
  */
-import { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -73,16 +73,9 @@ function watcher(events: string[]) {
   const resource = { name: 'pods', apiVersion: 'v1', kind: 'Pod', path: '/api/v1/pods' };
   return {
     restarts,
-    watcher: new Watcher(
-      kc,
-      KubernetesObjectApi.makeApiClient(kc),
-      resource,
-      sink,
-      pino({ level: 'silent' }),
-      {
-        onRestart: (_name, reason) => restarts.push(reason),
-      },
-    ),
+    watcher: new Watcher(kc, resource, sink, pino({ level: 'silent' }), {
+      onRestart: (_name, reason) => restarts.push(reason),
+    }),
   };
 }
 
@@ -153,6 +146,34 @@ describe('the watcher', () => {
     await running;
     expect(restarts).toEqual(['error']);
     expect(seen.slice(0, 3)).toEqual(['list@40', 'watch@40', 'list@41']);
+  });
+
+  it('takes an ERROR event other than 410 as a failure: backs off, relists, and is not synced meanwhile', async () => {
+    seen.length = 0;
+    // What an API server sends after an etcd restore: the watch's resourceVersion means nothing any more.
+    lists.push({ rv: '60', items: [pod('f', '60')] }, { rv: '7', items: [pod('g', '7')] });
+    watches.push((res) =>
+      res
+        .writeHead(200)
+        .end(
+          `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 504, reason: 'Timeout', message: 'Too large resource version' } })}\n`,
+        ),
+    );
+    const events: string[] = [];
+    const { watcher: w, restarts } = watcher(events);
+    const stop = new AbortController();
+    const running = w.run(stop.signal);
+    await w.hasSynced();
+    await until('the failed watch', () => restarts.length > 0);
+    const syncedAfterError = w.isSynced;
+    await until('the relist', () => events.includes('replace:g'));
+    const syncedAfterRelist = w.isSynced;
+    stop.abort();
+    await running;
+    expect(restarts).toEqual(['error']);
+    expect(seen.slice(0, 3)).toEqual(['list@60', 'watch@60', 'list@7']);
+    expect(syncedAfterError).toBe(false);
+    expect(syncedAfterRelist).toBe(true);
   });
 
   it('stops at once when asked, even while a watch is open', async () => {

@@ -2,14 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import {
-  admissionParams,
-  podProtectionBinding,
-  podProtectionPolicy,
-} from '../../../operator/api/admission.ts';
+import { admissionParams } from '../../../operator/api/admission.ts';
 import { generatedFiles } from '../../../operator/api/generate-crds.ts';
 import { sandboxCrd, sessionReferenceCrd } from '../../../operator/api/crd.ts';
-import { renderChartAdmissionPolicy } from '../../../operator/api/render-crds.ts';
+import { admissionPolicies, renderChartAdmissionPolicy } from '../../../operator/api/render-crds.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -119,33 +115,78 @@ describe('the chart’s admission policy template', () => {
       .filter((line) => !line.startsWith('{{- if') && !line.startsWith('{{- end'))
       .join('\n')
       .replaceAll('{{ .Release.Namespace }}', 'ops')
-      .replaceAll('{{ include "sandbox-operator.policyName" . }}', 'rel-pod-protection.sandbox.agents.dev')
+      .replaceAll(
+        '{{ include "sandbox-operator.podProtectionPolicy" . }}',
+        'rel-pod-protection.sandbox.agents.dev',
+      )
+      .replaceAll(
+        '{{ include "sandbox-operator.operatorBoundsPolicy" . }}',
+        'rel-operator-bounds.sandbox.agents.dev',
+      )
+      .replaceAll(
+        '{{ include "sandbox-operator.podTemplatePolicy" . }}',
+        'rel-pod-template.sandbox.agents.dev',
+      )
       .replaceAll('{{ include "sandbox-operator.admissionParams" . }}', 'rel-admission')
       .replaceAll(
         '{{ include "sandbox-operator.operatorUsers" . | quote }}',
         '"system:serviceaccount:ops:op,alice"',
       )
+      .replaceAll('{{ .Values.operator.watchNamespace | quote }}', '"team-a"')
+      .replaceAll('{{ .Values.podTemplatePolicy.level | quote }}', '"restricted"')
+      .replaceAll('{{ join "," .Values.podTemplatePolicy.exemptNamespaces | quote }}', '"ci,infra"')
       .replace(/ \{\{- include "sandbox-operator\.labels" \. \| nindent (\d+) \}\}/g, (_, n: string) => {
         return `\n${' '.repeat(Number(n))}app.kubernetes.io/name: sandbox-operator`;
       });
 
-  it('is the same objects as crds/policies/, with the release names, namespace, users and labels filled in', () => {
+  it('is the same objects as crds/policies/, with the release names, namespace, users, levels and labels filled in', () => {
     const labels = { 'app.kubernetes.io/name': 'sandbox-operator' };
     const withLabels = (object: { metadata: object }) => ({
       ...object,
       metadata: { ...object.metadata, labels },
     });
     const documents = parseAllDocuments(rendered()).map((doc) => doc.toJS() as unknown);
-    expect(documents).toEqual([
-      withLabels(admissionParams('ops', ['system:serviceaccount:ops:op', 'alice'], 'rel-admission')),
-      withLabels(podProtectionPolicy('rel-pod-protection.sandbox.agents.dev')),
-      withLabels(
-        podProtectionBinding('ops', {
-          policy: 'rel-pod-protection.sandbox.agents.dev',
-          params: 'rel-admission',
-        }),
-      ),
+    const names = {
+      podProtection: 'rel-pod-protection.sandbox.agents.dev',
+      operatorBounds: 'rel-operator-bounds.sandbox.agents.dev',
+      podTemplate: 'rel-pod-template.sandbox.agents.dev',
+      params: 'rel-admission',
+    };
+    expect(documents).toEqual(
+      [
+        admissionParams(
+          'ops',
+          {
+            operatorUsers: ['system:serviceaccount:ops:op', 'alice'],
+            watchNamespaces: ['team-a'],
+            podTemplateLevel: 'restricted',
+            podTemplateExemptNamespaces: ['ci', 'infra'],
+          },
+          names.params,
+        ),
+        ...admissionPolicies('ops', names),
+      ].map(withLabels),
+    );
+    const objects = documents as {
+      kind: string;
+      metadata: { name: string };
+      spec?: Record<string, unknown>;
+    }[];
+    expect(objects.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      'ConfigMap/rel-admission',
+      'ValidatingAdmissionPolicy/rel-pod-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/rel-pod-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/rel-operator-bounds.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/rel-operator-bounds.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/rel-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/rel-pod-template.sandbox.agents.dev',
     ]);
+    // Every binding names its own policy and the one release-scoped parameters ConfigMap.
+    for (const binding of objects.filter((d) => d.kind === 'ValidatingAdmissionPolicyBinding'))
+      expect(binding.spec).toMatchObject({
+        policyName: binding.metadata.name,
+        paramRef: { name: 'rel-admission', namespace: 'ops' },
+      });
   });
 
   it('is switched by admissionPolicy.enabled', () => {

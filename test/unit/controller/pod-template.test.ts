@@ -33,6 +33,14 @@ describe('sandboxPod', () => {
     expect(pod.spec?.containers.map((c) => c.name)).toEqual(['agent']);
   });
 
+  it('never copies a deletion override from the template (it must be set on the pod itself)', () => {
+    const withOverride = sandbox(false);
+    withOverride.spec.podTemplate.metadata = {
+      annotations: { 'sandbox.agents.dev/deletion-override': 'preset', note: 'kept' },
+    };
+    expect(sandboxPod(withOverride, 0, sidecar).metadata?.annotations).toEqual({ note: 'kept' });
+  });
+
   it('injects the reaper with a shared process namespace, its own token and only the capabilities it needs', () => {
     const pod = sandboxPod(sandbox(true), 0, sidecar);
     expect(pod.spec).toMatchObject({

@@ -65,6 +65,57 @@ describe('buildReferenceIndex', () => {
   });
 });
 
+describe('the byte count against the 96 KiB budget', () => {
+  // Expected figures are counted by hand from the JSON each entry costs, not recomputed with referenceBytes.
+  const base = { name: 'a', session: 's', worktree: 'w', route: 'r' };
+
+  it('is the UTF-8 length of the identity fields as JSON, absent fields as null', () => {
+    // ["a","s","w","Attached","Root","r",null]
+    expect(referenceBytes(reference(base))).toBe(40);
+    // ["a","s",null,"Attached","Root","r",null]
+    expect(referenceBytes(reference({ ...base, worktree: undefined }))).toBe(41);
+    // ["a","s","w","Detached","Subagent","r","p"]
+    expect(
+      referenceBytes(reference({ ...base, state: 'Detached', role: 'Subagent', parentSession: 'p' })),
+    ).toBe(43);
+  });
+
+  it('counts multibyte characters by their UTF-8 bytes and escapes as written', () => {
+    // é is 2 bytes and 😀 4 in UTF-8, against 1 for r: 40 - 1 + 6.
+    expect(referenceBytes(reference({ ...base, route: 'é😀' }))).toBe(45);
+    // A quote is escaped: a"b is written a\"b, 4 bytes against 1 for r: 40 - 1 + 4.
+    expect(referenceBytes(reference({ ...base, route: 'a"b' }))).toBe(43);
+  });
+
+  it('allows exactly 96 KiB and overflows one byte past it', () => {
+    expect(INDEX_LIMITS.maxBytes).toBe(98_304);
+    // ["r-000","s","wt-1","Attached","Root","<route>",null] costs 46 bytes plus the route: 192 × (46 + 466) = 98 304.
+    const refs = (lastRoute: number) =>
+      Array.from({ length: 192 }, (_, i) =>
+        reference({
+          name: `r-${String(i).padStart(3, '0')}`,
+          session: 's',
+          route: 'x'.repeat(i === 191 ? lastRoute : 466),
+        }),
+      );
+    expect(buildReferenceIndex(refs(466), INDEX_LIMITS)).toMatchObject({ overflowed: false, bytes: 98_304 });
+    expect(buildReferenceIndex(refs(467), INDEX_LIMITS)).toMatchObject({
+      overflowed: true,
+      bytes: 98_305,
+      latch: { limit: 'Bytes', observed: 98_305, max: 98_304 },
+    });
+  });
+});
+
+describe('the index order', () => {
+  it('sorts any number of references by name, whatever order they arrive in', () => {
+    // 200 names visited in a scrambled order (73 is coprime to 200), past the length sorted by insertion alone.
+    const names = Array.from({ length: 200 }, (_, i) => `n-${String(i).padStart(3, '0')}`);
+    const scrambled = names.map((_, i) => attached(names[(i * 73) % 200]!, 'wt-1'));
+    expect(buildReferenceIndex(scrambled, INDEX_LIMITS).entries.map((e) => e.name)).toEqual(names);
+  });
+});
+
 describe('references read from the API server', () => {
   it('become index entries with their identity fields', () => {
     const parsed = parseSessionReference(sessionReferenceObject({ worktree: 'wt-2', state: 'Detached' }));

@@ -23,6 +23,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
 export class ScriptedLocator implements RuntimeLocator {
   readonly calls: string[] = [];
   readonly aborted: string[] = [];
+  /** When (on the fake clock) each session's lookup saw its signal abort. */
+  readonly abortedAt = new Map<string, number>();
   inFlight = 0;
   maxInFlight = 0;
   constructor(private readonly scripts: ReadonlyMap<string, Script>) {}
@@ -33,7 +35,10 @@ export class ScriptedLocator implements RuntimeLocator {
     if (!script) throw new Error(`unscripted session ${session}`);
     this.inFlight += 1;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-    signal.addEventListener('abort', () => this.aborted.push(session));
+    signal.addEventListener('abort', () => {
+      this.aborted.push(session);
+      this.abortedAt.set(session, Date.now());
+    });
     try {
       await sleep('hang' in script ? 1e9 : script.latencyMs, signal);
       if ('error' in script) throw script.error;
@@ -47,6 +52,8 @@ export class ScriptedLocator implements RuntimeLocator {
 
 export class ScriptedLedger implements SessionLedger {
   calls = 0;
+  /** When (on the fake clock) the ledger call saw its signal abort. */
+  abortedAt: number | undefined;
   constructor(
     private readonly report: LedgerReport | Error,
     private readonly latencyMs = 44,
@@ -54,6 +61,7 @@ export class ScriptedLedger implements SessionLedger {
 
   async owners(_target: unknown, signal: AbortSignal): Promise<LedgerReport> {
     this.calls += 1;
+    signal.addEventListener('abort', () => (this.abortedAt ??= Date.now()));
     await sleep(this.latencyMs, signal);
     if (this.report instanceof Error) throw this.report;
     return this.report;

@@ -1,0 +1,124 @@
+/**
+ * The pod-template policy (issue 15): a Sandbox's `spec.podTemplate` is checked against the Pod Security
+ * Standards at admission, on CREATE and UPDATE, so a namespace editor cannot have the operator create a
+ * privileged, host-namespace or hostPath pod for them. The operator's own additions (the shell reaper) are
+ * not in the template and are not judged here.
+ *
+ * The level, per Sandbox namespace:
+ * 1. `privileged` if the namespace is listed in the parameters' `podTemplateExemptNamespaces`;
+ * 2. else the namespace label `sandbox.agents.dev/pod-template-level` (an administrator's choice; tenants
+ *    with `edit` cannot label namespaces);
+ * 3. else the stricter of the parameters' `podTemplateLevel` (the chart's `podTemplatePolicy.level`,
+ *    default baseline) and the namespace's `pod-security.kubernetes.io/enforce` level.
+ * An unknown level refuses every Sandbox in the namespace (fail closed) with a message naming it.
+ */
+import { GROUP, SANDBOX, VERSION } from './names.ts';
+import { policyBinding, type Validation } from './admission.ts';
+import { TEMPLATE_CHECKS, type TemplateCheck } from './template-checks.ts';
+
+export const TEMPLATE_POLICY_NAME = `sandbox-pod-template.${GROUP}`;
+export const TEMPLATE_LEVEL_LABEL = `${GROUP}/pod-template-level`;
+export const TEMPLATE_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
+export const DEFAULT_TEMPLATE_LEVEL = 'baseline';
+
+const nsLabel = (key: string) => `namespaceObject.metadata.?labels[?'${key}']`;
+
+const VARIABLES = [
+  { name: 'template', expression: 'object.spec.podTemplate.spec' },
+  { name: 'configured', expression: `params.?data.?podTemplateLevel.orValue('${DEFAULT_TEMPLATE_LEVEL}')` },
+  { name: 'enforced', expression: `${nsLabel('pod-security.kubernetes.io/enforce')}.orValue('privileged')` },
+  {
+    name: 'exempt',
+    expression: "request.namespace in params.?data.?podTemplateExemptNamespaces.orValue('').split(',')",
+  },
+  {
+    name: 'level',
+    expression:
+      `variables.exempt ? 'privileged' : ${nsLabel(TEMPLATE_LEVEL_LABEL)}.hasValue() ? ` +
+      `${nsLabel(TEMPLATE_LEVEL_LABEL)}.value() : ` +
+      "(variables.configured == 'restricted' || variables.enforced == 'restricted') ? 'restricted' : " +
+      "(variables.configured == 'baseline' || variables.enforced == 'baseline') ? 'baseline' : variables.configured",
+  },
+  {
+    name: 'podSecurity',
+    expression: 'variables.template.?securityContext.orValue({})',
+  },
+];
+
+const LISTS = ['containers', 'initContainers', 'ephemeralContainers'] as const;
+const SUFFIX =
+  "' at pod-template level ' + variables.level + ' (set by the admission parameter podTemplateLevel, the namespace " +
+  `label ${TEMPLATE_LEVEL_LABEL} or its Pod Security enforce label)'`;
+
+/** The CEL that names what fails: a field, or the offending containers' or volumes' fields. */
+function validation(check: TemplateCheck): Validation {
+  const gate =
+    check.level === 'baseline' ? "variables.level == 'privileged'" : "variables.level != 'restricted'";
+  if (check.on === 'pod') {
+    return {
+      expression: `${gate} || (${check.ok})`,
+      messageExpression: `'spec.podTemplate.spec.${check.field} ${check.rule}' + ${SUFFIX}`,
+      reason: 'Forbidden',
+    };
+  }
+  if (check.on === 'volume') {
+    const volumes = 'variables.template.?volumes.orValue([])';
+    return {
+      expression: `${gate} || ${volumes}.all(v, ${check.ok})`,
+      messageExpression:
+        `${volumes}.filter(v, !(${check.ok})).map(v, 'spec.podTemplate.spec.volumes[' + string(v.name) + ']${check.field}')` +
+        `.join(', ') + ' ${check.rule}' + ${SUFFIX}`,
+      reason: 'Forbidden',
+    };
+  }
+  const each = (list: string, body: string) => `variables.template.?${list}.orValue([])${body}`;
+  return {
+    expression: `${gate} || (${LISTS.map((list) => each(list, `.all(c, ${check.ok})`)).join(' && ')})`,
+    messageExpression: `(${LISTS.map((list) =>
+      each(
+        list,
+        `.filter(c, !(${check.ok})).map(c, 'spec.podTemplate.spec.${list}[' + string(c.name) + ']${check.field}')`,
+      ),
+    ).join(' + ')}).join(', ') + ' ${check.rule}' + ${SUFFIX}`,
+    reason: 'Forbidden',
+  };
+}
+
+export function templatePolicy(name: string = TEMPLATE_POLICY_NAME) {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name },
+    spec: {
+      failurePolicy: 'Fail',
+      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: [GROUP],
+            apiVersions: [VERSION],
+            operations: ['CREATE', 'UPDATE'],
+            resources: [SANDBOX.plural],
+          },
+        ],
+      },
+      variables: VARIABLES,
+      validations: [
+        {
+          expression: `variables.level in ${JSON.stringify(TEMPLATE_LEVELS).replaceAll('"', "'")}`,
+          messageExpression:
+            `'pod-template level ' + variables.level + ' is not one of ${TEMPLATE_LEVELS.join(', ')}: fix the admission ` +
+            `parameter podTemplateLevel or the namespace label ${TEMPLATE_LEVEL_LABEL}'`,
+          reason: 'Invalid',
+        },
+        ...TEMPLATE_CHECKS.map(validation),
+      ],
+    },
+  };
+}
+
+export const templatePolicyBinding = (
+  paramNamespace: string,
+  policyName: string = TEMPLATE_POLICY_NAME,
+  paramsName?: string,
+) => policyBinding(policyName, paramNamespace, paramsName);

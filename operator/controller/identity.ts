@@ -1,0 +1,105 @@
+/**
+ * Who this operator is, and whether the pod-protection policy lets it release sandbox pods.
+ *
+ * The policy trusts a list of users (the admission parameters ConfigMap). An operator run under any other
+ * identity (out of cluster, a developer's kubeconfig, a renamed ServiceAccount) gets 403 on every pod DELETE
+ * and could never release an exclusive sandbox. So the operator asks the API server who it is
+ * (SelfSubjectReview) at start, compares that with the parameters, and says so once, with the fix, instead
+ * of retrying forbidden deletes for ever.
+ */
+import { AuthenticationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { KubeRequestError, request } from './errors.ts';
+
+export type AdmissionParamsRef = { readonly namespace: string; readonly name: string };
+
+/** The verdict on this operator's identity; only `NotTrusted` stops it from being ready. */
+export type IdentityVerdict =
+  | { readonly kind: 'Trusted'; readonly user: string }
+  | {
+      readonly kind: 'NotTrusted';
+      readonly user: string;
+      readonly trusted: readonly string[];
+      readonly params: AdmissionParamsRef;
+    }
+  /** No parameters: either no policy is installed (pods unprotected) or every pod DELETE is refused. */
+  | { readonly kind: 'ParamsMissing'; readonly user: string; readonly params: AdmissionParamsRef }
+  /** The check itself could not be made (no SelfSubjectReview, no read access): said, not fatal. */
+  | { readonly kind: 'Unverified'; readonly user: string | undefined; readonly reason: string };
+
+/** Parses `namespace/name`; the flag's validation lives in config.ts. */
+export function admissionParamsRef(value: string): AdmissionParamsRef {
+  const [namespace = '', name = ''] = value.split('/');
+  return { namespace, name };
+}
+
+/** Pure: the policy's own reading of `data.operatorUsers` (comma-separated, as its CEL splits it). */
+export function judgeIdentity(
+  user: string,
+  operatorUsers: string | undefined,
+  params: AdmissionParamsRef,
+): IdentityVerdict {
+  if (operatorUsers === undefined) return { kind: 'ParamsMissing', user, params };
+  const trusted = operatorUsers.split(',');
+  return trusted.includes(user) ? { kind: 'Trusted', user } : { kind: 'NotTrusted', user, trusted, params };
+}
+
+/** What a person reads, and does, about a verdict that is not `Trusted`. */
+export function identityAdvice(verdict: IdentityVerdict): string | undefined {
+  switch (verdict.kind) {
+    case 'Trusted':
+      return undefined;
+    case 'NotTrusted': {
+      const { namespace, name } = verdict.params;
+      return (
+        `this operator runs as "${verdict.user}", but the pod-protection policy lets only ` +
+        `[${verdict.trusted.join(', ')}] delete sandbox pods, so no exclusive sandbox can be released. ` +
+        `Fix: run the operator under the chart's ServiceAccount, or add the user to the policy's parameters: ` +
+        `kubectl patch configmap ${name} -n ${namespace} --type merge ` +
+        `-p '{"data":{"operatorUsers":"${[...verdict.trusted, verdict.user].join(',')}"}}'`
+      );
+    }
+    case 'ParamsMissing': {
+      const { namespace, name } = verdict.params;
+      return (
+        `the pod-protection parameters ConfigMap ${namespace}/${name} does not exist: either the policy is not ` +
+        `installed (sandbox pods are then unprotected against kubectl delete), or it refuses every sandbox pod ` +
+        `deletion, the operator's included. Fix: kubectl apply --server-side -f crds/policies/ (or the chart), ` +
+        `or point --admission-params at the right ConfigMap`
+      );
+    }
+    case 'Unverified':
+      return `could not verify that the pod-protection policy trusts this operator (${verdict.reason}); releases may be refused`;
+  }
+}
+
+/** Asks the API server who this client is, then reads the policy's parameters. Never throws. */
+export async function checkIdentity(
+  kubeConfig: KubeConfig,
+  params: AdmissionParamsRef,
+): Promise<IdentityVerdict> {
+  let user: string;
+  try {
+    const review = await request('Create', 'selfsubjectreview', () =>
+      kubeConfig.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+      }),
+    );
+    const name = review.status?.userInfo?.username;
+    if (name === undefined)
+      return { kind: 'Unverified', user: undefined, reason: 'the review named no user' };
+    user = name;
+  } catch (error) {
+    return { kind: 'Unverified', user: undefined, reason: errorText(error) };
+  }
+  try {
+    const configMap = await request('Get', `configmap ${params.namespace}/${params.name}`, () =>
+      kubeConfig.makeApiClient(CoreV1Api).readNamespacedConfigMap(params),
+    );
+    return judgeIdentity(user, configMap.data?.['operatorUsers'] ?? '', params);
+  } catch (error) {
+    if (error instanceof KubeRequestError && error.notFound) return judgeIdentity(user, undefined, params);
+    return { kind: 'Unverified', user, reason: errorText(error) };
+  }
+}
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));

@@ -1,0 +1,59 @@
+/**
+ * One page of a LIST, read as the API server wrote it. client-node's generic `KubernetesObjectApi.list`
+ * deserializes a custom resource list's metadata as object metadata and drops its `continue` token, which
+ * silently truncated every list of custom resources at its first page; this request keeps the list whole
+ * and skips a deserialization the cache does not need.
+ */
+import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
+import { fetch } from 'undici';
+
+export type ListPage = {
+  readonly items: readonly unknown[];
+  readonly resourceVersion: string;
+  readonly continueToken: string | undefined;
+};
+
+/** Thrown for a non-2xx answer; `status` is the HTTP status. */
+export class ListPageError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ListPageError';
+  }
+  /** What `statusOf` reads. */
+  get code(): number {
+    return this.status;
+  }
+}
+
+export async function listPage(
+  config: KubeConfig,
+  path: string,
+  query: Record<string, string | number | undefined>,
+): Promise<ListPage> {
+  const cluster = config.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  const url = new URL(cluster.server + path);
+  for (const [key, value] of Object.entries(query))
+    if (value !== undefined) url.searchParams.set(key, String(value));
+  const context = new RequestContext(url.toString(), HttpMethod.GET);
+  await config.applySecurityAuthentication(context);
+  const dispatcher = context.getDispatcher();
+  const response = await fetch(url, {
+    headers: { ...context.getHeaders(), accept: 'application/json' },
+    ...(dispatcher ? { dispatcher } : {}),
+  });
+  if (!response.ok) throw new ListPageError(response.status, await response.text());
+  const body = (await response.json()) as {
+    items?: unknown[];
+    metadata?: { resourceVersion?: string; continue?: string };
+  };
+  const token = body.metadata?.continue;
+  return {
+    items: body.items ?? [],
+    resourceVersion: body.metadata?.resourceVersion ?? '',
+    continueToken: typeof token === 'string' && token !== '' ? token : undefined,
+  };
+}

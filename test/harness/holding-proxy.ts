@@ -1,0 +1,63 @@
+/**
+ * A loopback HTTP proxy in front of the test API server that can hold a chosen request until the test lets it
+ * go, so an interleaving ("the reference changes between the LIST and the DELETE") is forced, not hoped for.
+ * Clients get a kubeconfig for http://127.0.0.1:<port> with the same bearer token; the proxy speaks TLS on.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { createServer, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+/** Returns a promise to hold the request until it settles, or undefined to pass it straight through. */
+export type Hold = (method: string, url: string) => Promise<void> | undefined;
+
+export type HoldingProxy = { readonly kubeConfig: KubeConfig; close(): Promise<void> };
+
+export async function startHoldingProxy(upstream: KubeConfig, hold: Hold): Promise<HoldingProxy> {
+  const cluster = upstream.getCurrentCluster();
+  const user = upstream.getCurrentUser();
+  if (!cluster || !user?.token) throw new Error('the upstream kubeconfig needs a cluster and a token user');
+  const target = new URL(cluster.server);
+  const ca = cluster.caData ? Buffer.from(cluster.caData, 'base64') : undefined;
+  const server = createServer((req: IncomingMessage, res) => {
+    const forward = () => {
+      const upstreamReq = httpsRequest(
+        {
+          hostname: target.hostname,
+          port: target.port,
+          path: req.url,
+          method: req.method,
+          headers: { ...req.headers, host: target.host },
+          ...(ca ? { ca } : {}),
+        },
+        (upstreamRes) => {
+          res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
+          upstreamRes.pipe(res);
+        },
+      );
+      upstreamReq.on('error', (error) => res.destroy(error));
+      req.pipe(upstreamReq);
+    };
+    const held = hold(req.method ?? 'GET', req.url ?? '/');
+    if (held === undefined) forward();
+    else void held.then(forward, (error: unknown) => res.destroy(error as Error));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    // Plain HTTP on loopback; client-node wants skipTLSVerify to allow http at all.
+    clusters: [{ name: 'proxy', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: 'proxy', token: user.token }],
+    contexts: [{ name: 'proxy', cluster: 'proxy', user: 'proxy' }],
+    currentContext: 'proxy',
+  });
+  return {
+    kubeConfig,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
