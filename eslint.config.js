@@ -68,7 +68,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['*.js', '*.config.ts'],
+    files: ['*.js', '*.config.ts', 'scripts/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },
 );
