@@ -189,9 +189,9 @@ describe('kubectl sandbox', () => {
   });
 
   it('fails with exit 2 and the usage on a bad command line', async () => {
-    const result = await sandbox('refs');
+    const result = await sandbox('shells');
     expect(result.exitCode).toBe(2);
-    expect(result.stderr).toContain('error: refs needs the name of a sandbox');
+    expect(result.stderr).toContain('error: shells needs the name of a sessionreference');
     expect(result.stderr).toContain('Usage:');
   });
 
