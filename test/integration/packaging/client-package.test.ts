@@ -1,12 +1,12 @@
 /**
  * The client as a platform team installs it: `npm pack` the repository, install the tarball into a fresh
- * project (offline, from a lockfile pinning what the repository's lockfile pins), type-check the example
- * against the package's own .d.ts through `exports`, and run the packaged example against the local control
+ * project (offline, from a lockfile pinning what the repository's lockfile pins), copy the packaged example
+ * out, type-check it against the package's own .d.ts through `exports`, and run it against the local control
  * plane: attach, detach, prune, forget; and the fence, refused and withdrawn, on a sandbox being deleted.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -52,7 +52,9 @@ async function lockfileFor(tarball: string, integrity: string): Promise<object> 
   return { name: 'agent-host', version: '1.0.0', lockfileVersion: 3, requires: true, packages };
 }
 
-const example = () =>
+/** The example as a platform team starts from it, copied out of the package (Node strips types only outside node_modules). */
+const example = () => join(project, 'agent-host.ts');
+const packagedExample = () =>
   join(project, 'node_modules', 'sandbox-operator', 'examples', 'agent-host', 'agent-host.ts');
 
 async function runExample(sandbox: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -98,6 +100,7 @@ beforeAll(async () => {
     cwd: project,
     timeout: 120_000,
   });
+  await copyFile(packagedExample(), example());
 }, 300_000);
 afterAll(async () => {
   await kubectlOk([
