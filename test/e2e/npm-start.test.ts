@@ -27,16 +27,34 @@ function processesMentioning(text: string): number[] {
     .map(Number);
 }
 
-/** Whether `ancestor` was `pid`'s parent when it started (a reparented orphan has ppid 1 instead). */
-function descendsFrom(pid: number, ancestor: number): boolean {
+/** Every process below `root` now (children, their children, …), from the parent pids in /proc. */
+function descendants(root: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const found: number[] = [];
+  let frontier = [root];
+  while (frontier.length > 0) {
+    const next = [...parentOf].filter(([, parent]) => frontier.includes(parent)).map(([pid]) => pid);
+    found.push(...next);
+    frontier = next;
+  }
+  return found;
+}
+
+const alive = (pid: number): boolean => {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    return ppid === ancestor;
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
   } catch {
     return false;
   }
-}
+};
 
 describe('npm start', () => {
   it.skipIf(inject('clusterKind') !== 'local')(
@@ -117,6 +135,9 @@ describe('npm start', () => {
       );
       const tempDir = dirname(kubeconfig);
       expect(processesMentioning(tempDir).length).toBeGreaterThan(0);
+      // Everything npm started: the operator's node, etcd, kube-apiserver, kcm, kwok.
+      const started = descendants(child.pid ?? 0);
+      expect(started.length).toBeGreaterThanOrEqual(5);
       process.kill(child.pid ?? 0, 'SIGTERM'); // npm only: not its process group
       await eventually(
         'no component left',
@@ -124,13 +145,8 @@ describe('npm start', () => {
         30_000,
       );
       await eventually(
-        'the operator process gone',
-        () =>
-          Promise.resolve(
-            processesMentioning('operator/cli/main.ts').every((pid) => !descendsFrom(pid, child.pid ?? 0))
-              ? true
-              : undefined,
-          ),
+        'every process npm started gone',
+        () => Promise.resolve(started.every((pid) => !alive(pid)) ? true : undefined),
         30_000,
       );
       expect(output).toMatch(
