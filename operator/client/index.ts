@@ -12,6 +12,5 @@ export {
 } from './session-references.ts';
 export { sessionReferenceName } from './names.ts';
 export { KubeRequestError } from '../controller/errors.ts';
-export { MalformedObjectError } from '../api/parse.ts';
 export type { SessionReferenceSpec, Turn } from '../api/session-reference.ts';
 export { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE } from '../api/names.ts';
