@@ -1,6 +1,8 @@
 /**
  * The README's first command: `npm start` with no cluster configured starts the local control plane, prints
- * how to point kubectl at it, reconciles Sandboxes there, and stops everything on Ctrl-C (SIGINT).
+ * how to point kubectl at it, reconciles Sandboxes there, and stops everything on Ctrl-C (SIGINT to the
+ * foreground process group) and on a SIGTERM to the npm process alone (what a supervisor or a container
+ * runtime sends): the operator stops, then the control plane, and no process is left.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -24,6 +26,35 @@ function processesMentioning(text: string): number[] {
     })
     .map(Number);
 }
+
+/** Every process below `root` now (children, their children, …), from the parent pids in /proc. */
+function descendants(root: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const found: number[] = [];
+  let frontier = [root];
+  while (frontier.length > 0) {
+    const next = [...parentOf].filter(([, parent]) => frontier.includes(parent)).map(([pid]) => pid);
+    found.push(...next);
+    frontier = next;
+  }
+  return found;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+};
 
 describe('npm start', () => {
   it.skipIf(inject('clusterKind') !== 'local')(
@@ -78,6 +109,48 @@ describe('npm start', () => {
         'no component left',
         () => Promise.resolve(processesMentioning(tempDir).length === 0 ? true : undefined),
         20_000,
+      );
+    },
+  );
+
+  it.skipIf(inject('clusterKind') !== 'local')(
+    'stops the operator and the control plane on a SIGTERM to the npm process alone',
+    async () => {
+      const env: NodeJS.ProcessEnv = { ...process.env, SANDBOX_OPERATOR_PROBE_BIND: '127.0.0.1:0' };
+      delete env['KUBECONFIG'];
+      delete env['KUBERNETES_SERVICE_HOST'];
+      const child = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const kubeconfig = await eventually(
+        'the banner',
+        () => Promise.resolve(/export KUBECONFIG=(\S+)/.exec(output)?.[1]),
+        120_000,
+      );
+      await eventually(
+        'the operator reconciling',
+        () => Promise.resolve(output.includes('"msg":"reconciling sandboxes"') ? true : undefined),
+        60_000,
+      );
+      const tempDir = dirname(kubeconfig);
+      expect(processesMentioning(tempDir).length).toBeGreaterThan(0);
+      // Everything npm started: the operator's node, etcd, kube-apiserver, kcm, kwok.
+      const started = descendants(child.pid ?? 0);
+      expect(started.length).toBeGreaterThanOrEqual(5);
+      process.kill(child.pid ?? 0, 'SIGTERM'); // npm only: not its process group
+      await eventually(
+        'no component left',
+        () => Promise.resolve(processesMentioning(tempDir).length === 0 ? true : undefined),
+        30_000,
+      );
+      await eventually(
+        'every process npm started gone',
+        () => Promise.resolve(started.every((pid) => !alive(pid)) ? true : undefined),
+        30_000,
+      );
+      expect(output).toMatch(
+        /"signal":"SIGTERM","msg":"stopping"[\s\S]*"msg":"operator stopped"[\s\S]*"msg":"local control plane stopped"[\s\S]*"msg":"stopped"/,
       );
     },
   );
