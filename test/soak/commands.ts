@@ -165,5 +165,8 @@ export function stepArbs(setup: Setup): fc.Arbitrary<Step>[] {
 }
 
 export const sequenceArb = setupArb.chain((setup) =>
-  fc.record({ setup: fc.constant(setup), steps: fc.commands(stepArbs(setup), { maxCommands: 14 }) }),
+  fc.record({
+    setup: fc.constant(setup),
+    steps: fc.commands(stepArbs(setup), { maxCommands: 16, size: 'large' }),
+  }),
 );
