@@ -33,6 +33,7 @@ export async function attach(ctx: SequenceContext, session: string, sandbox: str
       ...(spec.worktree === undefined ? {} : { worktree: spec.worktree }),
       route: `shared-control-v1/${session}/${op.id}`,
       role: spec.role,
+      ...(spec.role === 'Subagent' ? { parentSession: 'workspace_parent' } : {}),
     });
     ctx.model.end(op, 'attached');
     ctx.model.attached(op, name, sandbox, spec);

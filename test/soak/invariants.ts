@@ -61,12 +61,19 @@ export function evidence(event: TimedEvent): string {
   return `${event.verb} ${ref?.resource ?? '?'}${ref?.subresource ? `/${ref.subresource}` : ''}/${ref?.name ?? '*'} by ${event.user.username} (${event.userAgent ?? 'no user agent'}) at ${event.stageTimestamp} -> ${event.responseStatus?.code ?? '?'} [${event.auditID}]`;
 }
 
-function deletedObjects(event: TimedEvent): RefObject[] {
+/**
+ * The objects a DELETE removed. A DELETE that removes at once answers with a Status, not the object, so its
+ * state is the last one the API server recorded for that name (`lastWritten`); a DELETE collection lists
+ * the objects it removed.
+ */
+function deletedObjects(event: TimedEvent, lastWritten: ReadonlyMap<string, RefObject>): RefObject[] {
   const body = event.responseObject as { items?: RefObject[] } | RefObject | undefined;
-  if (body === undefined) return [];
-  if (event.verb === 'deletecollection') return (body as { items?: RefObject[] }).items ?? [];
-  return [body as RefObject];
+  if (event.verb === 'deletecollection') return (body as { items?: RefObject[] } | undefined)?.items ?? [];
+  const name = event.objectRef?.name ?? '';
+  return [lastWritten.get(name) ?? { metadata: { name } }];
 }
+
+const WRITE_VERBS = new Set(['create', 'patch', 'update']);
 
 /** Presence intervals with `from` refined to the moment the API server recorded the establishing write. */
 function refinedReferences(model: SoakModel, events: readonly TimedEvent[]): ModelReference[] {
@@ -119,10 +126,16 @@ export function checkSequence(model: SoakModel, events: readonly TimedEvent[], o
   const deleting = (sandbox: string, at: number) => (deletionOf.get(sandbox) ?? Infinity) < at;
 
   // 3 first: justified removals end a reference's presence; unjustified ones do not (the model keeps it).
+  const lastWritten = new Map<string, RefObject>();
   for (const e of sorted) {
+    if (on(e, 'sessionreferences') && WRITE_VERBS.has(e.verb) && ok(e)) {
+      const object = e.responseObject as RefObject | undefined;
+      if (object?.metadata?.name !== undefined) lastWritten.set(object.metadata.name, object);
+      continue;
+    }
     if (!on(e, 'sessionreferences') || (e.verb !== 'delete' && e.verb !== 'deletecollection') || !ok(e))
       continue;
-    for (const object of deletedObjects(e)) {
+    for (const object of deletedObjects(e, lastWritten)) {
       const reason = unjustifiedRemoval(e, object, {
         op: opByAgent.get(e.userAgent ?? ''),
         operatorUser,
@@ -265,7 +278,7 @@ function wrongfulStops(
     const names: string[] = [];
     if (on(e, 'pods') && e.verb === 'delete' && ok(e)) names.push(e.objectRef?.name ?? '');
     if (on(e, 'pods') && e.verb === 'deletecollection' && ok(e))
-      names.push(...deletedObjects(e).map((o) => o.metadata?.name ?? ''));
+      names.push(...deletedObjects(e, new Map()).map((o) => o.metadata?.name ?? ''));
     if (on(e, 'pods', 'eviction') && e.verb === 'create' && ok(e)) names.push(e.objectRef?.name ?? '');
     for (const pod of names) {
       if (stopped.has(pod)) continue;

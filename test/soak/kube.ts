@@ -14,8 +14,15 @@ import {
   setHeaderMiddleware,
   type ApiConstructor,
   type ApiType,
+  type Cluster,
 } from '@kubernetes/client-node';
 import { SessionReferences } from '../../operator/client/session-references.ts';
+
+/** The cluster reached at a loopback proxy over plain HTTP (client-node allows http only without TLS checks). */
+function plainHttp(cluster: Cluster, server: string): Cluster {
+  const { caData: _ca, caFile: _file, ...rest } = cluster;
+  return { ...rest, server, skipTLSVerify: true };
+}
 
 /** A KubeConfig whose API clients send `userAgent`, optionally to another server (a proxy). */
 class TaggedKubeConfig extends KubeConfig {
@@ -29,7 +36,7 @@ class TaggedKubeConfig extends KubeConfig {
     if (server !== undefined) {
       const cluster = this.getCurrentCluster();
       if (!cluster) throw new Error('kubeconfig has no current cluster');
-      this.clusters = this.clusters.map((c) => (c.name === cluster.name ? { ...c, server } : c));
+      this.clusters = this.clusters.map((c) => (c.name === cluster.name ? plainHttp(c, server) : c));
     }
   }
 
@@ -78,7 +85,7 @@ export async function writeProxiedKubeconfig(identity: string, proxy: string, pa
   kc.loadFromFile(identity);
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error(`${identity} has no current cluster`);
-  kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, server: proxy } : c));
+  kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? plainHttp(c, proxy) : c));
   await writeFile(path, kc.exportConfig(), { mode: 0o600 });
 }
 

@@ -24,6 +24,8 @@ export type SeedOutcome = {
   /** The first failing run's violations, and the shortest failing run (after shrinking). */
   readonly first: SequenceResult | undefined;
   readonly shortest: SequenceResult | undefined;
+  /** The last sequence this seed ran (for SOAK_TRACE=1). */
+  readonly last: SequenceResult | undefined;
   readonly counterexample: string | undefined;
   readonly path: string | undefined;
   readonly error: string | undefined;
@@ -49,12 +51,14 @@ export async function runSeed(
   let operations = 0;
   let first: SequenceResult | undefined;
   let shortest: SequenceResult | undefined;
+  let last: SequenceResult | undefined;
   const releaseMs: number[] = [];
   const namespaceMs: number[] = [];
   const property = fc.asyncProperty(sequenceArb, async ({ setup, steps }) => {
     if (first !== undefined && runs > shrinkRuns) return; // shrink budget spent: stop running sequences
     runs++;
     const result = await runSequence(env, setup, steps);
+    last = result;
     operations += result.operations;
     releaseMs.push(...result.releaseMs);
     if (result.namespaceMs !== undefined) namespaceMs.push(result.namespaceMs);
@@ -80,6 +84,7 @@ export async function runSeed(
     operations,
     first,
     shortest,
+    last,
     counterexample: details.counterexample ? fc.stringify(details.counterexample[0].steps) : undefined,
     path: details.counterexamplePath ?? undefined,
     error,

@@ -82,11 +82,14 @@ async function createAll(ctx: SequenceContext, setup: Setup): Promise<void> {
     });
   }
   const pods = setup.sandboxes.reduce((sum, s) => sum + s.replicas, 0);
-  await until(Date.now() + 20_000, async () => {
+  const ready = await until(Date.now() + 60_000, async () => {
     const list = await clients.core.listNamespacedPod({ namespace: ctx.namespace });
     return list.items.length >= pods;
   });
-  ctx.model.end(op, 'ok');
+  ctx.model.end(op, ready === undefined ? 'pods missing' : 'ok');
+  // Without its pods a sequence proves nothing: the operator is not working, so fail loudly, not green.
+  if (ready === undefined)
+    throw new Error(`the operator did not create the ${pods} pod(s) of ${ctx.namespace} within 60 s`);
 }
 
 /** Invariant 2, and the model's side of 3: what must be gone is gone, what must remain remains. */

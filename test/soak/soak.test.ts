@@ -102,6 +102,7 @@ it(
           `soak: seed ${outcome.seed} ${verdict}, ${outcome.runs} run(s) [${done}/${settings.seeds.length}, ${Math.round((Date.now() - started) / 1000)} s]`,
         );
         if (outcome.first) console.log(failureReport(outcome));
+        else if (process.env['SOAK_TRACE'] === '1') console.log(outcome.last?.trace.join('\n'));
         if (outcome.error) console.log(`soak: seed ${outcome.seed} harness error: ${outcome.error}`);
       },
     );

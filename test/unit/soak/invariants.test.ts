@@ -88,7 +88,9 @@ function blockedSandbox(spec: Partial<SandboxSpec> = {}) {
   model.attached(attach, 'ref-r', 'sbx-a', model.session('workspace_1'));
   const user = op(model, 'delete-sandbox', 2000, 2010, { sandbox: 'sbx-a' });
   const events = [
-    event(1002, 'create', 'sessionreferences', 'ref-r', 201, attach),
+    event(1002, 'create', 'sessionreferences', 'ref-r', 201, attach, {
+      responseObject: refObject('Attached', 'wt-2'),
+    }),
     event(2002, 'delete', 'sandboxes', 'sbx-a', 200, user),
   ];
   return { model, events };
@@ -138,15 +140,39 @@ describe('the soak invariants', () => {
     ]);
   });
 
-  it('name a prune that deletes a reference re-attached since its LIST (#6)', () => {
+  it('name a prune that deletes a reference re-attached since its LIST (#6), and pass one of a tombstone', () => {
     const { model, events } = blockedSandbox();
-    const prune = op(model, 'prune', 3000, 3020, { worktree: 'wt-2' });
+    const detach = op(model, 'detach', 2500, 2510, { reference: 'ref-r', sandbox: 'sbx-a' });
     events.push(
-      event(3010, 'delete', 'sessionreferences', 'ref-r', 200, prune, {
-        responseObject: refObject('Attached', 'wt-2'),
+      event(2501, 'patch', 'sessionreferences', 'ref-r', 200, detach, {
+        responseObject: refObject('Detached', 'wt-2'),
       }),
     );
-    expect(signatures(model, events)).toEqual(['no-lost-reference/prune']);
+    const tombstonePruned = [
+      ...events,
+      event(
+        3010,
+        'delete',
+        'sessionreferences',
+        'ref-r',
+        200,
+        op(model, 'prune', 3000, 3020, { worktree: 'wt-2' }),
+      ),
+    ];
+    expect(signatures(model, tombstonePruned)).toEqual([]);
+    const reattach = op(model, 'attach', 3001, 3008, {
+      reference: 'ref-r',
+      sandbox: 'sbx-a',
+      outcome: 'attached',
+    });
+    const raced = [
+      ...tombstonePruned.slice(0, -1),
+      event(3005, 'patch', 'sessionreferences', 'ref-r', 200, reattach, {
+        responseObject: refObject('Attached', 'wt-2'),
+      }),
+      tombstonePruned.at(-1)!,
+    ];
+    expect(signatures(model, raced)).toEqual(['no-lost-reference/prune']);
   });
 
   it('name an eviction of a pod of a live sandbox (#2) and of an adopted one (#3)', () => {
