@@ -77,8 +77,8 @@ const refObject = (state: string, worktree: string) => ({
   spec: { sandbox: 'sbx-a', session: 'workspace_1', worktree, state },
 });
 
-/** sbx-a (wt-1) with a foreign reference (wt-2) attached at 1000, the Sandbox deleted at 2000. */
-function blockedSandbox(spec: Partial<SandboxSpec> = {}) {
+/** sbx-a (wt-1) with a foreign reference (wt-2) attached at 1000, the Sandbox deleted at 2000 (or not). */
+function blockedSandbox(spec: Partial<SandboxSpec> = {}, deleted = true) {
   const model = new SoakModel(NS, [{ id: 'workspace_1', worktree: 'wt-2', role: 'Root' }], [sandbox(spec)]);
   const attach = op(model, 'attach', 1000, 1010, {
     reference: 'ref-r',
@@ -91,7 +91,7 @@ function blockedSandbox(spec: Partial<SandboxSpec> = {}) {
     event(1002, 'create', 'sessionreferences', 'ref-r', 201, attach, {
       responseObject: refObject('Attached', 'wt-2'),
     }),
-    event(2002, 'delete', 'sandboxes', 'sbx-a', 200, user),
+    ...(deleted ? [event(2002, 'delete', 'sandboxes', 'sbx-a', 200, user)] : []),
   ];
   return { model, events };
 }
@@ -141,7 +141,7 @@ describe('the soak invariants', () => {
   });
 
   it('name a prune that deletes a reference re-attached since its LIST (#6), and pass one of a tombstone', () => {
-    const { model, events } = blockedSandbox();
+    const { model, events } = blockedSandbox({}, false);
     const detach = op(model, 'detach', 2500, 2510, { reference: 'ref-r', sandbox: 'sbx-a' });
     events.push(
       event(2501, 'patch', 'sessionreferences', 'ref-r', 200, detach, {
