@@ -1,8 +1,8 @@
 /**
  * One soak sequence in its own namespace: create the sandboxes (and wait for their pods), run the
  * generated operations, then settle — every deleted sandbox that is exclusive must be gone within
- * RELEASE_BOUND_MS (invariant 2), every reference the model holds must still be there (3), the namespace
- * must be gone within NAMESPACE_BOUND_MS and leave nothing behind (4) — and judge the audit log (1, 3, 5, 6).
+ * `bounds.releaseMs` (invariant 2), every reference the model holds must still be there (3), the namespace
+ * must be gone within `bounds.namespaceMs` and leave nothing behind (4) — and judge the audit log (1, 3, 5, 6).
  */
 import * as fc from 'fast-check';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
@@ -16,11 +16,6 @@ import { actorClients, type ActorClients, type Connections } from './kube.ts';
 import { SoakModel, type SandboxSpec, type SessionSpec } from './model.ts';
 import { gitManifest } from './users.ts';
 
-/** An exclusive, deleted sandbox is gone this long after it became exclusive (kills and faults included). */
-export const RELEASE_BOUND_MS = 60_000;
-/** A deleted namespace is gone this long after its DELETE. */
-export const NAMESPACE_BOUND_MS = 120_000;
-
 export type Setup = { readonly sandboxes: readonly SandboxSpec[]; readonly sessions: readonly SessionSpec[] };
 
 export type SoakEnv = {
@@ -28,6 +23,8 @@ export type SoakEnv = {
   readonly tail: AuditTail;
   readonly operatorUser: string;
   readonly runTag: string;
+  /** Invariant 2's bound (after the sandbox became exclusive) and invariant 4's (after the namespace DELETE). */
+  readonly bounds: { readonly releaseMs: number; readonly namespaceMs: number };
   next(): number;
 };
 
@@ -93,7 +90,12 @@ async function createAll(ctx: SequenceContext, setup: Setup): Promise<void> {
 }
 
 /** Invariant 2, and the model's side of 3: what must be gone is gone, what must remain remains. */
-async function settle(ctx: SequenceContext, violations: Violation[], releaseMs: number[]): Promise<void> {
+async function settle(
+  ctx: SequenceContext,
+  env: SoakEnv,
+  violations: Violation[],
+  releaseMs: number[],
+): Promise<void> {
   const op = ctx.model.begin('harness', 'settle');
   const clients = actorClients(ctx.connections, op.userAgent);
   const lastOpEnd = Math.max(...ctx.model.ops.map((o) => (Number.isNaN(o.endedAt) ? 0 : o.endedAt)));
@@ -111,7 +113,7 @@ async function settle(ctx: SequenceContext, violations: Violation[], releaseMs: 
         return;
       const exclusiveAt = Math.max(Date.parse(deletedAt), lastOpEnd);
       const gone = await until(
-        exclusiveAt + RELEASE_BOUND_MS,
+        exclusiveAt + env.bounds.releaseMs,
         async () => (await getSandbox(clients, ctx.namespace, sandbox.name)) === undefined,
       );
       if (gone === undefined) {
@@ -119,7 +121,7 @@ async function settle(ctx: SequenceContext, violations: Violation[], releaseMs: 
         violations.push({
           invariant: 'bounded-release',
           signature: 'bounded-release/operator',
-          message: `Sandbox ${sandbox.name} is exclusive and deleted since ${new Date(exclusiveAt).toISOString()} but not gone after ${RELEASE_BOUND_MS} ms: ${JSON.stringify(still?.status ?? 'gone now').slice(0, 600)}; finalizers ${JSON.stringify(still?.metadata.finalizers ?? [])}`,
+          message: `Sandbox ${sandbox.name} is exclusive and deleted since ${new Date(exclusiveAt).toISOString()} but not gone after ${env.bounds.releaseMs} ms: ${JSON.stringify(still?.status ?? 'gone now').slice(0, 600)}; finalizers ${JSON.stringify(still?.metadata.finalizers ?? [])}`,
         });
       } else releaseMs.push(gone - exclusiveAt);
     }),
@@ -173,13 +175,13 @@ async function teardown(
       throw error;
     }
   };
-  const gone = await until(op.startedAt + NAMESPACE_BOUND_MS, async () => !(await exists()));
+  const gone = await until(op.startedAt + env.bounds.namespaceMs, async () => !(await exists()));
   if (gone === undefined) {
     const left = await leftovers(clients, ctx.namespace);
     violations.push({
       invariant: 'clean-namespace',
       signature: 'clean-namespace/stuck',
-      message: `namespace ${ctx.namespace} not gone ${NAMESPACE_BOUND_MS} ms after its DELETE; left: ${left.join(', ')}`,
+      message: `namespace ${ctx.namespace} not gone ${env.bounds.namespaceMs} ms after its DELETE; left: ${left.join(', ')}`,
     });
     await forceClean(ctx);
     return undefined;
@@ -263,7 +265,7 @@ export async function runSequence(
   const releaseMs: number[] = [];
   await createAll(ctx, setup);
   await fc.asyncModelRun(() => ({ model, real: ctx }), commands);
-  await settle(ctx, violations, releaseMs);
+  await settle(ctx, env, violations, releaseMs);
   const namespaceMs = await teardown(ctx, env, violations);
   await sleep(1_000); // the audit log is written as requests complete; let the last lines land
   const events = await env.tail.take(namespace);

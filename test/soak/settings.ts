@@ -29,6 +29,8 @@ const schema = z.object({
   SOAK_KILL_MS: z.union([z.literal('off'), range]).default([8_000, 25_000]),
   SOAK_FAULT_RATE: z.coerce.number().min(0).max(0.3).default(0.05),
   SOAK_REPORT: z.string().optional(),
+  SOAK_RELEASE_BOUND_MS: z.coerce.number().int().min(5_000).max(600_000).default(60_000),
+  SOAK_NAMESPACE_BOUND_MS: z.coerce.number().int().min(5_000).max(600_000).default(120_000),
 });
 
 export type SoakSettings = {
@@ -41,6 +43,7 @@ export type SoakSettings = {
   readonly faultRate: number;
   readonly reportPath: string | undefined;
   readonly baseSeed: number;
+  readonly bounds: { readonly releaseMs: number; readonly namespaceMs: number };
 };
 
 export function soakSettings(env: NodeJS.ProcessEnv): SoakSettings {
@@ -64,5 +67,6 @@ export function soakSettings(env: NodeJS.ProcessEnv): SoakSettings {
     faultRate: s.SOAK_FAULT_RATE,
     reportPath: s.SOAK_REPORT,
     baseSeed: s.SOAK_SEED,
+    bounds: { releaseMs: s.SOAK_RELEASE_BOUND_MS, namespaceMs: s.SOAK_NAMESPACE_BOUND_MS },
   };
 }

@@ -71,6 +71,7 @@ beforeAll(async () => {
     tail,
     operatorUser: RESTRICTED_USER,
     runTag: settings.baseSeed.toString(36),
+    bounds: settings.bounds,
     next: () => counter++,
   };
   console.log(`soak: logs of the operator in ${logDir}; control plane logs in ${inject('clusterTempDir')}`);
@@ -112,6 +113,7 @@ it(
       wallSeconds: Math.round((Date.now() - started) / 1000),
       parallel: settings.parallel,
       replicas: settings.replicas,
+      bounds: settings.bounds,
       operatorKills: fleet.kills,
       operatorCrashes: fleet.crashes,
       faults: proxies[0]?.counts ?? {},
