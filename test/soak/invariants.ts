@@ -18,6 +18,7 @@ import { INDEX_LIMITS } from '../../operator/api/limits.ts';
 import { buildReferenceIndex, hasForeignReference, isForeignReference } from '../../operator/index/index.ts';
 import type { ReferenceEntry } from '../../operator/index/index.ts';
 import type { TimedEvent } from './audit-log.ts';
+import { Incarnations } from './incarnations.ts';
 import type { ModelReference, OpRecord, SandboxSpec, SoakModel } from './model.ts';
 
 export type InvariantId =
@@ -119,11 +120,7 @@ export function checkSequence(model: SoakModel, events: readonly TimedEvent[], o
   const opByAgent = new Map(model.ops.map((op) => [op.userAgent, op]));
   const terminating =
     sorted.find((e) => on(e, 'namespaces') && e.verb === 'delete' && ok(e))?.completed ?? Infinity;
-  const deletionOf = new Map<string, number>();
-  for (const e of sorted)
-    if (on(e, 'sandboxes') && e.verb === 'delete' && ok(e) && !deletionOf.has(e.objectRef?.name ?? ''))
-      deletionOf.set(e.objectRef?.name ?? '', e.completed);
-  const deleting = (sandbox: string, at: number) => (deletionOf.get(sandbox) ?? Infinity) < at;
+  const lives = new Incarnations(model, sorted);
 
   // 3 first: justified removals end a reference's presence; unjustified ones do not (the model keeps it).
   const lastWritten = new Map<string, RefObject>();
@@ -141,7 +138,7 @@ export function checkSequence(model: SoakModel, events: readonly TimedEvent[], o
         operatorUser,
         terminating,
         sandbox: model.sandboxes.get(object.spec?.sandbox ?? ''),
-        deleting,
+        lives,
         events: sorted,
       });
       const ref = refs.find((r) => r.name === object.metadata?.name);
@@ -157,7 +154,7 @@ export function checkSequence(model: SoakModel, events: readonly TimedEvent[], o
     }
   }
 
-  violations.push(...wrongfulStops(model, sorted, refs, terminating, deleting, operatorUser));
+  violations.push(...wrongfulStops(model, sorted, refs, terminating, lives, operatorUser));
 
   for (const e of sorted) {
     if (!on(e, 'sandboxes') || e.verb !== 'delete' || !ok(e) || e.user.username !== operatorUser) continue;
@@ -179,7 +176,7 @@ export function checkSequence(model: SoakModel, events: readonly TimedEvent[], o
 
   for (const op of model.ops) {
     if (op.kind !== 'attach' || op.outcome !== 'attached' || op.sandbox === undefined) continue;
-    const deletedAt = deletionOf.get(op.sandbox);
+    const deletedAt = lives.at(op.sandbox, op.startedAt)?.deleted;
     if (deletedAt !== undefined && deletedAt < op.startedAt)
       violations.push({
         invariant: 'fence',
@@ -195,7 +192,7 @@ type RemovalContext = {
   readonly operatorUser: string;
   readonly terminating: number;
   readonly sandbox: SandboxSpec | undefined;
-  readonly deleting: (sandbox: string, at: number) => boolean;
+  readonly lives: Incarnations;
   readonly events: readonly TimedEvent[];
 };
 
@@ -245,11 +242,11 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
   if (e.user.username === ctx.operatorUser) {
     const sandbox = ctx.sandbox;
     if (sandbox === undefined) return 'the operator deleted a reference of an unknown sandbox';
-    if (!ctx.deleting(sandbox.name, e.received))
+    if (!ctx.lives.deleting(sandbox.name, e.received))
       return `the operator deleted a reference of Sandbox ${sandbox.name}, which was not being deleted`;
     if (isForeignReference({ worktree: object.spec?.worktree }, { worktree: sandbox.worktree }))
       return `the operator deleted a reference foreign to Sandbox ${sandbox.name}`;
-    if (sandbox.adopted)
+    if (ctx.lives.adopted(sandbox.name, e.received))
       return `the operator deleted a reference of adopted Sandbox ${sandbox.name} (unknown history)`;
     return undefined;
   }
@@ -261,7 +258,7 @@ function wrongfulStops(
   sorted: readonly TimedEvent[],
   refs: readonly ModelReference[],
   terminating: number,
-  deleting: (sandbox: string, at: number) => boolean,
+  lives: Incarnations,
   operatorUser: string,
 ): Violation[] {
   const violations: Violation[] = [];
@@ -285,7 +282,7 @@ function wrongfulStops(
       stopped.add(pod);
       const sandbox = sandboxOfPod(pod);
       if (!sandbox) continue;
-      const why = wrongfulStop(sandbox, e, refs, terminating, deleting);
+      const why = wrongfulStop(sandbox, e, refs, terminating, lives);
       if (why !== undefined)
         violations.push({
           invariant: 'no-wrongful-stop',
@@ -302,12 +299,13 @@ function wrongfulStop(
   e: TimedEvent,
   refs: readonly ModelReference[],
   terminating: number,
-  deleting: (sandbox: string, at: number) => boolean,
+  lives: Incarnations,
 ): string | undefined {
-  if (e.received >= terminating && sandbox.adopted) return undefined;
-  if (!deleting(sandbox.name, e.received) && e.received < terminating)
+  const adopted = lives.adopted(sandbox.name, e.received);
+  if (e.received >= terminating && adopted) return undefined;
+  if (!lives.deleting(sandbox.name, e.received) && e.received < terminating)
     return 'while its Sandbox was not being deleted';
-  if (sandbox.adopted) return 'while it was adopted without a marker (unknown references)';
+  if (adopted) return 'while it was adopted without a marker (unknown references)';
   const held = presentThroughout(refs, sandbox.name, e.received, e.completed);
   const index = buildReferenceIndex(held.map(entryOf), INDEX_LIMITS);
   if (hasForeignReference(index, { worktree: sandbox.worktree }))

@@ -205,10 +205,15 @@ describe('the soak invariants', () => {
     expect(signatures(model, events)).toEqual(['cleanup-unreferenced/operator/referenced']);
   });
 
-  it('name an attach that succeeded after the deletion was recorded (the fence)', () => {
+  it('name an attach that succeeded after the deletion was recorded (the fence), not one on a re-created Sandbox', () => {
     const { model, events } = blockedSandbox();
     op(model, 'attach', 3000, 3010, { reference: 'ref-q', sandbox: 'sbx-a', outcome: 'attached' });
     expect(signatures(model, events)).toEqual(['fence/attach']);
+    const gitops = op(model, 'apply', 2500, 2510, { sandbox: 'sbx-a' });
+    events.push(event(2501, 'patch', 'sandboxes', 'sbx-a', 201, gitops));
+    expect(signatures(model, [event(500, 'create', 'sandboxes', 'sbx-a', 201, 'admin'), ...events])).toEqual(
+      [],
+    );
   });
 
   it('exempt the namespace teardown, but not a foreign reference the teardown has not deleted yet', () => {
