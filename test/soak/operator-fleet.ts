@@ -38,7 +38,13 @@ export class OperatorFleet {
     this.random = seededRandom(settings.seed);
   }
 
+  /** The replicas must not outlive the soak, even when it is stopped without its afterAll. */
+  private readonly killAll = () => {
+    for (const replica of this.replicas) replica?.child.kill('SIGKILL');
+  };
+
   start(): void {
+    process.once('exit', this.killAll);
     for (let i = 0; i < this.settings.replicas; i++) this.launch(i, 0);
     this.scheduleKill();
   }
@@ -117,6 +123,7 @@ export class OperatorFleet {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    process.off('exit', this.killAll);
     clearTimeout(this.chaos);
     await Promise.all(
       this.replicas.map(async (replica) => {
