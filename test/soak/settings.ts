@@ -23,7 +23,7 @@ const schema = z.object({
     .transform((v) => v.split(',').map(Number))
     .optional(),
   SOAK_PATH: z.string().optional(),
-  SOAK_PARALLEL: z.coerce.number().int().min(1).max(64).default(12),
+  SOAK_PARALLEL: z.coerce.number().int().min(1).max(64).default(15),
   SOAK_SHRINK: z.coerce.number().int().min(0).max(500).default(8),
   SOAK_REPLICAS: z.coerce.number().int().min(1).max(2).default(1),
   SOAK_KILL_MS: z.union([z.literal('off'), range]).default([8_000, 25_000]),
