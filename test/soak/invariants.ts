@@ -42,7 +42,7 @@ export function actorOf(event: TimedEvent, operatorUser: string): string {
   if (agent.startsWith('soak/')) return agent.split('/')[3] ?? 'soak';
   if (event.user.username === operatorUser) return 'operator';
   const controller = /\/([a-z-]+-controller)$/.exec(agent)?.[1];
-  return controller ?? event.user.username;
+  return controller ?? /^([a-z][a-z-]*)\//.exec(agent)?.[1] ?? event.user.username;
 }
 
 type RefObject = {
