@@ -111,7 +111,13 @@ describe('installing the rendered chart', () => {
       ['delete', 'sessionreferences.sandbox.agents.dev', ['-n', namespace]],
       ['create', 'pods', ['-n', namespace]],
       ['create', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      // The eviction guard is watched, repaired and removed at release (it has no owner to cascade from).
+      ['watch', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      ['update', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      ['delete', 'poddisruptionbudgets.policy', ['-n', namespace]],
       ['update', 'leases.coordination.k8s.io', ['-n', OPERATOR_NAMESPACE]],
+      // Read at start to check that the pod-protection policy trusts this identity.
+      ['get', 'configmaps/sandbox-operator-admission', ['-n', OPERATOR_NAMESPACE]],
     ];
     for (const [verb, resource, flags] of granted)
       expect(await canI(RESTRICTED_USER, verb, resource, ...flags), `${verb} ${resource}`).toBe(true);
@@ -122,7 +128,9 @@ describe('installing the rendered chart', () => {
       ['list', 'secrets', ['-A']],
       ['delete', 'namespaces', []],
       ['update', 'leases.coordination.k8s.io', ['-n', namespace]],
-      ['delete', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      ['patch', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      ['get', 'configmaps', ['-n', OPERATOR_NAMESPACE]],
+      ['get', 'configmaps/sandbox-operator-admission', ['-n', namespace]],
     ];
     for (const [verb, resource, flags] of refused)
       expect(await canI(RESTRICTED_USER, verb, resource, ...flags), `${verb} ${resource}`).toBe(false);
