@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Three tiers (test/README.md): unit tests are pure and never start a cluster; integration and e2e
-// share one real kube-apiserver + etcd started by the global setup.
+// Tiers (test/README.md): unit tests are pure and never start a cluster; integration and e2e share one
+// real kube-apiserver + etcd started by the global setup; the soak starts its own.
 export default defineConfig({
   test: {
     projects: [
@@ -27,6 +27,18 @@ export default defineConfig({
           include: ['test/e2e/**/*.test.ts'],
           globalSetup: ['test/harness/global-setup.ts'],
           testTimeout: 300_000,
+          hookTimeout: 300_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        // The randomized adversarial soak (test/soak, docs/soak.md): its own control plane with an audit log.
+        // Sorted after e2e and integration, and alone in its file group, so it never shares the CPU with them.
+        test: {
+          name: 'soak',
+          include: ['test/soak/**/*.test.ts'],
+          globalSetup: ['test/soak/global-setup.ts'],
+          testTimeout: 6 * 3600_000,
           hookTimeout: 300_000,
           fileParallelism: false,
         },

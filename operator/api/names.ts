@@ -20,11 +20,15 @@ export const SESSION_REFERENCE = {
   shortName: 'sref',
 } as const;
 /**
- * `kubectl get agent-sandbox` lists both kinds. Not `sandbox`, which DESIGN first named: kubectl expands a
+ * `kubectl get sandbox-operator` lists both kinds. Not `sandbox`, which DESIGN first named: kubectl expands a
  * category before it resolves a resource, so a category equal to the singular name broke
- * `kubectl get sandbox <name>` ("you must specify only one resource").
+ * `kubectl get sandbox <name>` ("you must specify only one resource"). Not `agent-sandbox` either, which
+ * it was: that is the name of kubernetes-sigs/agent-sandbox, whose own `Sandbox` kind (agents.x-k8s.io) is a
+ * likely neighbour; should it ever declare that category, `kubectl get agent-sandbox` would mix its
+ * sandboxes with ours. Our short names (sbx, sref) and this category are checked against its names in
+ * test/integration/crds/neighbour.test.ts.
  */
-export const CATEGORY = 'agent-sandbox';
+export const CATEGORY = 'sandbox-operator';
 
 /** Held by every Sandbox and every sandbox pod until the exclusivity verdict says "exclusive". */
 export const EXCLUSIVITY_FINALIZER = `${GROUP}/exclusivity`;

@@ -1,24 +1,20 @@
 /**
- * `kubectl sandbox …` (a kubectl plugin; bin/kubectl-sandbox runs this file): which sessions reference a
- * sandbox and which are foreign to its worktree, why its deletion is blocked, what the shell reaper retired
- * for a session. Wiring only: flags → kubeconfig → reads → text. Exit 0 answered, 1 failed, 2 usage.
+ * `kubectl sandbox …` (a kubectl plugin; bin/kubectl-sandbox runs the bundle built from this file): which
+ * sessions reference a sandbox and which are foreign to its worktree, why its deletion is blocked, what the
+ * shell reaper retired for a session. Wiring only: flags → kubectl reads → text. Exit 0 answered, 1 failed,
+ * 2 usage. Runs on Node.js >= 20 (the bundle's target).
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import { parseInvocation, USAGE, UsageError, type Invocation } from './plugin/args.ts';
-import { kubeReads } from './plugin/kube-reads.ts';
+import { kubectlProcess, kubectlReads } from './plugin/kubectl-reads.ts';
+import { printable } from './plugin/printable.ts';
 import { runCommand } from './plugin/run.ts';
 
-function kubeConfigFor(invocation: Extract<Invocation, { kind: 'run' }>): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  if (invocation.kubeconfig) kubeConfig.loadFromFile(invocation.kubeconfig);
-  else kubeConfig.loadFromDefault(); // KUBECONFIG (kubectl passes its environment on), else ~/.kube/config
-  if (invocation.context) {
-    if (!kubeConfig.getContextObject(invocation.context))
-      throw new UsageError(`--context: no context "${invocation.context}" in the kubeconfig`);
-    kubeConfig.setCurrentContext(invocation.context);
-  }
-  return kubeConfig;
-}
+/** kubectl on PATH: the one that ran this plugin, in the usual case. */
+const KUBECTL = 'kubectl';
+
+const fail = (error: unknown): void => {
+  process.stderr.write(`error: ${printable(error instanceof Error ? error.message : String(error))}\n`);
+};
 
 async function main(argv: readonly string[]): Promise<number> {
   let invocation: Invocation;
@@ -26,36 +22,21 @@ async function main(argv: readonly string[]): Promise<number> {
     invocation = parseInvocation(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`error: ${error.message}\n\n${USAGE}`);
+    process.stderr.write(`error: ${printable(error.message)}\n\n${USAGE}`);
     return 2;
   }
   if (invocation.kind === 'help') {
     process.stdout.write(USAGE);
     return 0;
   }
-  let kubeConfig: KubeConfig;
   try {
-    kubeConfig = kubeConfigFor(invocation);
-  } catch (error) {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
-    return error instanceof UsageError ? 2 : 1;
-  }
-  const namespace =
-    invocation.namespace ??
-    kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace ??
-    'default';
-  try {
-    const text = await runCommand(
-      invocation.command,
-      namespace,
-      invocation.output,
-      kubeReads(kubeConfig),
-      new Date(),
+    const ports = kubectlReads(kubectlProcess(KUBECTL, invocation.kubectlFlags));
+    process.stdout.write(
+      await runCommand(invocation.command, invocation.scope, invocation.output, ports, new Date()),
     );
-    process.stdout.write(text);
     return 0;
   } catch (error) {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    fail(error);
     return 1;
   }
 }

@@ -2,7 +2,7 @@
 // none configured (or with --local), against an embedded local control plane it starts and stops.
 // Ctrl-C / SIGTERM stops the operator, then the control plane; a second Ctrl-C exits at once.
 import { KubeConfig } from '@kubernetes/client-node';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { runOperator } from '../controller/run.ts';
 import {
   OPERATOR_RELEASE,
@@ -11,6 +11,7 @@ import {
   TOOLS,
   type LocalCluster,
 } from '../local-cluster/index.ts';
+import { createLogger } from './logger.ts';
 
 type Target =
   | { readonly kind: 'kubeconfig'; readonly paths: string }
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const logger = pino({ name: 'sandbox-operator' });
+  const logger = createLogger({ name: 'sandbox-operator' });
   const stop = new AbortController();
   let firstSignalAt = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -123,6 +124,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  pino({ name: 'sandbox-operator' }).fatal({ err: error }, 'sandbox-operator failed');
+  createLogger({ name: 'sandbox-operator', format: 'auto' }).fatal({ err: error }, 'sandbox-operator failed');
   process.exitCode = 1;
 });

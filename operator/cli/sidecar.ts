@@ -4,16 +4,16 @@
  * SIGTERM (pod termination) stops taking requests and gives running retires a few seconds; the journal
  * keeps the rest for the next start.
  */
-import { pino } from 'pino';
 import { loadConfig } from '../sidecar/config.ts';
 import { startSidecar } from '../sidecar/sidecar-app.ts';
+import { createLogger } from './logger.ts';
 
 const SHUTDOWN_DEADLINE_MS = 3_000;
 
-const bootLogger = pino({ base: { component: 'shell-reaper' } });
+const bootLogger = createLogger({ base: { component: 'shell-reaper' } });
 try {
   const config = loadConfig(process.env);
-  const logger = pino({ level: config.logLevel, base: { component: 'shell-reaper' } });
+  const logger = createLogger({ level: config.logLevel, base: { component: 'shell-reaper' } });
   const app = await startSidecar(config, logger);
   const shutdown = (signal: NodeJS.Signals) => {
     logger.info({ signal }, 'shutting down: no new requests; running retires get a short deadline');

@@ -41,6 +41,10 @@ export class KubeRequestError extends Error {
   get gone(): boolean {
     return this.status === 410;
   }
+  /** A create refused because its namespace is being deleted: nothing new can exist there any more. */
+  get namespaceTerminating(): boolean {
+    return this.status === 403 && this.message.includes('because it is being terminated');
+  }
 }
 
 /** The HTTP status of a client-node ApiException or a Watch error, if any. */

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { Sandbox } from '../api/objects.ts';
 import type { ReconcilerContext } from './context.ts';
+import { KubeRequestError } from './errors.ts';
 import { keyOf } from './store.ts';
 
 export async function keepEvictionGuard(
@@ -16,7 +17,21 @@ export async function keepEvictionGuard(
   const { namespace, name } = sandbox.metadata;
   const seen = ctx.store.budget(keyOf(namespace, name));
   if (seen?.guards === true && !seen.deleting) return;
-  const result = await ctx.ports.guards.ensureDisruptionBudget(sandbox);
+  let result: Awaited<ReturnType<typeof ctx.ports.guards.ensureDisruptionBudget>>;
+  try {
+    result = await ctx.ports.guards.ensureDisruptionBudget(sandbox);
+  } catch (error) {
+    // A terminating namespace refuses every create; its pods stay protected by admission, and the decision
+    // (which the namespace's deletion is waiting for) must not fail on a guard that can no longer exist.
+    if (error instanceof KubeRequestError && error.namespaceTerminating) {
+      log.info(
+        { budget: `${name}-sandbox` },
+        'namespace is terminating; the eviction guard cannot be re-created',
+      );
+      return;
+    }
+    throw error;
+  }
   if (seen === undefined && result === 'Created') {
     log.info({ budget: `${name}-sandbox` }, 'eviction guard (PodDisruptionBudget) created');
   } else if (result !== 'Unchanged') {

@@ -12,6 +12,7 @@ import { reconcileDeletion } from './deletion.ts';
 import { currentIndex } from './current-index.ts';
 import { eraseReferences } from './erase.ts';
 import { keepEvictionGuard } from './eviction-guard.ts';
+import { KubeRequestError } from './errors.ts';
 import { addFinalizerPatch, removeFinalizerPatch } from './finalizer.ts';
 import type { PodSummary } from './pod-summary.ts';
 import { legacyEvidence, nextLegacyWalkInMs } from './legacy.ts';
@@ -81,8 +82,14 @@ async function reconcileLive(ctx: ReconcilerContext, sandbox: Sandbox, log: Logg
   await keepEvictionGuard(ctx, sandbox, log);
   await releaseTerminatingPods(ctx, sandbox, pods, log);
   for (const ordinal of missingOrdinals(sandbox, pods)) {
-    const result = await ctx.ports.pods.create(sandboxPod(sandbox, ordinal, ctx.sidecar));
-    log.info({ ordinal, result }, 'sandbox pod created');
+    try {
+      const result = await ctx.ports.pods.create(sandboxPod(sandbox, ordinal, ctx.sidecar));
+      log.info({ ordinal, result }, 'sandbox pod created');
+    } catch (error) {
+      if (!(error instanceof KubeRequestError && error.namespaceTerminating)) throw error;
+      log.info({ ordinal }, 'namespace is terminating; no pod is created');
+      break;
+    }
   }
 
   let next = requeueAfter(ctx.timing.resyncMs);

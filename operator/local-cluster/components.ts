@@ -86,6 +86,27 @@ export interface ApiServerArgs {
   readonly credentials: Credentials;
   /** Reused by restarts, so clients keep the same address and CA. */
   readonly port?: number;
+  /** Opt-in audit log (what the API server recorded is the witness of the soak's invariants). */
+  readonly audit?: ApiServerAudit | undefined;
+}
+
+export interface ApiServerAudit {
+  /** An audit.k8s.io/v1 Policy file. */
+  readonly policyFile: string;
+  /** Where the JSON-lines log is appended; never rotated. */
+  readonly logPath: string;
+}
+
+/** Audit flags: JSON lines, written as each request completes, no rotation, no truncation. */
+export function auditFlags(audit: ApiServerAudit | undefined): string[] {
+  if (audit === undefined) return [];
+  return [
+    `--audit-policy-file=${audit.policyFile}`,
+    `--audit-log-path=${audit.logPath}`,
+    '--audit-log-format=json',
+    '--audit-log-mode=blocking',
+    '--audit-log-maxsize=0',
+  ];
 }
 
 export interface ApiServer {
@@ -125,6 +146,7 @@ export function startApiServer(ctx: ComponentContext, spec: ApiServerArgs): Prom
         '--profiling=false',
         // Open watches (kcm, kwok, informers) would otherwise hold a SIGTERM'd apiserver until killed.
         '--shutdown-watch-termination-grace-period=2s',
+        ...auditFlags(spec.audit),
       ],
       logPath: join(ctx.tempDir, 'kube-apiserver.log'),
       stateDir: ctx.stateDir,

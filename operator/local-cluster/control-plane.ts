@@ -1,6 +1,6 @@
 // Starts etcd → kube-apiserver → (CRDs) → kube-controller-manager and kwok on loopback, with
 // temporary data and certificate directories, and stops them in reverse order.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,13 @@ import { startControllerManager, startKwok } from './addons.ts';
 import { RESTRICTED_USER, ADMIN_USER, writeCredentials } from './auth.ts';
 import { ensureBinaries, type BinaryPaths } from './build.ts';
 import { cacheRoot, runStateDir } from './cache.ts';
-import { startApiServer, startEtcd, type ApiServer, type ComponentContext } from './components.ts';
+import {
+  startApiServer,
+  startEtcd,
+  type ApiServer,
+  type ApiServerAudit,
+  type ComponentContext,
+} from './components.ts';
 import { installCrds, type CrdSummary } from './crds.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { runKubectl, type KubectlOptions, type KubectlResult } from './kubectl.ts';
@@ -34,6 +40,8 @@ export interface LocalClusterOptions {
   readonly report?: BuildReporter;
   /** Keep the temporary directory (logs, etcd data) after stop; default $SANDBOX_OPERATOR_KEEP_TMP=1. */
   readonly keepTempDir?: boolean;
+  /** An audit.k8s.io/v1 Policy (YAML): turns on the API server's audit log, at `auditLogPath`. */
+  readonly auditPolicy?: string;
 }
 
 export type ControlPlaneTool = (typeof CONTROL_PLANE_TOOLS)[number];
@@ -46,6 +54,8 @@ export interface LocalCluster {
   readonly restrictedKubeconfigPath: string;
   readonly caPath: string;
   readonly tempDir: string;
+  /** The API server's audit log (JSON lines), when `auditPolicy` was given; else null. */
+  readonly auditLogPath: string | null;
   readonly binaries: BinaryPaths<ControlPlaneTool>;
   readonly crds: readonly CrdSummary[];
   /** Wall time of startLocalCluster, binaries already built. */
@@ -95,10 +105,16 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       return value;
     };
     const credentials = await writeCredentials(tempDir);
+    const audit = await writeAuditPolicy(tempDir, options.auditPolicy);
     const etcd = await phase('etcd', () => startEtcd(ctx, binaries.etcd));
     running.push(etcd.process);
     let api: ApiServer = await phase('kube-apiserver', () =>
-      startApiServer(ctx, { binary: binaries['kube-apiserver'], etcdUrl: etcd.clientUrl, credentials }),
+      startApiServer(ctx, {
+        binary: binaries['kube-apiserver'],
+        etcdUrl: etcd.clientUrl,
+        credentials,
+        audit,
+      }),
     );
     running.push(api.process);
 
@@ -160,6 +176,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       restrictedKubeconfigPath,
       caPath: join(tempDir, 'ca.crt'),
       tempDir,
+      auditLogPath: audit?.logPath ?? null,
       binaries,
       crds: installed.crds,
       startupMs,
@@ -174,6 +191,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
             etcdUrl: etcd.clientUrl,
             credentials,
             port: api.port,
+            audit,
           }),
         );
         running[index] = api.process;
@@ -189,4 +207,14 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     await cleanUp();
     throw error;
   }
+}
+
+async function writeAuditPolicy(
+  tempDir: string,
+  policy: string | undefined,
+): Promise<ApiServerAudit | undefined> {
+  if (policy === undefined) return undefined;
+  const policyFile = join(tempDir, 'audit-policy.yaml');
+  await writeFile(policyFile, policy);
+  return { policyFile, logPath: join(tempDir, 'audit.log') };
 }

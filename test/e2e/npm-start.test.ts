@@ -1,6 +1,11 @@
 /**
  * The README's first command: `npm start` with no cluster configured starts the local control plane, prints
- * how to point kubectl at it, reconciles Sandboxes there, and stops everything on Ctrl-C (SIGINT).
+ * how to point kubectl at it, reconciles Sandboxes there, and stops everything on Ctrl-C (SIGINT to the
+ * foreground process group) and on a SIGTERM to the npm process alone (what a supervisor or a container
+ * runtime sends): the operator stops, then the control plane, and no process is left. And a new user's
+ * first deletion: an exclusive sandbox is released (its pods and the Sandbox gone) because the operator
+ * runs under its own identity, which the pod-protection policy trusts, while the admin kubeconfig the
+ * banner prints cannot delete a sandbox pod.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -23,6 +28,58 @@ function processesMentioning(text: string): number[] {
       }
     })
     .map(Number);
+}
+
+/** Every process below `root` now (children, their children, …), from the parent pids in /proc. */
+function descendants(root: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const found: number[] = [];
+  let frontier = [root];
+  while (frontier.length > 0) {
+    const next = [...parentOf].filter(([, parent]) => frontier.includes(parent)).map(([pid]) => pid);
+    found.push(...next);
+    frontier = next;
+  }
+  return found;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+};
+
+/** `npm start` as a new user runs it: no KUBECONFIG, not in a pod; its output collected. */
+function startNpm() {
+  const env: NodeJS.ProcessEnv = { ...process.env, SANDBOX_OPERATOR_PROBE_BIND: '127.0.0.1:0' };
+  delete env['KUBECONFIG'];
+  delete env['KUBERNETES_SERVICE_HOST'];
+  const child = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit');
+  let ended = false;
+  void exited.then(() => (ended = true));
+  const banner = eventually(
+    'the banner',
+    () => {
+      if (ended) throw new Error(`npm start exited early:\n${output.slice(-3000)}`);
+      return Promise.resolve(/export KUBECONFIG=(\S+)/.exec(output)?.[1]);
+    },
+    180_000,
+  );
+  return { child, exited, banner, output: () => output };
 }
 
 describe('npm start', () => {
@@ -79,6 +136,116 @@ describe('npm start', () => {
         () => Promise.resolve(processesMentioning(tempDir).length === 0 ? true : undefined),
         20_000,
       );
+    },
+  );
+
+  it.skipIf(inject('clusterKind') !== 'local')(
+    'stops the operator and the control plane on a SIGTERM to the npm process alone',
+    async () => {
+      const npm = startNpm();
+      const { child } = npm;
+      const kubeconfig = await npm.banner;
+      await eventually(
+        'the operator reconciling',
+        () => Promise.resolve(npm.output().includes('"msg":"reconciling sandboxes"') ? true : undefined),
+        60_000,
+      );
+      const tempDir = dirname(kubeconfig);
+      expect(processesMentioning(tempDir).length).toBeGreaterThan(0);
+      // Everything npm started: the operator's node, etcd, kube-apiserver, kcm, kwok.
+      const started = descendants(child.pid ?? 0);
+      expect(started.length).toBeGreaterThanOrEqual(5);
+      process.kill(child.pid ?? 0, 'SIGTERM'); // npm only: not its process group
+      await eventually(
+        'no component left',
+        () => Promise.resolve(processesMentioning(tempDir).length === 0 ? true : undefined),
+        30_000,
+      );
+      await eventually(
+        'every process npm started gone',
+        () => Promise.resolve(started.every((pid) => !alive(pid)) ? true : undefined),
+        30_000,
+      );
+      expect(npm.output()).toMatch(
+        /"signal":"SIGTERM","msg":"stopping"[\s\S]*"msg":"operator stopped"[\s\S]*"msg":"local control plane stopped"[\s\S]*"msg":"stopped"/,
+      );
+    },
+  );
+  it.skipIf(inject('clusterKind') !== 'local')(
+    'releases an exclusive sandbox, while the printed admin identity cannot delete a sandbox pod',
+    async () => {
+      const npm = startNpm();
+      const { child, exited } = npm;
+      try {
+        const kubeconfig = await npm.banner;
+        const kubectl = (args: string[]) => runKubectl(inject('kubectl'), kubeconfig, args);
+        await eventually('the identity check', () =>
+          Promise.resolve(
+            npm.output().includes('the pod-protection policy trusts this operator') ? true : undefined,
+          ),
+        );
+        expect((await kubectl(['create', 'namespace', 'team-a'])).exitCode).toBe(0);
+        const applied = await kubectl([
+          'apply',
+          '--server-side',
+          '-n',
+          'team-a',
+          '-f',
+          'examples/isolated-sandbox.yaml',
+        ]);
+        expect(applied.stderr).toBe('');
+        const podOf = async () =>
+          (
+            await kubectl([
+              'get',
+              'pods',
+              '-n',
+              'team-a',
+              '-l',
+              'sandbox.agents.dev/sandbox=isolated-billing',
+              '-o',
+              'name',
+            ])
+          ).stdout.trim();
+        const pod = await eventually('the sandbox pod', async () => (await podOf()) || undefined, 60_000);
+
+        const refused = await kubectl(['delete', pod, '-n', 'team-a', '--wait=false']);
+        expect(refused.exitCode).not.toBe(0);
+        expect(refused.stderr).toContain('is kept until its exclusivity decision releases it');
+
+        const deleted = await kubectl([
+          'delete',
+          'sandbox',
+          'isolated-billing',
+          '-n',
+          'team-a',
+          '--wait=false',
+        ]);
+        expect(deleted.exitCode).toBe(0);
+        await eventually(
+          'pods and Sandbox gone',
+          async () => {
+            const sandbox = await kubectl([
+              'get',
+              'sandbox',
+              'isolated-billing',
+              '-n',
+              'team-a',
+              '--ignore-not-found',
+              '-o',
+              'name',
+            ]);
+            return sandbox.stdout.trim() === '' && (await podOf()) === '' ? true : undefined;
+          },
+          60_000,
+        );
+        expect(npm.output()).not.toContain('not ready:');
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) {
+          process.kill(-(child.pid ?? 0), 'SIGINT');
+          await exited;
+        }
+      }
     },
   );
 });

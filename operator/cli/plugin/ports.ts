@@ -1,9 +1,11 @@
 /**
- * What the plugin reads from the cluster, as two small ports: objects (parsed at the boundary) and Events.
- * Tests and the unit-tested views see only these shapes; kube-reads.ts implements them with client-node.
+ * What the plugin reads from the cluster, as small ports: single objects (parsed at the boundary), lists
+ * over a scope, and Events. Tests and the unit-tested views see only these shapes; kubectl-reads.ts
+ * implements them with `kubectl get -o json`. A namespace left undefined is kubectl's own default.
  */
 import type { Parsed } from '../../api/parse.ts';
 import type { Sandbox, SessionReference } from '../../api/objects.ts';
+import type { Scope } from './args.ts';
 
 /** A sandbox pod as `why` shows it. */
 export type PodSummary = {
@@ -23,19 +25,32 @@ export type EventSummary = {
   readonly lastSeen: Date | undefined;
 };
 
+type Namespace = string | undefined;
+
 export interface ObjectReads {
   /** The Sandbox, or undefined when it does not exist. */
-  sandbox(namespace: string, name: string): Promise<Parsed<Sandbox> | undefined>;
+  sandbox(namespace: Namespace, name: string): Promise<Parsed<Sandbox> | undefined>;
   /** The SessionReference, or undefined when it does not exist. */
-  reference(namespace: string, name: string): Promise<Parsed<SessionReference> | undefined>;
+  reference(namespace: Namespace, name: string): Promise<Parsed<SessionReference> | undefined>;
   /** The SessionReferences naming this sandbox (field selector spec.sandbox), malformed ones included. */
-  references(namespace: string, sandbox: string): Promise<readonly Parsed<SessionReference>[]>;
+  references(namespace: Namespace, sandbox: string): Promise<readonly Parsed<SessionReference>[]>;
   /** The pods labelled with this sandbox. */
-  pods(namespace: string, sandbox: string): Promise<readonly PodSummary[]>;
+  pods(namespace: Namespace, sandbox: string): Promise<readonly PodSummary[]>;
+}
+
+export interface ListReads {
+  sandboxes(scope: Scope): Promise<readonly Parsed<Sandbox>[]>;
+  references(scope: Scope): Promise<readonly Parsed<SessionReference>[]>;
+  /** The namespace kubectl uses when none is given (for messages about an object that is missing). */
+  defaultNamespace(): Promise<string>;
 }
 
 export interface EventReads {
-  events(namespace: string, kind: string, name: string): Promise<readonly EventSummary[]>;
+  events(namespace: Namespace, kind: string, name: string): Promise<readonly EventSummary[]>;
 }
 
-export type PluginPorts = { readonly objects: ObjectReads; readonly events: EventReads };
+export type PluginPorts = {
+  readonly objects: ObjectReads;
+  readonly lists: ListReads;
+  readonly events: EventReads;
+};

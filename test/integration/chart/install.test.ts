@@ -111,11 +111,13 @@ describe('installing the rendered chart', () => {
       ['delete', 'sessionreferences.sandbox.agents.dev', ['-n', namespace]],
       ['create', 'pods', ['-n', namespace]],
       ['create', 'poddisruptionbudgets.policy', ['-n', namespace]],
-      // The eviction guard is re-established when changed and removed when its sandbox is released.
+      // The eviction guard is watched, repaired and removed at release (it has no owner to cascade from).
+      ['watch', 'poddisruptionbudgets.policy', ['-n', namespace]],
       ['update', 'poddisruptionbudgets.policy', ['-n', namespace]],
       ['delete', 'poddisruptionbudgets.policy', ['-n', namespace]],
-      ['get', `configmaps/${RELEASE}-admission`, ['-n', OPERATOR_NAMESPACE]],
       ['update', 'leases.coordination.k8s.io', ['-n', OPERATOR_NAMESPACE]],
+      // Read at start to check that the pod-protection policy trusts this identity.
+      ['get', 'configmaps/sandbox-operator-admission', ['-n', OPERATOR_NAMESPACE]],
     ];
     for (const [verb, resource, flags] of granted)
       expect(await canI(RESTRICTED_USER, verb, resource, ...flags), `${verb} ${resource}`).toBe(true);
@@ -128,9 +130,11 @@ describe('installing the rendered chart', () => {
       ['update', 'leases.coordination.k8s.io', ['-n', namespace]],
       ['deletecollection', 'poddisruptionbudgets.policy', ['-n', namespace]],
       ['patch', 'poddisruptionbudgets.policy', ['-n', namespace]],
+      ['get', 'configmaps', ['-n', OPERATOR_NAMESPACE]],
+      ['get', 'configmaps/sandbox-operator-admission', ['-n', namespace]],
       // Only the release's own admission parameters, and only read.
       ['get', 'configmaps/other-admission', ['-n', OPERATOR_NAMESPACE]],
-      ['update', `configmaps/${RELEASE}-admission`, ['-n', OPERATOR_NAMESPACE]],
+      ['update', 'configmaps/sandbox-operator-admission', ['-n', OPERATOR_NAMESPACE]],
     ];
     for (const [verb, resource, flags] of refused)
       expect(await canI(RESTRICTED_USER, verb, resource, ...flags), `${verb} ${resource}`).toBe(false);

@@ -59,14 +59,17 @@ describe('a sandbox pod', () => {
   });
 
   it('keeps its eviction guard: a deleted or altered budget is put back', async () => {
-    const budgetApi = await policyApi();
+    // As an operator user, whom the guard-protection policy lets through: what the controller does where
+    // no policy is installed (a kubectl-only install without crds/policies).
+    const budgetApi = await policyApi({ restricted: true });
     const name = 'guarded-sandbox';
     await budgetApi.deleteNamespacedPodDisruptionBudget({ name, namespace });
     await eventually('budget re-created', async () => ((await guardOf(name)) ? true : undefined));
-    await budgetApi.patchNamespacedPodDisruptionBudget({
+    const current = await budgetApi.readNamespacedPodDisruptionBudget({ name, namespace });
+    await budgetApi.replaceNamespacedPodDisruptionBudget({
       name,
       namespace,
-      body: [{ op: 'replace', path: '/spec/maxUnavailable', value: 1 }],
+      body: { ...current, spec: { ...current.spec, maxUnavailable: 1 } },
     });
     await eventually('budget repaired', async () => ((await guardOf(name)) ? true : undefined));
   });
@@ -78,7 +81,12 @@ describe('a sandbox pod', () => {
     );
     // The cascade must not take the eviction guard either, and a removed one comes back while blocked.
     expect(await guardOf('guarded-sandbox')).toBe(true);
-    await (await policyApi()).deleteNamespacedPodDisruptionBudget({ name: 'guarded-sandbox', namespace });
+    await (
+      await policyApi({ restricted: true })
+    ).deleteNamespacedPodDisruptionBudget({
+      name: 'guarded-sandbox',
+      namespace,
+    });
     await eventually('budget back while blocked', async () =>
       (await guardOf('guarded-sandbox')) ? true : undefined,
     );
@@ -133,10 +141,10 @@ describe('a sandbox pod', () => {
   });
 });
 
-async function policyApi() {
+async function policyApi(options: { restricted?: boolean } = {}) {
   const { PolicyV1Api } = await import('@kubernetes/client-node');
   const { kubeConfig } = await import('../../harness/kube.ts');
-  return kubeConfig().makeApiClient(PolicyV1Api);
+  return kubeConfig(options).makeApiClient(PolicyV1Api);
 }
 
 /** Whether the budget exists and still refuses every eviction of the sandbox's pods. */

@@ -190,8 +190,8 @@ describe('kubectl get', () => {
 
   it('lists both kinds under the category, and selects references by spec.sandbox', async () => {
     await apply(sessionReference(ns, 'sref-other', { sandbox: 'sbx-other', session: 'workspace_9' }));
-    // The category `agent-sandbox` expands to both kinds.
-    const all = (await kubectlOk(['get', 'agent-sandbox', '-n', ns, '-o', 'name'])).trim().split('\n');
+    // The category `sandbox-operator` expands to both kinds.
+    const all = (await kubectlOk(['get', 'sandbox-operator', '-n', ns, '-o', 'name'])).trim().split('\n');
     expect(all).toEqual(
       expect.arrayContaining([
         'sandbox.sandbox.agents.dev/sbx-a',

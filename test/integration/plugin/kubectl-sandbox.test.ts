@@ -1,6 +1,6 @@
 /**
- * `kubectl sandbox` as users run it: the built kubectl finds bin/kubectl-sandbox on PATH and the plugin
- * answers from the cluster — references and foreignness, why a deletion is blocked (with the operator's
+ * `kubectl sandbox` as users run it: the built kubectl finds bin/kubectl-sandbox on PATH, the machine's own
+ * `node` runs it (no node_modules/.bin on PATH), it reads through that kubectl, and it answers from the cluster — references and foreignness, why a deletion is blocked (with the operator's
  * real decision), what the shell reaper retired (written by the sidecar's own reporter) — with exit codes
  * and errors that name the object.
  */
@@ -8,10 +8,12 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeReporter } from '../../../operator/sidecar/kube/status-reporter.ts';
 import { API_VERSION, SESSION_REFERENCE } from '../../../operator/api/names.ts';
 import { kubeConfig, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { kubectlAsUser, userPath } from '../../harness/plugin.ts';
 import { createReference, deleteSandbox, getSandbox, sandboxManifest } from '../controller/fixtures.ts';
 import {
   eventually,
@@ -25,26 +27,7 @@ const root = join(import.meta.dirname, '..', '..', '..');
 const namespace = testNamespace('plugin');
 let operator: RunningOperator;
 
-type Result = { exitCode: number; stdout: string; stderr: string };
-
-/** `kubectl <args>` with the repository's bin/ (and the pinned Node) first on PATH, as a user would have it. */
-async function kubectl(args: string[], options: { restricted?: boolean } = {}): Promise<Result> {
-  const kubeconfig = options.restricted ? inject('restrictedKubeconfig') : inject('kubeconfig');
-  if (kubeconfig === null) throw new Error('the plugin tests need the local cluster');
-  const env = {
-    ...process.env,
-    KUBECONFIG: kubeconfig,
-    PATH: [join(root, 'bin'), join(root, 'node_modules', '.bin'), process.env['PATH']].join(':'),
-  };
-  try {
-    const { stdout, stderr } = await run(inject('kubectl'), args, { env, timeout: 60_000 });
-    return { exitCode: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
-    if (typeof failed.code !== 'number') throw error;
-    return { exitCode: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
-  }
-}
+const kubectl = kubectlAsUser;
 
 const sandbox = (...args: string[]) => kubectl(['sandbox', ...args, '-n', namespace]);
 const rows = (output: string) => output.split('\n').map((line) => line.trim().split(/\s{2,}/));
@@ -88,9 +71,12 @@ afterAll(async () => {
 });
 
 describe('kubectl sandbox', () => {
-  it('is found by kubectl on PATH', async () => {
+  it('is found by kubectl on PATH and runs on the machine’s own node', async () => {
     const list = await kubectl(['plugin', 'list']);
     expect(list.stdout).toContain(join(root, 'bin', 'kubectl-sandbox'));
+    // The node that runs it is the machine's (v20 on the development machine), not the pinned one.
+    const { stdout: node } = await run('sh', ['-c', 'command -v node'], { env: { PATH: userPath() } });
+    expect(node).not.toContain('node_modules');
   });
 
   it('lists the references of a sandbox and which are foreign to its worktree', async () => {
@@ -203,9 +189,91 @@ describe('kubectl sandbox', () => {
   });
 
   it('fails with exit 2 and the usage on a bad command line', async () => {
-    const result = await sandbox('refs');
+    const result = await sandbox('shells');
     expect(result.exitCode).toBe(2);
-    expect(result.stderr).toContain('error: refs needs the name of a sandbox');
+    expect(result.stderr).toContain('error: shells needs the name of a sessionreference');
     expect(result.stderr).toContain('Usage:');
+  });
+
+  it('lists across namespaces with -A, and answers in YAML with apiVersion and kind', async () => {
+    const all = await kubectl(['sandbox', 'refs', '-A']);
+    expect(all.exitCode).toBe(0);
+    expect(rows(all.stdout)[0]).toEqual([
+      'NAMESPACE',
+      'NAME',
+      'SANDBOX',
+      'SESSION',
+      'WORKTREE',
+      'ROLE',
+      'STATE',
+      'TURN',
+      'FOREIGN',
+    ]);
+    expect(rows(all.stdout)).toContainEqual([
+      namespace,
+      'board',
+      'shared',
+      'workspace_3',
+      'wt-2',
+      'Board',
+      'Attached',
+      '<none>',
+      'yes',
+    ]);
+    const why = await kubectl(['sandbox', 'why', '--all-namespaces', '-o', 'yaml']);
+    const list = parseYaml(why.stdout) as { apiVersion: string; kind: string; items: { name: string }[] };
+    expect(list).toMatchObject({
+      apiVersion: 'kubectl-sandbox.sandbox.agents.dev/v1alpha1',
+      kind: 'SandboxDeletionList',
+    });
+    expect(list.items.map((item) => item.name)).toContain('shared');
+  });
+
+  it('passes kubectl’s global flags on: --as, --server, --request-timeout', async () => {
+    const impersonated = await sandbox('why', 'shared', '--as=someone-else');
+    expect(impersonated.exitCode).toBe(1);
+    expect(impersonated.stderr).toContain('was refused (HTTP 403)');
+    expect(impersonated.stderr).toContain('User "someone-else" cannot get resource "sandboxes"');
+    const unreachable = await sandbox(
+      'why',
+      'shared',
+      '--server=https://127.0.0.1:1',
+      '--request-timeout=2s',
+    );
+    expect(unreachable.exitCode).toBe(1);
+    expect(unreachable.stderr).toMatch(/^error: reading Sandbox .*shared failed: .*127\.0\.0\.1:1/);
+  });
+
+  it('prints terminal escape sequences from an Event message inert', async () => {
+    const hostile = '\u001b]0;pwned\u0007\u001b[2J\u001b[31mVerdict: Exclusive\u009b0m';
+    const uid = JSON.parse(await kubectlOk(['get', 'sandbox', 'shared', '-n', namespace, '-o', 'json'])) as {
+      metadata: { uid: string };
+    };
+    await kubectlOk(['create', '-n', namespace, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: 'hostile' },
+        involvedObject: {
+          apiVersion: API_VERSION,
+          kind: 'Sandbox',
+          name: 'shared',
+          namespace,
+          uid: uid.metadata.uid,
+        },
+        reason: 'Injected',
+        message: hostile,
+        type: 'Warning',
+        lastTimestamp: new Date().toISOString(),
+      }),
+    });
+    const result = await sandbox('why', 'shared');
+    expect(result.exitCode).toBe(0);
+    // eslint-disable-next-line no-control-regex -- what must not reach the terminal
+    expect(result.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(result.stdout).toContain('\\x1b]0;pwned\\x07\\x1b[2J\\x1b[31mVerdict: Exclusive\\x9b0m');
+    const json = await sandbox('why', 'shared', '-o', 'json');
+    const view = JSON.parse(json.stdout) as { events: { message: string }[] };
+    expect(view.events.map((event) => event.message)).toContain(hostile);
   });
 });

@@ -47,7 +47,7 @@ describe.each([
   it('has the status subresource, short name and category', () => {
     expect(version.subresources).toEqual({ status: {} });
     expect(crd.spec.names.shortNames).toEqual([shortName]);
-    expect(crd.spec.names.categories).toEqual(['agent-sandbox']);
+    expect(crd.spec.names.categories).toEqual(['sandbox-operator']);
   });
 
   it('describes every spec field for kubectl explain', () => {

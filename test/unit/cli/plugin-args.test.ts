@@ -6,20 +6,61 @@ describe('kubectl sandbox arguments', () => {
     expect(parseInvocation(['refs', 'sbx-a', '-n', 'team-a', '--foreign', '-o', 'json'])).toEqual({
       kind: 'run',
       command: { kind: 'refs', sandbox: 'sbx-a', foreignOnly: true },
-      namespace: 'team-a',
-      context: undefined,
-      kubeconfig: undefined,
+      scope: { allNamespaces: false, namespace: 'team-a' },
       output: 'json',
+      kubectlFlags: [],
     });
     expect(parseInvocation(['why', 'sbx-a', '--context', 'prod', '--kubeconfig', '/k'])).toMatchObject({
       command: { kind: 'why', sandbox: 'sbx-a' },
-      context: 'prod',
-      kubeconfig: '/k',
+      kubectlFlags: ['--context=prod', '--kubeconfig=/k'],
       output: 'text',
     });
     expect(parseInvocation(['shells', 'sref-b'])).toMatchObject({
       command: { kind: 'shells', reference: 'sref-b' },
-      namespace: undefined,
+      scope: { allNamespaces: false, namespace: undefined },
+    });
+  });
+
+  it('passes kubectl’s global flags on to kubectl, in either spelling', () => {
+    const invocation = parseInvocation([
+      'why',
+      'sbx-a',
+      '--as',
+      'alice',
+      '--as-group=devs',
+      '--as-group',
+      'ops',
+      '--request-timeout=5s',
+      '-s',
+      'https://127.0.0.1:6443',
+      '--insecure-skip-tls-verify',
+      '-o',
+      'yaml',
+    ]);
+    expect(invocation).toMatchObject({
+      output: 'yaml',
+      kubectlFlags: [
+        '--as=alice',
+        '--request-timeout=5s',
+        '--server=https://127.0.0.1:6443',
+        '--as-group=devs',
+        '--as-group=ops',
+        '--insecure-skip-tls-verify=true',
+      ],
+    });
+  });
+
+  it('lists across all namespaces with -A when no name is given', () => {
+    expect(parseInvocation(['why', '-A'])).toMatchObject({
+      command: { kind: 'why-list' },
+      scope: { allNamespaces: true },
+    });
+    expect(parseInvocation(['refs', '--all-namespaces', '--foreign'])).toMatchObject({
+      command: { kind: 'refs-list', foreignOnly: true },
+    });
+    expect(parseInvocation(['refs', '-n', 'team-a'])).toMatchObject({
+      command: { kind: 'refs-list', foreignOnly: false },
+      scope: { allNamespaces: false, namespace: 'team-a' },
     });
   });
 
@@ -30,12 +71,15 @@ describe('kubectl sandbox arguments', () => {
 
   it.each([
     [['delete', 'sbx-a'], 'unknown command "delete": expected refs, why or shells'],
-    [['why'], 'why needs the name of a sandbox'],
     [['shells'], 'shells needs the name of a sessionreference'],
+    [['shells', '-A'], 'shells needs the name of a sessionreference'],
     [['refs', 'a', 'b'], 'refs takes one sandbox, got also: b'],
-    [['refs', 'a', '-o', 'yaml'], '--output must be text or json, got "yaml"'],
+    [['refs', 'a', '-o', 'wide'], '--output must be text, json or yaml, got "wide"'],
     [['why', 'a', '--foreign'], '--foreign applies to refs only'],
-    [['why', 'a', '--all-namespaces'], "Unknown option '--all-namespaces'"],
+    [['why', 'a', '--all-namespaces'], 'why a: a name cannot be combined with -A/--all-namespaces'],
+    [['why', '-A', '-n', 'x'], '-n/--namespace and -A/--all-namespaces exclude each other'],
+    [['why', 'a,b=c'], 'why: "a,b=c" is not a sandbox name'],
+    [['why', 'a', '--watch'], "Unknown option '--watch'"],
   ])('refuses %j: %s', (argv, message) => {
     expect(() => parseInvocation(argv)).toThrow(UsageError);
     expect(() => parseInvocation(argv)).toThrow(message);

@@ -1,53 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import type { Parsed } from '../../../operator/api/parse.ts';
 import { parseSandbox } from '../../../operator/api/parse.ts';
-import type { Sandbox, SessionReference } from '../../../operator/api/objects.ts';
+import type { Sandbox } from '../../../operator/api/objects.ts';
 import { PluginError } from '../../../operator/cli/plugin/errors.ts';
-import type { PluginPorts } from '../../../operator/cli/plugin/ports.ts';
 import { runCommand } from '../../../operator/cli/plugin/run.ts';
-import { NOW, parsedReference, sandbox } from './plugin-fixtures.ts';
-
-/** Ports over fixed objects; `reads` records what was asked, to show the plugin asks only for its sandbox. */
-function fakePorts(objects: { sandboxes?: Parsed<Sandbox>[]; references?: Parsed<SessionReference>[] }) {
-  const reads: string[] = [];
-  const nameOf = <T extends { metadata: { name: string } }>(p: Parsed<T>) =>
-    p.ok ? p.value.metadata.name : p.error.objectKey.split('/')[1];
-  const named = <T extends { metadata: { name: string } }>(list: Parsed<T>[] | undefined, name: string) =>
-    list?.find((p) => nameOf(p) === name);
-  const ports: PluginPorts = {
-    objects: {
-      sandbox: (namespace, name) => {
-        reads.push(`sandbox ${namespace}/${name}`);
-        return Promise.resolve(named(objects.sandboxes, name));
-      },
-      reference: (namespace, name) => {
-        reads.push(`reference ${namespace}/${name}`);
-        return Promise.resolve(named(objects.references, name));
-      },
-      references: (namespace, name) => {
-        reads.push(`references of ${namespace}/${name}`);
-        return Promise.resolve(objects.references ?? []);
-      },
-      pods: () => Promise.resolve([]),
-    },
-    events: { events: () => Promise.resolve([]) },
-  };
-  return { ports, reads };
-}
+import { fakePorts } from './plugin-ports.ts';
+import { parse as parseYaml } from 'yaml';
+import { minutesAgo, NOW, parsedReference, sandbox } from './plugin-fixtures.ts';
 
 const ok = (value: Sandbox): Parsed<Sandbox> => ({ ok: true, value });
+const TEAM_A = { allNamespaces: false, namespace: 'team-a' } as const;
 
 describe('running a plugin command', () => {
   it('fails naming the Sandbox that does not exist', async () => {
     const { ports } = fakePorts({});
-    const run = runCommand({ kind: 'why', sandbox: 'missing' }, 'team-a', 'text', ports, NOW);
+    const run = runCommand({ kind: 'why', sandbox: 'missing' }, TEAM_A, 'text', ports, NOW);
     await expect(run).rejects.toThrow(new PluginError('NotFound', 'Sandbox team-a/missing not found'));
   });
 
   it('fails naming the SessionReference that does not exist', async () => {
     const { ports } = fakePorts({});
     await expect(
-      runCommand({ kind: 'shells', reference: 'sref-x' }, 'team-a', 'text', ports, NOW),
+      runCommand({ kind: 'shells', reference: 'sref-x' }, TEAM_A, 'text', ports, NOW),
     ).rejects.toThrow('SessionReference team-a/sref-x not found');
   });
 
@@ -61,7 +35,7 @@ describe('running a plugin command', () => {
     const { ports } = fakePorts({ sandboxes: [broken] });
     const run = runCommand(
       { kind: 'refs', sandbox: 'sbx-a', foreignOnly: false },
-      'team-a',
+      TEAM_A,
       'text',
       ports,
       NOW,
@@ -76,16 +50,104 @@ describe('running a plugin command', () => {
     });
     const text = await runCommand(
       { kind: 'refs', sandbox: 'sbx-a', foreignOnly: false },
-      'team-a',
+      TEAM_A,
       'json',
       ports,
       NOW,
     );
     expect(JSON.parse(text)).toMatchObject({
+      apiVersion: 'kubectl-sandbox.sandbox.agents.dev/v1alpha1',
+      kind: 'SandboxReferences',
       sandbox: { namespace: 'team-a', name: 'sbx-a', worktree: 'wt-1' },
       rows: [{ name: 'other', foreign: true }],
       counts: { total: 1, foreign: 1 },
     });
-    expect(reads).toEqual(['sandbox team-a/sbx-a', 'references of team-a/sbx-a']);
+    // Both are read at once, so in no particular order.
+    expect(reads.toSorted()).toEqual(['references of team-a/sbx-a', 'sandbox team-a/sbx-a']);
+  });
+
+  it('names the context’s namespace when none was given and the object is missing', async () => {
+    const { ports } = fakePorts({});
+    const run = runCommand(
+      { kind: 'why', sandbox: 'missing' },
+      { allNamespaces: false, namespace: undefined },
+      'text',
+      ports,
+      NOW,
+    );
+    await expect(run).rejects.toThrow('Sandbox from-context/missing not found');
+  });
+
+  it('reports a missing sandbox before a read that failed beside it', async () => {
+    const { ports } = fakePorts({}, { events: new PluginError('Forbidden', 'events refused') });
+    const run = runCommand({ kind: 'why', sandbox: 'missing' }, TEAM_A, 'text', ports, NOW);
+    await expect(run).rejects.toThrow('Sandbox team-a/missing not found');
+    const { ports: present } = fakePorts(
+      { sandboxes: [ok(sandbox())] },
+      { events: new PluginError('Forbidden', 'events refused') },
+    );
+    await expect(runCommand({ kind: 'why', sandbox: 'sbx-a' }, TEAM_A, 'text', present, NOW)).rejects.toThrow(
+      'events refused',
+    );
+  });
+
+  it('answers in YAML with apiVersion and kind', async () => {
+    const { ports } = fakePorts({ sandboxes: [ok(sandbox({ worktree: 'wt-1' }))] });
+    const text = await runCommand({ kind: 'why', sandbox: 'sbx-a' }, TEAM_A, 'yaml', ports, NOW);
+    expect(parseYaml(text)).toMatchObject({
+      apiVersion: 'kubectl-sandbox.sandbox.agents.dev/v1alpha1',
+      kind: 'SandboxDeletion',
+      state: 'NotDeleting',
+      sandbox: { namespace: 'team-a', name: 'sbx-a', worktree: 'wt-1' },
+    });
+  });
+
+  it('lists every sandbox of all namespaces with -A, and where each deletion stands', async () => {
+    const blocked = sandbox({
+      name: 'sbx-b',
+      deleting: true,
+      status: {
+        phase: 'Blocked',
+        decision: {
+          verdict: 'Foreign',
+          evidence: 'Index',
+          decidedAt: minutesAgo(4).toISOString(),
+          blockingReferences: ['r1', 'r2'],
+          blockingCount: 2,
+        },
+      },
+    });
+    const { ports, reads } = fakePorts({ sandboxes: [ok(blocked), ok(sandbox({ worktree: 'wt-1' }))] });
+    const all = { allNamespaces: true } as const;
+    const text = await runCommand({ kind: 'why-list' }, all, 'text', ports, NOW);
+    expect(text.split('\n').map((line) => line.split(/\s{2,}/))).toEqual([
+      ['NAMESPACE', 'NAME', 'WORKTREE', 'PHASE', 'DELETION', 'VERDICT', 'BLOCKING', 'WAITING'],
+      ['team-a', 'sbx-a', 'wt-1', '<none>', 'NotDeleting', '<none>', '0', '<none>'],
+      ['team-a', 'sbx-b', '<none>', 'Blocked', 'Blocked', 'Foreign', '2', '5m'],
+      [''],
+    ]);
+    expect(reads).toEqual(['sandboxes {"allNamespaces":true}']);
+    const json = JSON.parse(await runCommand({ kind: 'why-list' }, all, 'json', ports, NOW)) as {
+      kind: string;
+      items: { name: string }[];
+    };
+    expect(json.kind).toBe('SandboxDeletionList');
+    expect(json.items.map((item) => item.name)).toEqual(['sbx-a', 'sbx-b']);
+  });
+
+  it('lists the references of a namespace with their sandbox and foreignness', async () => {
+    const { ports } = fakePorts({
+      sandboxes: [ok(sandbox({ worktree: 'wt-1' }))],
+      references: [
+        parsedReference('mine', { worktree: 'wt-1' }),
+        parsedReference('theirs', { worktree: 'wt-2' }),
+      ],
+    });
+    const text = await runCommand({ kind: 'refs-list', foreignOnly: true }, TEAM_A, 'text', ports, NOW);
+    expect(text.split('\n').map((line) => line.split(/\s{2,}/))).toEqual([
+      ['NAME', 'SANDBOX', 'SESSION', 'WORKTREE', 'ROLE', 'STATE', 'TURN', 'FOREIGN'],
+      ['theirs', 'sbx-a', 'workspace_theirs', 'wt-2', 'Root', 'Attached', '<none>', 'yes'],
+      [''],
+    ]);
   });
 });

@@ -1,0 +1,16 @@
+/**
+ * `sandbox-operator/client`: what an agent host (platform code) calls to attach, detach, forget and prune
+ * the SessionReferences of its sessions. The package's public entry point; docs/client.md documents each
+ * call, its guarantees and its errors. Everything else in the package is internal.
+ */
+export { KubeConfig } from '@kubernetes/client-node';
+export {
+  SandboxDeletingError,
+  SessionReferences,
+  type AttachRequest,
+  type ForgetResult,
+} from './session-references.ts';
+export { sessionReferenceName } from './names.ts';
+export { KubeRequestError } from '../controller/errors.ts';
+export type { SessionReferenceSpec, Turn } from '../api/session-reference.ts';
+export { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE } from '../api/names.ts';

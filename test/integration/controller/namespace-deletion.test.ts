@@ -1,0 +1,56 @@
+/**
+ * Deleting a namespace deletes its references, budgets and Sandboxes; the operator must let it finish: no
+ * guard re-creation or pod create refused by the terminating namespace may stand in the way of the release.
+ */
+import { CoreV1Api } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubeConfig } from '../../harness/kube.ts';
+import { createReference, createSandbox, getSandbox } from './fixtures.ts';
+import { eventually, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
+
+const namespace = `ns-deletion-${randomBytes(4).toString('hex')}`;
+const core = () => kubeConfig().makeApiClient(CoreV1Api);
+let operator: RunningOperator;
+
+beforeAll(async () => {
+  await core().createNamespace({ body: { metadata: { name: namespace } } });
+  await grantOperatorRbac();
+  operator = startOperator(namespace);
+});
+afterAll(async () => {
+  await operator.stop();
+});
+
+describe('a namespace being deleted', () => {
+  it('finishes: its shared and exclusive sandboxes are released once its references are gone', async () => {
+    await createSandbox(namespace, 'shared', { worktree: 'wt-1' });
+    await createReference(namespace, 'board', {
+      sandbox: 'shared',
+      session: 'workspace_9',
+      worktree: 'wt-2',
+    });
+    await createSandbox(namespace, 'own', { worktree: 'wt-1' });
+    await eventually('running', async () =>
+      (await getSandbox(namespace, 'shared'))?.status?.phase === 'Running' &&
+      (await getSandbox(namespace, 'own'))?.status?.phase === 'Running'
+        ? true
+        : undefined,
+    );
+    await core().deleteNamespace({ name: namespace });
+    await eventually(
+      'the namespace gone',
+      async () => {
+        try {
+          await core().readNamespace({ name: namespace });
+          return undefined;
+        } catch (error) {
+          if ((error as { code?: number }).code === 404) return true;
+          throw error;
+        }
+      },
+      90_000,
+    );
+    expect(await getSandbox(namespace, 'shared')).toBeUndefined();
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * What a sequence is made of, as fast-check arbitraries: the sandboxes and sessions of its namespace, and
+ * a list of actor operations (fc.commands, so a failure shrinks to the shortest list that still fails).
+ * Weights favour the agent host, whose references everything turns on.
+ */
+import * as fc from 'fast-check';
+import type { Role } from '../../operator/api/session-reference.ts';
+import {
+  attach,
+  attachAtCleanup,
+  detach,
+  forget,
+  prune,
+  reattachDuringPrune,
+  type SequenceContext,
+} from './agent-host.ts';
+import type { SandboxSpec, SessionSpec, SoakModel } from './model.ts';
+import type { Setup } from './sequence.ts';
+import {
+  annotate,
+  apply,
+  deleteGuard,
+  deletePod,
+  deleteSandbox,
+  evictPod,
+  pause,
+  relabelPod,
+  removeAdoption,
+  replace,
+  type Propagation,
+} from './users.ts';
+
+export type Step = fc.AsyncCommand<SoakModel, SequenceContext>;
+
+class Operation implements Step {
+  constructor(
+    private readonly label: string,
+    private readonly action: (ctx: SequenceContext) => Promise<unknown>,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_model: SoakModel, ctx: SequenceContext): Promise<void> {
+    await this.action(ctx);
+  }
+  toString(): string {
+    return this.label;
+  }
+}
+
+const WORKTREES = ['wt-1', 'wt-1', 'wt-2', undefined] as const;
+const ROLES: readonly Role[] = ['Root', 'Subagent', 'Board', 'Ticket'];
+const NAMES = ['sbx-a', 'sbx-b', 'sbx-c'] as const;
+
+const sandboxArb = fc.record({
+  worktree: fc.constantFrom(...WORKTREES),
+  replicas: fc.integer({ min: 1, max: 2 }),
+  adopted: fc.integer({ min: 0, max: 9 }).map((n) => n < 2),
+  manifestKeepsAdoption: fc.boolean(),
+  cleanupTtlSeconds: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) },
+  ),
+});
+
+const sessionArb = fc.record({
+  worktree: fc.constantFrom(...WORKTREES),
+  role: fc.constantFrom(...ROLES),
+});
+
+export const setupArb: fc.Arbitrary<Setup> = fc
+  .record({
+    sandboxes: fc.array(sandboxArb, { minLength: 1, maxLength: 3 }),
+    sessions: fc.array(sessionArb, { minLength: 2, maxLength: 4 }),
+  })
+  .map(({ sandboxes, sessions }) => ({
+    sandboxes: sandboxes.map((s, i): SandboxSpec => ({ ...s, name: NAMES[i] ?? `sbx-${i}` })),
+    sessions: sessions.map((s, i): SessionSpec => ({ ...s, id: `workspace_${i}` })),
+  }));
+
+export function stepArbs(setup: Setup): fc.Arbitrary<Step>[] {
+  const box = fc.constantFrom(...setup.sandboxes.map((s) => s.name));
+  const session = fc.constantFrom(...setup.sessions.map((s) => s.id));
+  const ordinal = fc.integer({ min: 0, max: 1 });
+  const propagation = fc.constantFrom<Propagation>('Background', 'Foreground', 'Orphan');
+  const worktree = fc.constantFrom(...new Set(setup.sessions.map((s) => s.worktree)));
+  const cleaned = setup.sandboxes.filter((s) => s.cleanupTtlSeconds !== undefined).map((s) => s.name);
+  const op = (label: string, action: (ctx: SequenceContext) => Promise<unknown>) =>
+    new Operation(label, action);
+  const weighted = (weight: number, arb: fc.Arbitrary<Step>) => Array.from({ length: weight }, () => arb);
+  return [
+    ...weighted(
+      4,
+      fc.tuple(session, box).map(([s, b]) => op(`attach ${s} to ${b}`, (c) => attach(c, s, b))),
+    ),
+    ...weighted(
+      2,
+      fc.tuple(session, box).map(([s, b]) => op(`detach ${s} from ${b}`, (c) => detach(c, s, b))),
+    ),
+    ...weighted(
+      2,
+      fc.tuple(session, box).map(([s, b]) => op(`forget ${s} on ${b}`, (c) => forget(c, s, b))),
+    ),
+    worktree.map((w) => op(`prune worktree ${w ?? 'none'}`, (c) => prune(c, w))),
+    fc
+      .tuple(session, box, fc.integer({ min: 0, max: 30 }))
+      .map(([s, b, ms]) =>
+        op(`re-attach ${s} to ${b} ${ms} ms into a prune of its worktree`, (c) =>
+          reattachDuringPrune(c, s, b, ms),
+        ),
+      ),
+    ...(cleaned.length === 0
+      ? []
+      : [
+          fc
+            .tuple(session, fc.constantFrom(...cleaned), fc.integer({ min: -800, max: 800 }))
+            .map(([s, b, ms]) =>
+              op(`attach ${s} to ${b} at its cleanup TTL ${ms} ms`, (c) => attachAtCleanup(c, s, b, ms)),
+            ),
+        ]),
+    ...weighted(
+      2,
+      fc
+        .tuple(box, propagation)
+        .map(([b, p]) => op(`user deletes ${b} (${p})`, (c) => deleteSandbox(c, b, p, 'user'))),
+    ),
+    box.map((b) => op(`gitops prunes ${b} (Foreground)`, (c) => deleteSandbox(c, b, 'Foreground', 'gitops'))),
+    fc.tuple(box, ordinal).map(([b, o]) => op(`user deletes pod ${b}-${o}`, (c) => deletePod(c, b, o))),
+    fc.tuple(box, ordinal).map(([b, o]) => op(`drain evicts pod ${b}-${o}`, (c) => evictPod(c, b, o))),
+    fc
+      .tuple(box, ordinal, fc.boolean())
+      .map(([b, o, r]) =>
+        op(`user ${r ? 'removes' : 'changes'} the sandbox label of pod ${b}-${o}`, (c) =>
+          relabelPod(c, b, o, r),
+        ),
+      ),
+    fc.tuple(box, ordinal).map(([b, o]) =>
+      op(`user removes the sandbox label of pod ${b}-${o}, then deletes it`, async (c) => {
+        await relabelPod(c, b, o, true);
+        await deletePod(c, b, o);
+      }),
+    ),
+    box.map((b) => op(`user deletes the PodDisruptionBudget of ${b}`, (c) => deleteGuard(c, b))),
+    fc.tuple(box, ordinal, fc.integer({ min: 0, max: 3000 })).map(([b, o, ms]) =>
+      op(
+        `user deletes the PodDisruptionBudget of ${b}; ${ms} ms later a drain evicts pod ${b}-${o}`,
+        async (c) => {
+          await deleteGuard(c, b);
+          await pause(c, ms);
+          await evictPod(c, b, o);
+        },
+      ),
+    ),
+    box.map((b) => op(`user removes the adoption annotation of ${b}`, (c) => removeAdoption(c, b))),
+    fc.tuple(box, fc.nat(99)).map(([b, n]) => op(`user annotates ${b}`, (c) => annotate(c, b, n))),
+    fc
+      .tuple(box, fc.constantFrom('user', 'gitops'))
+      .map(([b, by]) => op(`${by} replaces ${b} from its manifest`, (c) => replace(c, b, by))),
+    box.map((b) => op(`gitops applies ${b}`, (c) => apply(c, b))),
+    ...weighted(
+      2,
+      fc.integer({ min: 200, max: 2500 }).map((ms) => op(`pause ${ms} ms`, (c) => pause(c, ms))),
+    ),
+  ];
+}
+
+export const sequenceArb = setupArb.chain((setup) =>
+  fc.record({
+    setup: fc.constant(setup),
+    steps: fc.commands(stepArbs(setup), { maxCommands: 16, size: 'large' }),
+  }),
+);

@@ -1,0 +1,19 @@
+// vitest global setup of the soak project: its own local control plane with the API server's audit log on,
+// so the log holds only the soak's traffic and no other tier's operator acts on the soak's namespaces.
+import type { TestProject } from 'vitest/node';
+import { startLocalCluster } from '../../operator/local-cluster/index.ts';
+import { AUDIT_POLICY } from './audit-policy.ts';
+import '../harness/provided-context.ts';
+import './provided-context.ts';
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const cluster = await startLocalCluster({ auditPolicy: AUDIT_POLICY });
+  if (cluster.auditLogPath === null) throw new Error('the soak cluster started without its audit log');
+  project.provide('kubeconfig', cluster.kubeconfigPath);
+  project.provide('restrictedKubeconfig', cluster.restrictedKubeconfigPath);
+  project.provide('kubectl', cluster.binaries.kubectl);
+  project.provide('clusterKind', 'local');
+  project.provide('auditLogPath', cluster.auditLogPath);
+  project.provide('clusterTempDir', cluster.tempDir);
+  return () => cluster.stop();
+}

@@ -1,0 +1,317 @@
+/**
+ * The soak's invariants, judged from the API server's audit events of one sequence's namespace and the
+ * model's references at each moment. Pure: events and model in, violations out.
+ *
+ * 1 no-wrongful-stop: no pod of a sandbox is deleted (a DELETE or eviction the API server accepted) while
+ *   its Sandbox is not being deleted, while a reference foreign to it exists (operator/index's
+ *   hasForeignReference over the references the model holds at that moment), or while it is adopted without
+ *   a marker (unknown history; exempt once its namespace is terminating).
+ * 3 no-lost-reference: no reference is deleted except by a forget of it, a prune of it as a tombstone of the
+ *   pruned worktree, the withdrawal of an attach that created it, the operator for a deleting sandbox it is
+ *   not foreign to (own tombstones, the erase after a release), or the namespace's own deletion.
+ * 5 cleanup-unreferenced: the operator deletes a Sandbox only by its cleanup policy, and never while a
+ *   reference whose attach succeeded exists.
+ * 6 fence: no attach succeeds that began after its Sandbox's deletion was recorded.
+ * (2 bounded-release and 4 clean-namespace are judged live by the sequence runner.)
+ */
+import { INDEX_LIMITS } from '../../operator/api/limits.ts';
+import { buildReferenceIndex, hasForeignReference, isForeignReference } from '../../operator/index/index.ts';
+import type { ReferenceEntry } from '../../operator/index/index.ts';
+import type { TimedEvent } from './audit-log.ts';
+import { Incarnations } from './incarnations.ts';
+import type { ModelReference, OpRecord, SandboxSpec, SoakModel } from './model.ts';
+
+export type InvariantId =
+  | 'no-wrongful-stop'
+  | 'bounded-release'
+  | 'no-lost-reference'
+  | 'clean-namespace'
+  | 'cleanup-unreferenced'
+  | 'fence';
+
+/** `signature` groups violations by invariant, actor and reason: `<invariant>/<actor>/<reason>`. */
+export type Violation = {
+  readonly invariant: InvariantId;
+  readonly signature: string;
+  readonly message: string;
+};
+
+/** Who issued the event: the soak operation kind (from its user agent), the operator, or another user. */
+export function actorOf(event: TimedEvent, operatorUser: string): string {
+  const agent = event.userAgent ?? '';
+  if (agent.startsWith('soak/')) return agent.split('/')[3] ?? 'soak';
+  if (event.user.username === operatorUser) return 'operator';
+  const controller = /\/([a-z-]+-controller)$/.exec(agent)?.[1];
+  return controller ?? /^([a-z][a-z-]*)\//.exec(agent)?.[1] ?? event.user.username;
+}
+
+type RefObject = {
+  metadata?: { name?: string };
+  spec?: { sandbox?: string; worktree?: string; state?: string; session?: string };
+};
+
+const ok = (event: TimedEvent) => {
+  const code = event.responseStatus?.code ?? 0;
+  return code >= 200 && code < 300;
+};
+const on = (event: TimedEvent, resource: string, subresource?: string) =>
+  event.objectRef?.resource === resource && event.objectRef.subresource === subresource;
+
+export function evidence(event: TimedEvent): string {
+  const ref = event.objectRef;
+  return `${event.verb} ${ref?.resource ?? '?'}${ref?.subresource ? `/${ref.subresource}` : ''}/${ref?.name ?? '*'} by ${event.user.username} (${event.userAgent ?? 'no user agent'}) at ${event.stageTimestamp} -> ${event.responseStatus?.code ?? '?'} [${event.auditID}]`;
+}
+
+/**
+ * The objects a DELETE removed. A DELETE that removes at once answers with a Status, not the object, so its
+ * state is the last one the API server recorded for that name (`lastWritten`); a DELETE collection lists
+ * the objects it removed.
+ */
+function deletedObjects(event: TimedEvent, lastWritten: ReadonlyMap<string, RefObject>): RefObject[] {
+  const body = event.responseObject as { items?: RefObject[] } | RefObject | undefined;
+  if (event.verb === 'deletecollection') return (body as { items?: RefObject[] } | undefined)?.items ?? [];
+  const name = event.objectRef?.name ?? '';
+  return [lastWritten.get(name) ?? { metadata: { name } }];
+}
+
+const WRITE_VERBS = new Set(['create', 'patch', 'update']);
+
+/** Presence intervals with `from` refined to the moment the API server recorded the establishing write. */
+function refinedReferences(model: SoakModel, events: readonly TimedEvent[]): ModelReference[] {
+  const opOf = new Map(model.ops.map((op) => [op.id, op]));
+  return [...model.references.values()].map((ref) => ({
+    ...ref,
+    presence: ref.presence.map((p) => {
+      const op = opOf.get(p.fromOp);
+      const write = events.findLast(
+        (e) =>
+          on(e, 'sessionreferences') &&
+          ok(e) &&
+          e.userAgent === op?.userAgent &&
+          e.objectRef?.name === ref.name &&
+          (e.verb === 'create' || e.verb === 'patch'),
+      );
+      return { ...p, from: write?.completed ?? p.from };
+    }),
+  }));
+}
+
+const entryOf = (ref: ModelReference): ReferenceEntry => ({
+  name: ref.name,
+  session: ref.session,
+  worktree: ref.worktree,
+  state: ref.state,
+  role: 'Root',
+  route: `soak/${ref.session}`,
+  parentSession: undefined,
+});
+
+/** References of `sandbox` present throughout [from, to]. */
+function presentThroughout(refs: readonly ModelReference[], sandbox: string, from: number, to: number) {
+  return refs.filter(
+    (ref) => ref.sandbox === sandbox && ref.presence.some((p) => p.from < from && p.until > to),
+  );
+}
+
+export function checkSequence(model: SoakModel, events: readonly TimedEvent[], operatorUser: string) {
+  const sorted = [...events].sort((a, b) => a.completed - b.completed);
+  const violations: Violation[] = [];
+  const refs = refinedReferences(model, sorted);
+  const opByAgent = new Map(model.ops.map((op) => [op.userAgent, op]));
+  const terminating =
+    sorted.find((e) => on(e, 'namespaces') && e.verb === 'delete' && ok(e))?.completed ?? Infinity;
+  const lives = new Incarnations(model, sorted);
+
+  // 3 first: justified removals end a reference's presence; unjustified ones do not (the model keeps it).
+  const lastWritten = new Map<string, RefObject>();
+  for (const e of sorted) {
+    if (on(e, 'sessionreferences') && WRITE_VERBS.has(e.verb) && ok(e)) {
+      const object = e.responseObject as RefObject | undefined;
+      if (object?.metadata?.name !== undefined) lastWritten.set(object.metadata.name, object);
+      continue;
+    }
+    if (!on(e, 'sessionreferences') || (e.verb !== 'delete' && e.verb !== 'deletecollection') || !ok(e))
+      continue;
+    for (const object of deletedObjects(e, lastWritten)) {
+      const reason = unjustifiedRemoval(e, object, {
+        op: opByAgent.get(e.userAgent ?? ''),
+        operatorUser,
+        terminating,
+        sandbox: model.sandboxes.get(object.spec?.sandbox ?? ''),
+        lives,
+        events: sorted,
+      });
+      const ref = refs.find((r) => r.name === object.metadata?.name);
+      if (reason !== undefined) {
+        violations.push({
+          invariant: 'no-lost-reference',
+          signature: `no-lost-reference/${actorOf(e, operatorUser)}`,
+          message: `reference ${object.metadata?.name ?? '?'} (${object.spec?.state ?? '?'}, worktree ${object.spec?.worktree ?? 'none'}) deleted: ${reason}; ${evidence(e)}`,
+        });
+      } else if (ref) {
+        for (const p of ref.presence) if (p.from < e.received && p.until > e.received) p.until = e.received;
+      }
+    }
+  }
+
+  violations.push(...wrongfulStops(model, sorted, refs, terminating, lives, operatorUser));
+
+  for (const e of sorted) {
+    if (!on(e, 'sandboxes') || e.verb !== 'delete' || !ok(e) || e.user.username !== operatorUser) continue;
+    const sandbox = model.sandboxes.get(e.objectRef?.name ?? '');
+    if (sandbox?.cleanupTtlSeconds === undefined)
+      violations.push({
+        invariant: 'cleanup-unreferenced',
+        signature: 'cleanup-unreferenced/operator/no-policy',
+        message: `the operator deleted a Sandbox without a cleanup policy; ${evidence(e)}`,
+      });
+    const held = presentThroughout(refs, e.objectRef?.name ?? '', e.received, e.completed);
+    if (held.length > 0)
+      violations.push({
+        invariant: 'cleanup-unreferenced',
+        signature: 'cleanup-unreferenced/operator/referenced',
+        message: `cleanup deleted Sandbox ${e.objectRef?.name ?? '?'} while references existed: ${held.map((r) => r.name).join(', ')}; ${evidence(e)}`,
+      });
+  }
+
+  for (const op of model.ops) {
+    if (op.kind !== 'attach' || op.outcome !== 'attached' || op.sandbox === undefined) continue;
+    const deletedAt = lives.at(op.sandbox, op.startedAt)?.deleted;
+    if (deletedAt !== undefined && deletedAt < op.startedAt)
+      violations.push({
+        invariant: 'fence',
+        signature: 'fence/attach',
+        message: `attach #${op.id} (${op.detail}) succeeded though Sandbox ${op.sandbox}'s deletion was recorded ${op.startedAt - deletedAt} ms before it began`,
+      });
+  }
+  return violations;
+}
+
+type RemovalContext = {
+  readonly op: OpRecord | undefined;
+  readonly operatorUser: string;
+  readonly terminating: number;
+  readonly sandbox: SandboxSpec | undefined;
+  readonly lives: Incarnations;
+  readonly events: readonly TimedEvent[];
+};
+
+/** Why this removal of `object` was not one the product allows; undefined when it was. */
+function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContext): string | undefined {
+  const name = object.metadata?.name ?? '';
+  if (e.received >= ctx.terminating) return undefined;
+  const op = ctx.op;
+  if (op !== undefined) {
+    switch (op.kind) {
+      case 'forget':
+        return op.reference === name
+          ? undefined
+          : `forget #${op.id} of ${op.reference ?? '?'} deleted another`;
+      case 'prune':
+        return object.spec?.state === 'Detached' && object.spec.worktree === op.worktree
+          ? undefined
+          : `prune #${op.id} of worktree ${op.worktree ?? 'none'} deleted a reference that was not its tombstone`;
+      case 'attach': {
+        const created = ctx.events.some(
+          (c) =>
+            on(c, 'sessionreferences') &&
+            c.verb === 'create' &&
+            c.responseStatus?.code === 201 &&
+            c.userAgent === op.userAgent &&
+            c.objectRef?.name === name,
+        );
+        return created
+          ? undefined
+          : `attach #${op.id} (${op.detail}) withdrew a reference it did not create (it existed before)`;
+      }
+      case 'detach':
+      case 'delete-sandbox':
+      case 'delete-pod':
+      case 'evict-pod':
+      case 'relabel-pod':
+      case 'delete-pdb':
+      case 'annotate':
+      case 'replace':
+      case 'apply':
+      case 'pause':
+      case 'delete-namespace':
+      case 'harness':
+        return `${op.kind} #${op.id} is no way to remove a reference`;
+    }
+  }
+  if (e.user.username === ctx.operatorUser) {
+    const sandbox = ctx.sandbox;
+    if (sandbox === undefined) return 'the operator deleted a reference of an unknown sandbox';
+    if (!ctx.lives.deleting(sandbox.name, e.received))
+      return `the operator deleted a reference of Sandbox ${sandbox.name}, which was not being deleted`;
+    if (isForeignReference({ worktree: object.spec?.worktree }, { worktree: sandbox.worktree }))
+      return `the operator deleted a reference foreign to Sandbox ${sandbox.name}`;
+    if (ctx.lives.adopted(sandbox.name, e.received))
+      return `the operator deleted a reference of adopted Sandbox ${sandbox.name} (unknown history)`;
+    return undefined;
+  }
+  return `${e.user.username} is no party that removes references`;
+}
+
+function wrongfulStops(
+  model: SoakModel,
+  sorted: readonly TimedEvent[],
+  refs: readonly ModelReference[],
+  terminating: number,
+  lives: Incarnations,
+  operatorUser: string,
+): Violation[] {
+  const violations: Violation[] = [];
+  const stopped = new Set<string>();
+  const sandboxOfPod = (pod: string) =>
+    [...model.sandboxes.values()].find((s) =>
+      Array.from({ length: 8 }, (_, i) => `${s.name}-${i}`).includes(pod),
+    );
+  for (const e of sorted) {
+    if (on(e, 'pods') && e.verb === 'create' && e.responseStatus?.code === 201) {
+      stopped.delete(e.objectRef?.name ?? '');
+      continue;
+    }
+    const names: string[] = [];
+    if (on(e, 'pods') && e.verb === 'delete' && ok(e)) names.push(e.objectRef?.name ?? '');
+    if (on(e, 'pods') && e.verb === 'deletecollection' && ok(e))
+      names.push(...deletedObjects(e, new Map()).map((o) => o.metadata?.name ?? ''));
+    if (on(e, 'pods', 'eviction') && e.verb === 'create' && ok(e)) names.push(e.objectRef?.name ?? '');
+    for (const pod of names) {
+      if (stopped.has(pod)) continue;
+      stopped.add(pod);
+      const sandbox = sandboxOfPod(pod);
+      if (!sandbox) continue;
+      const why = wrongfulStop(sandbox, e, refs, terminating, lives);
+      if (why !== undefined)
+        violations.push({
+          invariant: 'no-wrongful-stop',
+          signature: `no-wrongful-stop/${actorOf(e, operatorUser)}/${why.includes('adopted') ? 'adopted' : why.includes('foreign') ? 'foreign' : 'live'}`,
+          message: `pod ${pod} of Sandbox ${sandbox.name} stopped ${why}; ${evidence(e)}`,
+        });
+    }
+  }
+  return violations;
+}
+
+function wrongfulStop(
+  sandbox: SandboxSpec,
+  e: TimedEvent,
+  refs: readonly ModelReference[],
+  terminating: number,
+  lives: Incarnations,
+): string | undefined {
+  const adopted = lives.adopted(sandbox.name, e.received);
+  if (e.received >= terminating && adopted) return undefined;
+  if (!lives.deleting(sandbox.name, e.received) && e.received < terminating)
+    return 'while its Sandbox was not being deleted';
+  if (adopted) return 'while it was adopted without a marker (unknown references)';
+  const held = presentThroughout(refs, sandbox.name, e.received, e.completed);
+  const index = buildReferenceIndex(held.map(entryOf), INDEX_LIMITS);
+  if (hasForeignReference(index, { worktree: sandbox.worktree }))
+    return `while foreign references existed: ${held
+      .filter((r) => isForeignReference(r, { worktree: sandbox.worktree }))
+      .map((r) => `${r.name} (${r.session}, worktree ${r.worktree ?? 'none'}, ${r.state})`)
+      .join(', ')}`;
+  return undefined;
+}

@@ -1,0 +1,137 @@
+/**
+ * The operator as its own process (`operator/cli/main.ts`), one or two replicas (two elect a leader on a
+ * Lease), talking to the API server through the fault proxy; a chaos loop SIGKILLs a replica at random
+ * moments and restarts it. Kills and unexpected exits are recorded with their times, so a failing trace
+ * can be read against them. Each incarnation's output goes to its own log file.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { seededRandom } from './fault-proxy.ts';
+
+export type FleetSettings = {
+  readonly replicas: number;
+  /** A kill every uniformly [min, max] ms; null: no kills. */
+  readonly killEveryMs: readonly [number, number] | null;
+  readonly restartAfterMs: readonly [number, number];
+  readonly logDir: string;
+  readonly kubeconfig: string;
+  readonly seed: number;
+  readonly flags: readonly string[];
+};
+
+export type FleetEvent = { readonly at: number; readonly replica: number; readonly what: string };
+
+type Replica = { child: ChildProcess; exited: Promise<void>; killedByUs: boolean; incarnation: number };
+
+export class OperatorFleet {
+  private readonly replicas: (Replica | undefined)[] = [];
+  private readonly random: () => number;
+  private stopping = false;
+  private chaos: NodeJS.Timeout | undefined;
+  readonly events: FleetEvent[] = [];
+  kills = 0;
+  crashes = 0;
+
+  constructor(private readonly settings: FleetSettings) {
+    this.random = seededRandom(settings.seed);
+  }
+
+  /** The replicas must not outlive the soak, even when it is stopped without its afterAll. */
+  private readonly killAll = () => {
+    for (const replica of this.replicas) replica?.child.kill('SIGKILL');
+  };
+
+  start(): void {
+    process.once('exit', this.killAll);
+    for (let i = 0; i < this.settings.replicas; i++) this.launch(i, 0);
+    this.scheduleKill();
+  }
+
+  private between([min, max]: readonly [number, number]): number {
+    return min + Math.floor(this.random() * (max - min));
+  }
+
+  private launch(index: number, incarnation: number): void {
+    const log = createWriteStream(join(this.settings.logDir, `operator-${index}.log`), { flags: 'a' });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'operator/cli/main.ts',
+        '--leader-elect',
+        String(this.settings.replicas > 1),
+        '--identity',
+        `soak-${index}-${incarnation}`,
+        '--probe-bind',
+        '127.0.0.1:0',
+        ...this.settings.flags,
+      ],
+      {
+        env: { ...process.env, KUBECONFIG: this.settings.kubeconfig, SANDBOX_OPERATOR_LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    child.stdout.pipe(log, { end: false });
+    child.stderr.pipe(log, { end: false });
+    const replica: Replica = {
+      child,
+      killedByUs: false,
+      incarnation,
+      exited: once(child, 'exit').then(([code, signal]) => {
+        log.end();
+        if (this.stopping) return;
+        if (!replica.killedByUs) {
+          this.crashes++;
+          this.events.push({
+            at: Date.now(),
+            replica: index,
+            what: `exited by itself (${String(signal ?? code)})`,
+          });
+        }
+        setTimeout(() => {
+          if (!this.stopping) this.launch(index, incarnation + 1);
+        }, this.between(this.settings.restartAfterMs));
+      }),
+    };
+    this.replicas[index] = replica;
+    this.events.push({ at: Date.now(), replica: index, what: `started (pid ${child.pid ?? '?'})` });
+  }
+
+  private scheduleKill(): void {
+    const every = this.settings.killEveryMs;
+    if (every === null || this.stopping) return;
+    this.chaos = setTimeout(() => {
+      const index = Math.floor(this.random() * this.settings.replicas);
+      const replica = this.replicas[index];
+      if (replica && replica.child.exitCode === null && replica.child.signalCode === null) {
+        replica.killedByUs = true;
+        replica.child.kill('SIGKILL');
+        this.kills++;
+        this.events.push({ at: Date.now(), replica: index, what: 'SIGKILL' });
+      }
+      this.scheduleKill();
+    }, this.between(every));
+  }
+
+  /** Events in [from, to], for a failing trace. */
+  during(from: number, to: number): FleetEvent[] {
+    return this.events.filter((e) => e.at >= from && e.at <= to);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    process.off('exit', this.killAll);
+    clearTimeout(this.chaos);
+    await Promise.all(
+      this.replicas.map(async (replica) => {
+        if (!replica) return;
+        if (replica.child.exitCode === null && replica.child.signalCode === null)
+          replica.child.kill('SIGTERM');
+        await replica.exited;
+      }),
+    );
+  }
+}

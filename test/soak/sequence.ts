@@ -1,0 +1,286 @@
+/**
+ * One soak sequence in its own namespace: create the sandboxes (and wait for their pods), run the
+ * generated operations, then settle — every deleted sandbox that is exclusive must be gone within
+ * `bounds.releaseMs` (invariant 2), every reference the model holds must still be there (3), the namespace
+ * must be gone within `bounds.namespaceMs` and leave nothing behind (4) — and judge the audit log (1, 3, 5, 6).
+ */
+import * as fc from 'fast-check';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { ANNOTATIONS, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../operator/api/names.ts';
+import { buildReferenceIndex, hasForeignReference } from '../../operator/index/index.ts';
+import { INDEX_LIMITS } from '../../operator/api/limits.ts';
+import type { SequenceContext } from './agent-host.ts';
+import type { AuditTail } from './audit-log.ts';
+import { checkSequence, type Violation } from './invariants.ts';
+import { actorClients, type ActorClients, type Connections } from './kube.ts';
+import { SoakModel, type SandboxSpec, type SessionSpec } from './model.ts';
+import { gitManifest } from './users.ts';
+
+export type Setup = { readonly sandboxes: readonly SandboxSpec[]; readonly sessions: readonly SessionSpec[] };
+
+export type SoakEnv = {
+  readonly connections: Connections;
+  readonly tail: AuditTail;
+  readonly operatorUser: string;
+  readonly runTag: string;
+  /** Invariant 2's bound (after the sandbox became exclusive) and invariant 4's (after the namespace DELETE). */
+  readonly bounds: { readonly releaseMs: number; readonly namespaceMs: number };
+  next(): number;
+};
+
+export type SequenceResult = {
+  readonly namespace: string;
+  readonly operations: number;
+  readonly violations: readonly Violation[];
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly trace: readonly string[];
+  readonly releaseMs: readonly number[];
+  readonly namespaceMs: number | undefined;
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sandboxes = (namespace: string) => ({
+  group: GROUP,
+  version: VERSION,
+  namespace,
+  plural: SANDBOX.plural,
+});
+
+type LiveSandbox = { metadata: { deletionTimestamp?: string; finalizers?: string[] }; status?: unknown };
+
+async function getSandbox(clients: ActorClients, namespace: string, name: string) {
+  try {
+    return (await clients.custom.getNamespacedCustomObject({ ...sandboxes(namespace), name })) as LiveSandbox;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}
+
+async function until(deadline: number, check: () => Promise<boolean>): Promise<number | undefined> {
+  for (;;) {
+    if (await check().catch(() => false)) return Date.now();
+    if (Date.now() > deadline) return undefined;
+    await sleep(250);
+  }
+}
+
+async function createAll(ctx: SequenceContext, setup: Setup): Promise<void> {
+  const op = ctx.model.begin('harness', `create namespace and ${setup.sandboxes.length} sandbox(es)`);
+  const clients = actorClients(ctx.connections, op.userAgent);
+  await clients.core.createNamespace({ body: { metadata: { name: ctx.namespace } } });
+  for (const sandbox of setup.sandboxes) {
+    const manifest = gitManifest(ctx.namespace, sandbox);
+    const annotations = sandbox.adopted ? { [ANNOTATIONS.adoptedFrom]: 'legacy-platform' } : {};
+    await clients.custom.createNamespacedCustomObject({
+      ...sandboxes(ctx.namespace),
+      body: { ...manifest, metadata: { ...manifest.metadata, annotations } },
+    });
+  }
+  const pods = setup.sandboxes.reduce((sum, s) => sum + s.replicas, 0);
+  const ready = await until(Date.now() + 60_000, async () => {
+    const list = await clients.core.listNamespacedPod({ namespace: ctx.namespace });
+    return list.items.length >= pods;
+  });
+  ctx.model.end(op, ready === undefined ? 'pods missing' : 'ok');
+  // Without its pods a sequence proves nothing: the operator is not working, so fail loudly, not green.
+  if (ready === undefined)
+    throw new Error(`the operator did not create the ${pods} pod(s) of ${ctx.namespace} within 60 s`);
+}
+
+/** Invariant 2, and the model's side of 3: what must be gone is gone, what must remain remains. */
+async function settle(
+  ctx: SequenceContext,
+  env: SoakEnv,
+  violations: Violation[],
+  releaseMs: number[],
+): Promise<void> {
+  const op = ctx.model.begin('harness', 'settle');
+  const clients = actorClients(ctx.connections, op.userAgent);
+  const lastOpEnd = Math.max(...ctx.model.ops.map((o) => (Number.isNaN(o.endedAt) ? 0 : o.endedAt)));
+  await Promise.all(
+    [...ctx.model.sandboxes.values()].map(async (sandbox) => {
+      const live = await getSandbox(clients, ctx.namespace, sandbox.name);
+      const deletedAt = live?.metadata.deletionTimestamp;
+      if (live === undefined || deletedAt === undefined || sandbox.adopted) return;
+      const refs = [...ctx.model.references.values()].filter((r) => r.sandbox === sandbox.name);
+      if (refs.some((r) => r.uncertain)) return;
+      const present = ctx.model
+        .present(sandbox.name)
+        .map((r) => ({ ...r, role: 'Root' as const, route: '', parentSession: undefined }));
+      if (hasForeignReference(buildReferenceIndex(present, INDEX_LIMITS), { worktree: sandbox.worktree }))
+        return;
+      const exclusiveAt = Math.max(Date.parse(deletedAt), lastOpEnd);
+      const gone = await until(
+        exclusiveAt + env.bounds.releaseMs,
+        async () => (await getSandbox(clients, ctx.namespace, sandbox.name)) === undefined,
+      );
+      if (gone === undefined) {
+        const still = await getSandbox(clients, ctx.namespace, sandbox.name);
+        violations.push({
+          invariant: 'bounded-release',
+          signature: 'bounded-release/operator',
+          message: `Sandbox ${sandbox.name} is exclusive and deleted since ${new Date(exclusiveAt).toISOString()} but not gone after ${env.bounds.releaseMs} ms: ${JSON.stringify(still?.status ?? 'gone now').slice(0, 600)}; finalizers ${JSON.stringify(still?.metadata.finalizers ?? [])}`,
+        });
+      } else releaseMs.push(gone - exclusiveAt);
+    }),
+  );
+  const live = (await clients.custom.listNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: ctx.namespace,
+    plural: SESSION_REFERENCE.plural,
+  })) as { items: { metadata: { name: string }; spec: { state: string } }[] };
+  for (const ref of ctx.model.present()) {
+    if (ref.uncertain) continue;
+    const sandbox = await getSandbox(clients, ctx.namespace, ref.sandbox);
+    if (sandbox === undefined) continue; // released: its references were erased (judged by the audit log)
+    const deleting = sandbox.metadata.deletionTimestamp !== undefined;
+    const ownTombstone = ref.state === 'Detached' && ref.worktree === ctx.model.sandbox(ref.sandbox).worktree;
+    const found = live.items.find((item) => item.metadata.name === ref.name);
+    if (found === undefined && !(deleting && ownTombstone))
+      violations.push({
+        invariant: 'no-lost-reference',
+        signature: 'no-lost-reference/live',
+        message: `reference ${ref.name} (${ref.session} on ${ref.sandbox}, ${ref.state}) is gone though no forget or prune removed it`,
+      });
+    else if (found !== undefined && found.spec.state !== ref.state)
+      violations.push({
+        invariant: 'no-lost-reference',
+        signature: 'no-lost-reference/state',
+        message: `reference ${ref.name} is ${found.spec.state}, but its last successful write made it ${ref.state}`,
+      });
+  }
+  ctx.model.end(op, 'ok');
+}
+
+/** Invariant 4: the namespace goes within its bound and nothing of it remains. */
+async function teardown(
+  ctx: SequenceContext,
+  env: SoakEnv,
+  violations: Violation[],
+): Promise<number | undefined> {
+  const op = ctx.model.begin('delete-namespace', `delete namespace ${ctx.namespace}`);
+  const clients = actorClients(ctx.connections, op.userAgent);
+  await clients.core.deleteNamespace({ name: ctx.namespace });
+  ctx.model.namespaceDeleteAt = op.startedAt;
+  ctx.model.end(op, 'ok');
+  const exists = async () => {
+    try {
+      await clients.core.readNamespace({ name: ctx.namespace });
+      return true;
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return false;
+      throw error;
+    }
+  };
+  const gone = await until(op.startedAt + env.bounds.namespaceMs, async () => !(await exists()));
+  if (gone === undefined) {
+    const left = await leftovers(clients, ctx.namespace);
+    violations.push({
+      invariant: 'clean-namespace',
+      signature: 'clean-namespace/stuck',
+      message: `namespace ${ctx.namespace} not gone ${env.bounds.namespaceMs} ms after its DELETE; left: ${left.join(', ')}`,
+    });
+    await forceClean(ctx);
+    return undefined;
+  }
+  env.tail.markGone(ctx.namespace, gone);
+  const left = await leftovers(clients, ctx.namespace);
+  if (left.length > 0)
+    violations.push({
+      invariant: 'clean-namespace',
+      signature: 'clean-namespace/leftovers',
+      message: `after namespace ${ctx.namespace} was gone: ${left.join(', ')}`,
+    });
+  return gone - op.startedAt;
+}
+
+async function leftovers(clients: ActorClients, namespace: string): Promise<string[]> {
+  const selector = { fieldSelector: `metadata.namespace=${namespace}` };
+  const [pods, budgets, boxes, refs] = await Promise.all([
+    clients.core.listPodForAllNamespaces(selector),
+    clients.policy.listPodDisruptionBudgetForAllNamespaces(selector),
+    clients.custom.listCustomObjectForAllNamespaces({
+      group: GROUP,
+      version: VERSION,
+      resourcePlural: SANDBOX.plural,
+      ...selector,
+    }),
+    clients.custom.listCustomObjectForAllNamespaces({
+      group: GROUP,
+      version: VERSION,
+      resourcePlural: SESSION_REFERENCE.plural,
+      ...selector,
+    }),
+  ]);
+  const names = (kind: string, items: readonly { metadata?: { name?: string; finalizers?: string[] } }[]) =>
+    items.map(
+      (i) =>
+        `${kind} ${i.metadata?.name ?? '?'} (finalizers ${JSON.stringify(i.metadata?.finalizers ?? [])})`,
+    );
+  return [
+    ...names('pod', pods.items),
+    ...names('pdb', budgets.items),
+    ...names('sandbox', (boxes as { items: { metadata?: { name?: string } }[] }).items),
+    ...names('sessionreference', (refs as { items: { metadata?: { name?: string } }[] }).items),
+  ];
+}
+
+/** After a stuck namespace is recorded: drop every finalizer so the next sequences do not pay for it. */
+async function forceClean(ctx: SequenceContext): Promise<void> {
+  const op = ctx.model.begin('harness', 'force-clean a stuck namespace');
+  const clients = actorClients(ctx.connections, op.userAgent);
+  const merge = { metadata: { finalizers: null } };
+  const asMerge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  for (const pod of (await clients.core.listNamespacedPod({ namespace: ctx.namespace })).items)
+    await clients.core
+      .patchNamespacedPod({ namespace: ctx.namespace, name: pod.metadata?.name ?? '', body: merge }, asMerge)
+      .catch(() => undefined);
+  const list = (await clients.custom.listNamespacedCustomObject(sandboxes(ctx.namespace))) as {
+    items: { metadata: { name: string } }[];
+  };
+  for (const box of list.items)
+    await clients.custom
+      .patchNamespacedCustomObject(
+        { ...sandboxes(ctx.namespace), name: box.metadata.name, body: merge },
+        asMerge,
+      )
+      .catch(() => undefined);
+  ctx.model.end(op, 'ok');
+}
+
+export async function runSequence(
+  env: SoakEnv,
+  setup: Setup,
+  commands: Iterable<fc.AsyncCommand<SoakModel, SequenceContext>>,
+): Promise<SequenceResult> {
+  const startedAt = Date.now();
+  const namespace = `soak-${env.runTag}-${env.next()}`;
+  env.tail.watch(namespace);
+  const model = new SoakModel(namespace, setup.sessions, setup.sandboxes);
+  const ctx: SequenceContext = { model, connections: env.connections, namespace };
+  const violations: Violation[] = [];
+  const releaseMs: number[] = [];
+  await createAll(ctx, setup);
+  await fc.asyncModelRun(() => ({ model, real: ctx }), commands);
+  await settle(ctx, env, violations, releaseMs);
+  const namespaceMs = await teardown(ctx, env, violations);
+  await sleep(1_000); // the audit log is written as requests complete; let the last lines land
+  const events = await env.tail.take(namespace);
+  violations.push(...checkSequence(model, events, env.operatorUser));
+  return {
+    namespace,
+    operations: model.ops.filter((op) => op.kind !== 'harness').length,
+    violations,
+    startedAt,
+    endedAt: Date.now(),
+    trace: model.ops.map(
+      (op) =>
+        `#${op.id} +${op.startedAt - startedAt}ms ${op.detail} -> ${op.outcome} (${op.endedAt - op.startedAt} ms)`,
+    ),
+    releaseMs,
+    namespaceMs,
+  };
+}

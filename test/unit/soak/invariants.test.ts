@@ -1,0 +1,249 @@
+/**
+ * The soak's witness must be able to fail: synthetic audit events of one namespace, judged by the same
+ * checker the soak uses. A legitimate release passes; each defect class of issue 9 is named.
+ */
+import { describe, expect, it } from 'vitest';
+import type { TimedEvent } from '../../soak/audit-log.ts';
+import { checkSequence } from '../../soak/invariants.ts';
+import { SoakModel, type OpKind, type OpRecord, type SandboxSpec } from '../../soak/model.ts';
+
+const NS = 'soak-test-0';
+const OPERATOR = 'sandbox-operator';
+const sandbox = (over: Partial<SandboxSpec> = {}): SandboxSpec => ({
+  name: 'sbx-a',
+  worktree: 'wt-1',
+  replicas: 1,
+  adopted: false,
+  manifestKeepsAdoption: false,
+  cleanupTtlSeconds: undefined,
+  ...over,
+});
+
+function op(
+  model: SoakModel,
+  kind: OpKind,
+  at: number,
+  end: number,
+  extra: Partial<OpRecord> = {},
+): OpRecord {
+  const record: OpRecord = {
+    id: model.ops.length,
+    kind,
+    detail: kind,
+    userAgent: `soak/${NS}/${model.ops.length}/${kind}`,
+    startedAt: at,
+    endedAt: end,
+    outcome: 'ok',
+    ...extra,
+  };
+  model.ops.push(record);
+  return record;
+}
+
+function event(
+  at: number,
+  verb: string,
+  resource: string,
+  name: string,
+  code: number,
+  by: string | OpRecord,
+  extra: Partial<TimedEvent> = {},
+): TimedEvent {
+  const agent = typeof by === 'string' ? 'sandbox-operator/v0' : by.userAgent;
+  return {
+    auditID: `a-${at}`,
+    stage: 'ResponseComplete',
+    verb,
+    requestURI: `/x/${resource}/${name}`,
+    userAgent: agent,
+    user: { username: typeof by === 'string' ? by : 'admin' },
+    objectRef: {
+      resource,
+      namespace: NS,
+      name,
+      ...(resource === 'eviction' ? { resource: 'pods', subresource: 'eviction' } : {}),
+    },
+    responseStatus: { code },
+    requestReceivedTimestamp: new Date(at).toISOString(),
+    stageTimestamp: new Date(at + 1).toISOString(),
+    received: at,
+    completed: at + 1,
+    ...extra,
+  };
+}
+
+const refObject = (state: string, worktree: string) => ({
+  metadata: { name: 'ref-r' },
+  spec: { sandbox: 'sbx-a', session: 'workspace_1', worktree, state },
+});
+
+/** sbx-a (wt-1) with a foreign reference (wt-2) attached at 1000, the Sandbox deleted at 2000 (or not). */
+function blockedSandbox(spec: Partial<SandboxSpec> = {}, deleted = true) {
+  const model = new SoakModel(NS, [{ id: 'workspace_1', worktree: 'wt-2', role: 'Root' }], [sandbox(spec)]);
+  const attach = op(model, 'attach', 1000, 1010, {
+    reference: 'ref-r',
+    sandbox: 'sbx-a',
+    outcome: 'attached',
+  });
+  model.attached(attach, 'ref-r', 'sbx-a', model.session('workspace_1'));
+  const user = op(model, 'delete-sandbox', 2000, 2010, { sandbox: 'sbx-a' });
+  const events = [
+    event(1002, 'create', 'sessionreferences', 'ref-r', 201, attach, {
+      responseObject: refObject('Attached', 'wt-2'),
+    }),
+    ...(deleted ? [event(2002, 'delete', 'sandboxes', 'sbx-a', 200, user)] : []),
+  ];
+  return { model, events };
+}
+
+const signatures = (model: SoakModel, events: TimedEvent[]) =>
+  checkSequence(model, events, OPERATOR).map((v) => v.signature);
+
+describe('the soak invariants', () => {
+  it('pass a release that waited for the foreign reference to be forgotten', () => {
+    const { model, events } = blockedSandbox();
+    const forget = op(model, 'forget', 3000, 3010, { reference: 'ref-r', sandbox: 'sbx-a' });
+    model.removing(forget, 'ref-r', true);
+    events.push(
+      event(3002, 'delete', 'sessionreferences', 'ref-r', 200, forget, {
+        responseObject: refObject('Attached', 'wt-2'),
+      }),
+    );
+    events.push(event(4000, 'delete', 'pods', 'sbx-a-0', 200, OPERATOR));
+    expect(signatures(model, events)).toEqual([]);
+  });
+
+  it('name a pod deleted while a foreign reference exists', () => {
+    const { model, events } = blockedSandbox();
+    events.push(event(2500, 'delete', 'pods', 'sbx-a-0', 200, OPERATOR));
+    expect(signatures(model, events)).toEqual(['no-wrongful-stop/operator/foreign']);
+  });
+
+  it('name a refused re-attach that deletes the reference it found (#1), and the release that follows', () => {
+    const { model, events } = blockedSandbox();
+    const reattach = op(model, 'attach', 3000, 3020, {
+      reference: 'ref-r',
+      sandbox: 'sbx-a',
+      outcome: 'refused: sandbox deleting or gone',
+    });
+    events.push(event(3001, 'create', 'sessionreferences', 'ref-r', 409, reattach));
+    events.push(event(3005, 'patch', 'sessionreferences', 'ref-r', 200, reattach));
+    events.push(
+      event(3010, 'delete', 'sessionreferences', 'ref-r', 200, reattach, {
+        responseObject: refObject('Attached', 'wt-2'),
+      }),
+    );
+    events.push(event(5000, 'delete', 'pods', 'sbx-a-0', 200, OPERATOR));
+    expect(signatures(model, events)).toEqual([
+      'no-lost-reference/attach',
+      'no-wrongful-stop/operator/foreign',
+    ]);
+  });
+
+  it('name a prune that deletes a reference re-attached since its LIST (#6), and pass one of a tombstone', () => {
+    const { model, events } = blockedSandbox({}, false);
+    const detach = op(model, 'detach', 2500, 2510, { reference: 'ref-r', sandbox: 'sbx-a' });
+    events.push(
+      event(2501, 'patch', 'sessionreferences', 'ref-r', 200, detach, {
+        responseObject: refObject('Detached', 'wt-2'),
+      }),
+    );
+    const tombstonePruned = [
+      ...events,
+      event(
+        3010,
+        'delete',
+        'sessionreferences',
+        'ref-r',
+        200,
+        op(model, 'prune', 3000, 3020, { worktree: 'wt-2' }),
+      ),
+    ];
+    expect(signatures(model, tombstonePruned)).toEqual([]);
+    const reattach = op(model, 'attach', 3001, 3008, {
+      reference: 'ref-r',
+      sandbox: 'sbx-a',
+      outcome: 'attached',
+    });
+    const raced = [
+      ...tombstonePruned.slice(0, -1),
+      event(3005, 'patch', 'sessionreferences', 'ref-r', 200, reattach, {
+        responseObject: refObject('Attached', 'wt-2'),
+      }),
+      tombstonePruned.at(-1)!,
+    ];
+    expect(signatures(model, raced)).toEqual(['no-lost-reference/prune']);
+  });
+
+  it('name an eviction of a pod of a live sandbox (#2) and of an adopted one (#3)', () => {
+    const live = new SoakModel(NS, [], [sandbox()]);
+    const drain = op(live, 'evict-pod', 100, 110, { sandbox: 'sbx-a' });
+    expect(signatures(live, [event(101, 'create', 'eviction', 'sbx-a-0', 201, drain)])).toEqual([
+      'no-wrongful-stop/evict-pod/live',
+    ]);
+    const { model, events } = blockedSandbox({ adopted: true });
+    events.push(event(4000, 'delete', 'pods', 'sbx-a-0', 200, OPERATOR));
+    expect(signatures(model, events)).toEqual(['no-wrongful-stop/operator/adopted']);
+  });
+
+  it('name a cleanup that deletes a Sandbox an attach succeeded on (#4)', () => {
+    const model = new SoakModel(
+      NS,
+      [{ id: 'workspace_1', worktree: 'wt-1', role: 'Root' }],
+      [sandbox({ cleanupTtlSeconds: 1 })],
+    );
+    const attach = op(model, 'attach', 1000, 1010, {
+      reference: 'ref-r',
+      sandbox: 'sbx-a',
+      outcome: 'attached',
+    });
+    model.attached(attach, 'ref-r', 'sbx-a', model.session('workspace_1'));
+    const events = [
+      event(1002, 'create', 'sessionreferences', 'ref-r', 201, attach),
+      event(1005, 'delete', 'sandboxes', 'sbx-a', 200, OPERATOR),
+    ];
+    expect(signatures(model, events)).toEqual(['cleanup-unreferenced/operator/referenced']);
+  });
+
+  it('name an attach that succeeded after the deletion was recorded (the fence), not one on a re-created Sandbox', () => {
+    const { model, events } = blockedSandbox();
+    op(model, 'attach', 3000, 3010, { reference: 'ref-q', sandbox: 'sbx-a', outcome: 'attached' });
+    expect(signatures(model, events)).toEqual(['fence/attach']);
+    const gitops = op(model, 'apply', 2500, 2510, { sandbox: 'sbx-a' });
+    events.push(event(2501, 'patch', 'sandboxes', 'sbx-a', 201, gitops));
+    expect(signatures(model, [event(500, 'create', 'sandboxes', 'sbx-a', 201, 'admin'), ...events])).toEqual(
+      [],
+    );
+  });
+
+  it('exempt the namespace teardown, but not a foreign reference the teardown has not deleted yet', () => {
+    const { model, events } = blockedSandbox({ adopted: true });
+    const teardown = op(model, 'delete-namespace', 6000, 6010);
+    events.push(
+      event(6001, 'delete', 'namespaces', NS, 200, teardown, {
+        objectRef: { resource: 'namespaces', name: NS },
+      }),
+    );
+    events.push(
+      event(6500, 'delete', 'sessionreferences', 'ref-r', 200, 'admin', {
+        userAgent: 'kube-controller-manager/v1.36.3/system:serviceaccount:kube-system:namespace-controller',
+        responseObject: refObject('Attached', 'wt-2'),
+      }),
+    );
+    events.push(event(7000, 'delete', 'pods', 'sbx-a-0', 200, OPERATOR));
+    expect(signatures(model, events)).toEqual([]);
+    const shared = blockedSandbox();
+    const nsDelete = op(shared.model, 'delete-namespace', 6000, 6010);
+    shared.events.push(
+      event(6001, 'delete', 'namespaces', NS, 200, nsDelete, {
+        objectRef: { resource: 'namespaces', name: NS },
+      }),
+      event(6200, 'delete', 'pods', 'sbx-a-0', 200, OPERATOR),
+      event(6500, 'delete', 'sessionreferences', 'ref-r', 200, 'admin', {
+        userAgent: 'kube-controller-manager/v1.36.3/system:serviceaccount:kube-system:namespace-controller',
+        responseObject: refObject('Attached', 'wt-2'),
+      }),
+    );
+    expect(signatures(shared.model, shared.events)).toEqual(['no-wrongful-stop/operator/foreign']);
+  });
+});
