@@ -10,8 +10,10 @@ import {
   admissionParams,
   podProtectionBinding,
   podProtectionPolicy,
+  policyBinding,
 } from './admission.ts';
 import { CRDS } from './crd.ts';
+import { GUARD_PROTECTION_POLICY, guardProtectionPolicy } from './guard-protection.ts';
 import { OPERATOR_BOUNDS_POLICY, operatorBoundsBinding, operatorBoundsPolicy } from './operator-bounds.ts';
 import {
   DEFAULT_TEMPLATE_LEVEL,
@@ -38,6 +40,7 @@ export type AdmissionNames = {
   readonly podProtection: string;
   readonly operatorBounds: string;
   readonly podTemplate: string;
+  readonly guardProtection: string;
   readonly params: string;
 };
 
@@ -46,10 +49,11 @@ export const KUBECTL_ADMISSION_NAMES: AdmissionNames = {
   podProtection: POLICY_NAME,
   operatorBounds: OPERATOR_BOUNDS_POLICY,
   podTemplate: TEMPLATE_POLICY_NAME,
+  guardProtection: GUARD_PROTECTION_POLICY,
   params: ADMISSION_PARAMS,
 };
 
-/** The three policies and their bindings, all reading the one parameters ConfigMap in `namespace`. */
+/** The four policies and their bindings, all reading the one parameters ConfigMap in `namespace`. */
 export const admissionPolicies = (namespace: string, names: AdmissionNames = KUBECTL_ADMISSION_NAMES) => [
   podProtectionPolicy(names.podProtection),
   podProtectionBinding(namespace, names.podProtection, names.params),
@@ -57,6 +61,8 @@ export const admissionPolicies = (namespace: string, names: AdmissionNames = KUB
   operatorBoundsBinding(namespace, names.operatorBounds, names.params),
   templatePolicy(names.podTemplate),
   templatePolicyBinding(namespace, names.podTemplate, names.params),
+  guardProtectionPolicy(names.guardProtection),
+  policyBinding(names.guardProtection, namespace, names.params),
 ];
 
 /** crds/policies/: the admission policies with their parameters, for kubectl-only installs. */
@@ -89,6 +95,7 @@ export const CHART_PLACEHOLDERS = {
   podProtectionName: 'HELM_POD_PROTECTION_NAME',
   operatorBoundsName: 'HELM_OPERATOR_BOUNDS_NAME',
   podTemplateName: 'HELM_POD_TEMPLATE_NAME',
+  guardProtectionName: 'HELM_GUARD_PROTECTION_NAME',
   paramsName: 'HELM_ADMISSION_PARAMS',
 } as const;
 
@@ -103,6 +110,7 @@ const HELM_EXPRESSIONS: Record<keyof typeof CHART_PLACEHOLDERS, (indent: number)
   podProtectionName: () => ' {{ include "sandbox-operator.podProtectionPolicy" . }}',
   operatorBoundsName: () => ' {{ include "sandbox-operator.operatorBoundsPolicy" . }}',
   podTemplateName: () => ' {{ include "sandbox-operator.podTemplatePolicy" . }}',
+  guardProtectionName: () => ' {{ include "sandbox-operator.guardProtectionPolicy" . }}',
   paramsName: () => ' {{ include "sandbox-operator.admissionParams" . }}',
 };
 
@@ -124,6 +132,7 @@ export function renderChartAdmissionPolicy(): string {
     podProtection: p.podProtectionName,
     operatorBounds: p.operatorBoundsName,
     podTemplate: p.podTemplateName,
+    guardProtection: p.guardProtectionName,
     params: p.paramsName,
   };
   const objects = [

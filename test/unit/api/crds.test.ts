@@ -127,6 +127,10 @@ describe('the chart’s admission policy template', () => {
         '{{ include "sandbox-operator.podTemplatePolicy" . }}',
         'rel-pod-template.sandbox.agents.dev',
       )
+      .replaceAll(
+        '{{ include "sandbox-operator.guardProtectionPolicy" . }}',
+        'rel-guard-protection.sandbox.agents.dev',
+      )
       .replaceAll('{{ include "sandbox-operator.admissionParams" . }}', 'rel-admission')
       .replaceAll(
         '{{ include "sandbox-operator.operatorUsers" . | quote }}',
@@ -150,6 +154,7 @@ describe('the chart’s admission policy template', () => {
       podProtection: 'rel-pod-protection.sandbox.agents.dev',
       operatorBounds: 'rel-operator-bounds.sandbox.agents.dev',
       podTemplate: 'rel-pod-template.sandbox.agents.dev',
+      guardProtection: 'rel-guard-protection.sandbox.agents.dev',
       params: 'rel-admission',
     };
     expect(documents).toEqual(
@@ -180,6 +185,8 @@ describe('the chart’s admission policy template', () => {
       'ValidatingAdmissionPolicyBinding/rel-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/rel-pod-template.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/rel-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/rel-guard-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/rel-guard-protection.sandbox.agents.dev',
     ]);
     // Every binding names its own policy and the one release-scoped parameters ConfigMap.
     for (const binding of objects.filter((d) => d.kind === 'ValidatingAdmissionPolicyBinding'))

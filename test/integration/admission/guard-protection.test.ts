@@ -1,0 +1,84 @@
+/**
+ * The guards are guarded, against the real API server with the operator running: a user cannot delete or
+ * loosen a sandbox's eviction guard (a drain would evict through the gap before the operator re-creates it),
+ * and a `kubectl replace` cannot strip the finalizer from a Sandbox being deleted (it would vanish with no
+ * decision). Both were found by the soak (docs/soak.md).
+ */
+import { PolicyV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
+import { kubeConfig, kubectl, testNamespace } from '../../harness/kube.ts';
+import {
+  createReference,
+  createSandbox,
+  deleteSandbox,
+  getSandbox,
+  sandboxManifest,
+} from '../controller/fixtures.ts';
+import {
+  eventually,
+  grantOperatorRbac,
+  startOperator,
+  type RunningOperator,
+} from '../controller/operator.ts';
+
+const namespace = testNamespace('guard-protection');
+let operator: RunningOperator;
+const budgets = () => kubeConfig().makeApiClient(PolicyV1Api);
+
+beforeAll(async () => {
+  await grantOperatorRbac();
+  operator = startOperator(namespace);
+  await createSandbox(namespace, 'shared', { worktree: 'wt-1' });
+  await createReference(namespace, 'board', { sandbox: 'shared', session: 'workspace_9', worktree: 'wt-2' });
+  await eventually('the eviction guard', async () => {
+    const list = await budgets().listNamespacedPodDisruptionBudget({ namespace });
+    return list.items.some((b) => b.metadata?.name === 'shared-sandbox') ? true : undefined;
+  });
+});
+afterAll(async () => {
+  await operator.stop();
+});
+
+describe('the eviction guard', () => {
+  it('refuses a user deleting it, naming its Sandbox', async () => {
+    const result = await kubectl(['delete', 'pdb', 'shared-sandbox', '-n', namespace]);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain('is the eviction guard of Sandbox shared');
+  });
+
+  it('refuses a user loosening it', async () => {
+    const result = await kubectl([
+      'patch',
+      'pdb',
+      'shared-sandbox',
+      '-n',
+      namespace,
+      '--type',
+      'json',
+      '-p',
+      '[{"op":"replace","path":"/spec/maxUnavailable","value":1}]',
+    ]);
+    expect(result.exitCode).not.toBe(0);
+    expect(
+      (await budgets().readNamespacedPodDisruptionBudget({ name: 'shared-sandbox', namespace })).spec
+        ?.maxUnavailable,
+    ).toBe(0);
+  });
+});
+
+describe('a Sandbox being deleted', () => {
+  it('keeps its finalizer through a kubectl replace', async () => {
+    await deleteSandbox(namespace, 'shared');
+    await eventually('blocked', async () =>
+      (await getSandbox(namespace, 'shared'))?.status?.phase === 'Blocked' ? true : undefined,
+    );
+    const manifest = sandboxManifest(namespace, 'shared', { worktree: 'wt-1' });
+    const resourceVersion = (await getSandbox(namespace, 'shared'))?.metadata.resourceVersion ?? '';
+    const input = JSON.stringify({ ...manifest, metadata: { ...manifest.metadata, resourceVersion } });
+    const result = await kubectl(['replace', '-f', '-', '-n', namespace], { input });
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain('is being deleted');
+    expect((await getSandbox(namespace, 'shared'))?.metadata.finalizers).toContain(EXCLUSIVITY_FINALIZER);
+  });
+});
