@@ -5,9 +5,12 @@
 # Build: docker build -t sandbox-operator:dev .   (scripts/e2e-kind.sh builds and loads it into kind)
 
 ARG NODE_VERSION=24.21.0
+# Pin the base by digest for reproducible, tamper-evident builds (docs/install.md, "Pinning images"):
+#   docker build --build-arg NODE_IMAGE=node@sha256:<digest> .
+ARG NODE_IMAGE=node:${NODE_VERSION}-bookworm-slim
 
 # Compile TypeScript to dist/ with the dev dependencies; install scripts are not needed to compile.
-FROM node:${NODE_VERSION}-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -17,12 +20,12 @@ COPY crds ./crds
 RUN npm run build
 
 # Production dependencies only, without install scripts (none of them has one).
-FROM node:${NODE_VERSION}-bookworm-slim AS deps
+FROM ${NODE_IMAGE} AS deps
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
-FROM node:${NODE_VERSION}-bookworm-slim
+FROM ${NODE_IMAGE}
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="sandbox-operator" \

@@ -86,7 +86,10 @@ describe('the Dockerfile', () => {
     const [build, deps, runtime] = await stages();
     expect(build?.lines).toContain('RUN npm run build');
     expect(deps?.lines.some((line) => line.startsWith('RUN npm ci --omit=dev'))).toBe(true);
-    expect(runtime?.from).toMatch(/^FROM node:\$\{NODE_VERSION\}-/);
+    // The runtime base is the NODE_IMAGE build argument (pinnable by digest), by default the pinned Node.
+    expect(runtime?.from).toBe('FROM ${NODE_IMAGE}');
+    const dockerfile = await readFile(join(root, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:\$\{NODE_VERSION\}-bookworm-slim$/m);
     expect(runtime?.lines).toContain('COPY --from=deps /src/node_modules ./node_modules');
     expect(runtime?.lines).toContain('COPY --from=build /src/dist ./dist');
     expect(runtime?.lines.some((line) => line.includes('--from=build /src/node_modules'))).toBe(false);
