@@ -71,6 +71,8 @@ beforeAll(async () => {
 afterAll(async () => {
   // Other test files say `sandbox`; leave the cluster with our kind alone under that name.
   await kubectlOk(['delete', 'crd', NEIGHBOUR_CRD, '--wait=true']);
+  // kubectl's discovery cache would still map `sandboxes` to the deleted CRD: `api-resources` refreshes it.
+  await kubectlOk(['api-resources', '--api-group', GROUP]);
 });
 
 describe('beside kubernetes-sigs/agent-sandbox', () => {

@@ -43,7 +43,7 @@ const apply = () =>
 async function live(): Promise<Live[]> {
   const list = await kubectlOk([
     'get',
-    'sandboxes,sessionreferences',
+    'sandboxes.sandbox.agents.dev,sessionreferences.sandbox.agents.dev',
     '-n',
     namespace,
     '-o',
