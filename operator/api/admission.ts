@@ -86,85 +86,88 @@ const changedProtection =
 
 const toOverride = `annotate the pod with ${ANNOTATIONS.deletionOverride}=<reason> to override`;
 
-export function podProtectionPolicy(name: string = POLICY_NAME) {
+/** A ValidatingAdmissionPolicy that fails closed and reads the one parameters ConfigMap. */
+export function validatingPolicy<Spec extends object>(name: string, spec: Spec) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
     metadata: { name },
-    spec: {
-      failurePolicy: 'Fail',
-      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: [''],
-            apiVersions: ['v1'],
-            operations: ['CREATE', 'UPDATE', 'DELETE'],
-            resources: ['pods'],
-          },
-        ],
-      },
-      variables: [
-        ...POD_VARIABLES,
+    spec: { failurePolicy: 'Fail', paramKind: { apiVersion: 'v1', kind: 'ConfigMap' }, ...spec },
+  };
+}
+
+export function podProtectionPolicy(name: string = POLICY_NAME) {
+  return validatingPolicy(name, {
+    matchConstraints: {
+      resourceRules: [
         {
-          name: 'changed',
-          expression: `request.operation == 'UPDATE' ? ${changedProtection} : [''].filter(f, false)`,
-        },
-      ],
-      validations: [
-        {
-          expression:
-            "request.operation != 'DELETE' || !variables.oldOwned || has(oldObject.metadata.deletionTimestamp) || " +
-            "variables.isOperator || variables.oldOverride != ''",
-          messageExpression:
-            "'sandbox pod ' + oldObject.metadata.name + ' belongs to Sandbox ' + variables.owner + " +
-            `' and is kept until its exclusivity decision releases it: delete the Sandbox instead, or ${toOverride}'`,
-          reason: 'Forbidden',
-        },
-        {
-          expression:
-            "request.operation != 'UPDATE' || variables.isOperator || !(variables.oldOwned || variables.newOwned) || " +
-            "(variables.oldOwned && variables.newOverride != '') || size(variables.changed) == 0",
-          messageExpression:
-            "(variables.oldOwned ? 'sandbox pod ' + variables.pod + ' of Sandbox ' + variables.owner : 'pod ' + variables.pod) + " +
-            "': ' + variables.changed.join(', ') + ' may be changed only by the sandbox operator (on a sandbox pod, " +
-            `${toOverride} first)'`,
-          reason: 'Forbidden',
-        },
-        {
-          expression: "request.operation != 'CREATE' || variables.isOperator || !variables.newOwned",
-          messageExpression:
-            "'pod ' + variables.pod + ': only the sandbox operator creates pods owned by a Sandbox (metadata.ownerReferences)'",
-          reason: 'Forbidden',
-        },
-        {
-          expression:
-            "request.operation != 'CREATE' || variables.newOverride == '' || !(variables.newOwned || variables.newLabel != '')",
-          messageExpression:
-            `'pod ' + variables.pod + ': ${ANNOTATIONS.deletionOverride} cannot be set when a pod is created ` +
-            "(a Sandbox template must not pre-set it); an administrator sets it on the running pod'",
-          reason: 'Forbidden',
-        },
-      ],
-      auditAnnotations: [
-        {
-          key: 'override-delete',
-          valueExpression:
-            "request.operation == 'DELETE' && variables.oldOwned && !variables.isOperator && variables.oldOverride != '' && " +
-            "!has(oldObject.metadata.deletionTimestamp) ? request.userInfo.username + ' deleted sandbox pod ' + " +
-            "variables.pod + ' of Sandbox ' + variables.owner + ' under the deletion override: ' + variables.oldOverride : ''",
-        },
-        {
-          key: 'override-update',
-          valueExpression:
-            "request.operation == 'UPDATE' && variables.oldOwned && !variables.isOperator && variables.newOverride != '' && " +
-            "(variables.oldOverride == '' || size(variables.changed) > 0) ? request.userInfo.username + ' set or used the " +
-            "deletion override on sandbox pod ' + variables.pod + ' of Sandbox ' + variables.owner + ' (' + " +
-            "(size(variables.changed) > 0 ? 'changed ' + variables.changed.join(', ') : 'no protection change') + '): ' + variables.newOverride : ''",
+          apiGroups: [''],
+          apiVersions: ['v1'],
+          operations: ['CREATE', 'UPDATE', 'DELETE'],
+          resources: ['pods'],
         },
       ],
     },
-  };
+    variables: [
+      ...POD_VARIABLES,
+      {
+        name: 'changed',
+        expression: `request.operation == 'UPDATE' ? ${changedProtection} : [''].filter(f, false)`,
+      },
+    ],
+    validations: [
+      {
+        expression:
+          "request.operation != 'DELETE' || !variables.oldOwned || has(oldObject.metadata.deletionTimestamp) || " +
+          "variables.isOperator || variables.oldOverride != ''",
+        messageExpression:
+          "'sandbox pod ' + oldObject.metadata.name + ' belongs to Sandbox ' + variables.owner + " +
+          `' and is kept until its exclusivity decision releases it: delete the Sandbox instead, or ${toOverride}'`,
+        reason: 'Forbidden',
+      },
+      {
+        expression:
+          "request.operation != 'UPDATE' || variables.isOperator || !(variables.oldOwned || variables.newOwned) || " +
+          "(variables.oldOwned && variables.newOverride != '') || size(variables.changed) == 0",
+        messageExpression:
+          "(variables.oldOwned ? 'sandbox pod ' + variables.pod + ' of Sandbox ' + variables.owner : 'pod ' + variables.pod) + " +
+          "': ' + variables.changed.join(', ') + ' may be changed only by the sandbox operator (on a sandbox pod, " +
+          `${toOverride} first)'`,
+        reason: 'Forbidden',
+      },
+      {
+        expression: "request.operation != 'CREATE' || variables.isOperator || !variables.newOwned",
+        messageExpression:
+          "'pod ' + variables.pod + ': only the sandbox operator creates pods owned by a Sandbox (metadata.ownerReferences)'",
+        reason: 'Forbidden',
+      },
+      {
+        expression:
+          "request.operation != 'CREATE' || variables.newOverride == '' || !(variables.newOwned || variables.newLabel != '')",
+        messageExpression:
+          `'pod ' + variables.pod + ': ${ANNOTATIONS.deletionOverride} cannot be set when a pod is created ` +
+          "(a Sandbox template must not pre-set it); an administrator sets it on the running pod'",
+        reason: 'Forbidden',
+      },
+    ],
+    auditAnnotations: [
+      {
+        key: 'override-delete',
+        valueExpression:
+          "request.operation == 'DELETE' && variables.oldOwned && !variables.isOperator && variables.oldOverride != '' && " +
+          "!has(oldObject.metadata.deletionTimestamp) ? request.userInfo.username + ' deleted sandbox pod ' + " +
+          "variables.pod + ' of Sandbox ' + variables.owner + ' under the deletion override: ' + variables.oldOverride : ''",
+      },
+      {
+        key: 'override-update',
+        valueExpression:
+          "request.operation == 'UPDATE' && variables.oldOwned && !variables.isOperator && variables.newOverride != '' && " +
+          "(variables.oldOverride == '' || size(variables.changed) > 0) ? request.userInfo.username + ' set or used the " +
+          "deletion override on sandbox pod ' + variables.pod + ' of Sandbox ' + variables.owner + ' (' + " +
+          "(size(variables.changed) > 0 ? 'changed ' + variables.changed.join(', ') : 'no protection change') + '): ' + variables.newOverride : ''",
+      },
+    ],
+  });
 }
 
 /** Binds a policy to its parameters; names default to the kubectl-only install's, the chart's carry the release. */

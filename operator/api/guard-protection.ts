@@ -10,6 +10,7 @@
  * A terminating namespace lifts both: its deletion is the administrator's, and it removes everything in it.
  */
 import { EXCLUSIVITY_FINALIZER, GROUP, LABELS, MANAGED_BY } from './names.ts';
+import { validatingPolicy } from './admission.ts';
 
 export const GUARD_PROTECTION_POLICY = `sandbox-guard-protection.${GROUP}`;
 
@@ -17,57 +18,50 @@ const label = `'${LABELS.sandbox}'`;
 const finalizer = `'${EXCLUSIVITY_FINALIZER}'`;
 
 export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name },
-    spec: {
-      failurePolicy: 'Fail',
-      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: ['policy'],
-            apiVersions: ['v1'],
-            operations: ['UPDATE', 'DELETE'],
-            resources: ['poddisruptionbudgets'],
-          },
-          { apiGroups: [GROUP], apiVersions: ['*'], operations: ['UPDATE'], resources: ['sandboxes'] },
-        ],
-      },
-      matchConditions: [
+  return validatingPolicy(name, {
+    matchConstraints: {
+      resourceRules: [
         {
-          name: 'guard',
-          expression:
-            `request.resource.resource == 'poddisruptionbudgets' ? ` +
-            `(oldObject.metadata.?labels[?${label}].orValue('') != '' && ` +
-            `oldObject.metadata.?labels[?'${LABELS.managedBy}'].orValue('') == '${MANAGED_BY}') : ` +
-            `(has(oldObject.metadata.deletionTimestamp) && ${finalizer} in oldObject.metadata.?finalizers.orValue([]) && ` +
-            `!(${finalizer} in object.metadata.?finalizers.orValue([])))`,
+          apiGroups: ['policy'],
+          apiVersions: ['v1'],
+          operations: ['UPDATE', 'DELETE'],
+          resources: ['poddisruptionbudgets'],
         },
-      ],
-      variables: [
-        {
-          name: 'isOperator',
-          expression: "request.userInfo.username in params.?data.?operatorUsers.orValue('').split(',')",
-        },
-        {
-          name: 'namespaceTerminating',
-          expression: 'namespaceObject != null && has(namespaceObject.metadata.deletionTimestamp)',
-        },
-      ],
-      validations: [
-        {
-          expression: 'variables.isOperator || variables.namespaceTerminating',
-          messageExpression:
-            "request.resource.resource == 'poddisruptionbudgets' ? " +
-            "'poddisruptionbudget ' + oldObject.metadata.name + ' is the eviction guard of Sandbox ' + " +
-            `oldObject.metadata.labels[${label}] + ' and is kept by the operator until the sandbox is released: delete the Sandbox instead' : ` +
-            "'sandbox ' + oldObject.metadata.name + ' is being deleted; its finalizer " +
-            `${EXCLUSIVITY_FINALIZER} is removed by the operator once its decision releases it (a replace must keep metadata.finalizers)'`,
-          reason: 'Forbidden',
-        },
+        { apiGroups: [GROUP], apiVersions: ['*'], operations: ['UPDATE'], resources: ['sandboxes'] },
       ],
     },
-  };
+    matchConditions: [
+      {
+        name: 'guard',
+        expression:
+          `request.resource.resource == 'poddisruptionbudgets' ? ` +
+          `(oldObject.metadata.?labels[?${label}].orValue('') != '' && ` +
+          `oldObject.metadata.?labels[?'${LABELS.managedBy}'].orValue('') == '${MANAGED_BY}') : ` +
+          `(has(oldObject.metadata.deletionTimestamp) && ${finalizer} in oldObject.metadata.?finalizers.orValue([]) && ` +
+          `!(${finalizer} in object.metadata.?finalizers.orValue([])))`,
+      },
+    ],
+    variables: [
+      {
+        name: 'isOperator',
+        expression: "request.userInfo.username in params.?data.?operatorUsers.orValue('').split(',')",
+      },
+      {
+        name: 'namespaceTerminating',
+        expression: 'namespaceObject != null && has(namespaceObject.metadata.deletionTimestamp)',
+      },
+    ],
+    validations: [
+      {
+        expression: 'variables.isOperator || variables.namespaceTerminating',
+        messageExpression:
+          "request.resource.resource == 'poddisruptionbudgets' ? " +
+          "'poddisruptionbudget ' + oldObject.metadata.name + ' is the eviction guard of Sandbox ' + " +
+          `oldObject.metadata.labels[${label}] + ' and is kept by the operator until the sandbox is released: delete the Sandbox instead' : ` +
+          "'sandbox ' + oldObject.metadata.name + ' is being deleted; its finalizer " +
+          `${EXCLUSIVITY_FINALIZER} is removed by the operator once its decision releases it (a replace must keep metadata.finalizers)'`,
+        reason: 'Forbidden',
+      },
+    ],
+  });
 }

@@ -13,7 +13,7 @@
  * The operator users are the same parameter the pod protection reads (admission.ts).
  */
 import { EXCLUSIVITY_FINALIZER, GROUP, LABELS } from './names.ts';
-import { POD_VARIABLES, policyBinding } from './admission.ts';
+import { POD_VARIABLES, policyBinding, validatingPolicy } from './admission.ts';
 
 export const OPERATOR_BOUNDS_POLICY = `sandbox-operator-bounds.${GROUP}`;
 
@@ -24,77 +24,70 @@ const same = (field: string) =>
   `object.metadata.?${field}.orValue({}) == oldObject.metadata.?${field}.orValue({})`;
 
 export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name },
-    spec: {
-      failurePolicy: 'Fail',
-      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: [''],
-            apiVersions: ['v1'],
-            operations: ['CREATE', 'UPDATE', 'DELETE'],
-            resources: ['pods'],
-          },
-        ],
-      },
-      variables: [
-        ...POD_VARIABLES,
+  return validatingPolicy(name, {
+    matchConstraints: {
+      resourceRules: [
         {
-          name: 'watched',
-          expression:
-            "params.?data.?watchNamespaces.orValue('') == '' || " +
-            "request.namespace in params.?data.?watchNamespaces.orValue('').split(',')",
-        },
-        {
-          name: 'controlledCreate',
-          expression:
-            `object.metadata.?ownerReferences.orValue([]).exists(r, ${controller} && r.name == variables.newLabel) && ` +
-            `variables.newLabel != '' && variables.newFinalized`,
-        },
-        {
-          name: 'onlyFinalizer',
-          expression:
-            `object.spec == oldObject.spec && ${same('labels')} && ${same('annotations')} && ` +
-            `object.metadata.?ownerReferences.orValue([]) == oldObject.metadata.?ownerReferences.orValue([]) && ` +
-            `${others('object')} == ${others('oldObject')}`,
-        },
-      ],
-      validations: [
-        {
-          expression: '!variables.isOperator || variables.watched',
-          messageExpression:
-            "'the sandbox operator acts only in the namespaces it watches (admission parameter watchNamespaces); refused ' + " +
-            "request.operation + ' of pod ' + variables.pod",
-          reason: 'Forbidden',
-        },
-        {
-          expression: "!variables.isOperator || request.operation != 'CREATE' || variables.controlledCreate",
-          messageExpression:
-            `'the operator may create only pods labelled ${LABELS.sandbox}=<name>, controlled by that Sandbox ` +
-            `(metadata.ownerReferences) and holding its finalizer ${EXCLUSIVITY_FINALIZER}; refused pod ' + variables.pod`,
-          reason: 'Forbidden',
-        },
-        {
-          expression:
-            "!variables.isOperator || request.operation != 'UPDATE' || (variables.oldOwned && variables.onlyFinalizer)",
-          messageExpression:
-            `'the operator may change only its finalizer ${EXCLUSIVITY_FINALIZER}, and only on sandbox pods; refused ' + ` +
-            "'the update of pod ' + variables.pod",
-          reason: 'Forbidden',
-        },
-        {
-          expression: "!variables.isOperator || request.operation != 'DELETE' || variables.oldOwned",
-          messageExpression:
-            "'the operator may delete only sandbox pods (owned by a Sandbox); refused pod ' + variables.pod",
-          reason: 'Forbidden',
+          apiGroups: [''],
+          apiVersions: ['v1'],
+          operations: ['CREATE', 'UPDATE', 'DELETE'],
+          resources: ['pods'],
         },
       ],
     },
-  };
+    variables: [
+      ...POD_VARIABLES,
+      {
+        name: 'watched',
+        expression:
+          "params.?data.?watchNamespaces.orValue('') == '' || " +
+          "request.namespace in params.?data.?watchNamespaces.orValue('').split(',')",
+      },
+      {
+        name: 'controlledCreate',
+        expression:
+          `object.metadata.?ownerReferences.orValue([]).exists(r, ${controller} && r.name == variables.newLabel) && ` +
+          `variables.newLabel != '' && variables.newFinalized`,
+      },
+      {
+        name: 'onlyFinalizer',
+        expression:
+          `object.spec == oldObject.spec && ${same('labels')} && ${same('annotations')} && ` +
+          `object.metadata.?ownerReferences.orValue([]) == oldObject.metadata.?ownerReferences.orValue([]) && ` +
+          `${others('object')} == ${others('oldObject')}`,
+      },
+    ],
+    validations: [
+      {
+        expression: '!variables.isOperator || variables.watched',
+        messageExpression:
+          "'the sandbox operator acts only in the namespaces it watches (admission parameter watchNamespaces); refused ' + " +
+          "request.operation + ' of pod ' + variables.pod",
+        reason: 'Forbidden',
+      },
+      {
+        expression: "!variables.isOperator || request.operation != 'CREATE' || variables.controlledCreate",
+        messageExpression:
+          `'the operator may create only pods labelled ${LABELS.sandbox}=<name>, controlled by that Sandbox ` +
+          `(metadata.ownerReferences) and holding its finalizer ${EXCLUSIVITY_FINALIZER}; refused pod ' + variables.pod`,
+        reason: 'Forbidden',
+      },
+      {
+        expression:
+          "!variables.isOperator || request.operation != 'UPDATE' || (variables.oldOwned && variables.onlyFinalizer)",
+        messageExpression:
+          `'the operator may change only its finalizer ${EXCLUSIVITY_FINALIZER}, and only on sandbox pods; refused ' + ` +
+          "'the update of pod ' + variables.pod",
+        reason: 'Forbidden',
+      },
+      {
+        expression: "!variables.isOperator || request.operation != 'DELETE' || variables.oldOwned",
+        messageExpression:
+          "'the operator may delete only sandbox pods (owned by a Sandbox); refused pod ' + variables.pod",
+        reason: 'Forbidden',
+      },
+    ],
+  });
 }
 
 export const operatorBoundsBinding = (

@@ -13,7 +13,7 @@
  * An unknown level refuses every Sandbox in the namespace (fail closed) with a message naming it.
  */
 import { GROUP, SANDBOX, VERSION } from './names.ts';
-import { policyBinding, type Validation } from './admission.ts';
+import { policyBinding, type Validation, validatingPolicy } from './admission.ts';
 import { TEMPLATE_CHECKS, type TemplateCheck } from './template-checks.ts';
 
 export const TEMPLATE_POLICY_NAME = `sandbox-pod-template.${GROUP}`;
@@ -85,36 +85,29 @@ function validation(check: TemplateCheck): Validation {
 }
 
 export function templatePolicy(name: string = TEMPLATE_POLICY_NAME) {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name },
-    spec: {
-      failurePolicy: 'Fail',
-      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: [GROUP],
-            apiVersions: [VERSION],
-            operations: ['CREATE', 'UPDATE'],
-            resources: [SANDBOX.plural],
-          },
-        ],
-      },
-      variables: VARIABLES,
-      validations: [
+  return validatingPolicy(name, {
+    matchConstraints: {
+      resourceRules: [
         {
-          expression: `variables.level in ${JSON.stringify(TEMPLATE_LEVELS).replaceAll('"', "'")}`,
-          messageExpression:
-            `'pod-template level ' + variables.level + ' is not one of ${TEMPLATE_LEVELS.join(', ')}: fix the admission ` +
-            `parameter podTemplateLevel or the namespace label ${TEMPLATE_LEVEL_LABEL}'`,
-          reason: 'Invalid',
+          apiGroups: [GROUP],
+          apiVersions: [VERSION],
+          operations: ['CREATE', 'UPDATE'],
+          resources: [SANDBOX.plural],
         },
-        ...TEMPLATE_CHECKS.map(validation),
       ],
     },
-  };
+    variables: VARIABLES,
+    validations: [
+      {
+        expression: `variables.level in ${JSON.stringify(TEMPLATE_LEVELS).replaceAll('"', "'")}`,
+        messageExpression:
+          `'pod-template level ' + variables.level + ' is not one of ${TEMPLATE_LEVELS.join(', ')}: fix the admission ` +
+          `parameter podTemplateLevel or the namespace label ${TEMPLATE_LEVEL_LABEL}'`,
+        reason: 'Invalid',
+      },
+      ...TEMPLATE_CHECKS.map(validation),
+    ],
+  });
 }
 
 export const templatePolicyBinding = (
