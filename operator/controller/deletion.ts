@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
 import { decideExclusivity, type Verdict } from '../index/exclusivity.ts';
+import { releasedByNamespaceDeletion } from '../index/namespace-deletion.ts';
 import { referenceEntryOf } from '../index/reference.ts';
 import { buildReferenceIndex, type ReferenceIndex } from '../index/reference-index.ts';
 import { tombstonesToPrune } from '../index/prune.ts';
@@ -84,8 +85,28 @@ export async function reconcileDeletion(
   ctx.recorder.onDecision?.(verdict.verdict, verdict.evidence);
   await recordDecision(ctx, sandbox, { index, legacy, verdict, erasedFor: request }, log);
   failpoint('after-decision');
-  if (verdict.verdict !== 'Exclusive') return requeueAfter(ctx.timing.blockedRecheckMs);
+  if (verdict.verdict !== 'Exclusive' && !(await liftedByNamespaceDeletion(ctx, sandbox, verdict, log)))
+    return requeueAfter(ctx.timing.blockedRecheckMs);
   return release(ctx, sandbox, log);
+}
+
+/** A terminating namespace lifts the verdicts only an administrator could clear, once no reference is left. */
+async function liftedByNamespaceDeletion(
+  ctx: ReconcilerContext,
+  sandbox: Sandbox,
+  verdict: Verdict,
+  log: Logger,
+): Promise<boolean> {
+  const { namespace, name } = sandbox.metadata;
+  if (!releasedByNamespaceDeletion(verdict, true, 0)) return false; // cheap: this verdict is never lifted
+  if (!(await ctx.ports.namespaces.isTerminating(namespace))) return false;
+  const left = (await ctx.ports.references.listLive(namespace, name)).length;
+  if (!releasedByNamespaceDeletion(verdict, true, left)) return false;
+  log.warn(
+    { verdict: verdict.verdict, reason: verdict.reason },
+    'namespace is being deleted and no reference is left; releasing despite the verdict',
+  );
+  return true;
 }
 
 type Decided = {

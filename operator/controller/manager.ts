@@ -13,7 +13,7 @@ import type { LegacyWalk, ReconcilerContext } from './context.ts';
 import type { ControllerPorts } from './ports.ts';
 import { kubeClients } from './kube/clients.ts';
 import { kubeEventRecorder } from './kube/events.ts';
-import { kubeGuardApi, kubePodApi } from './kube/pod-api.ts';
+import { kubeGuardApi, kubeNamespaceApi, kubePodApi } from './kube/pod-api.ts';
 import { kubeReferenceApi } from './kube/reference-api.ts';
 import { kubeSandboxApi } from './kube/sandbox-api.ts';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from './leader.ts';
@@ -67,6 +67,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       references: kubeReferenceApi(clients),
       pods: kubePodApi(clients),
       guards: kubeGuardApi(clients),
+      namespaces: kubeNamespaceApi(clients),
       events: kubeEventRecorder(clients, 'sandbox-operator', log),
     }),
     legacy: legacyWalk(config),

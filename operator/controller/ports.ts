@@ -67,6 +67,11 @@ export interface GuardApi {
   removeDisruptionBudget(namespace: string, name: string, uid: string): Promise<void>;
 }
 
+export interface NamespaceApi {
+  /** Whether the namespace is being deleted (a live read; gone counts as terminating). */
+  isTerminating(namespace: string): Promise<boolean>;
+}
+
 export type EventType = 'Normal' | 'Warning';
 
 export interface EventRecorder {
@@ -79,5 +84,6 @@ export type ControllerPorts = {
   readonly references: ReferenceApi;
   readonly pods: PodApi;
   readonly guards: GuardApi;
+  readonly namespaces: NamespaceApi;
   readonly events: EventRecorder;
 };

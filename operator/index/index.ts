@@ -7,3 +7,4 @@ export * from './reference-index.ts';
 export * from './foreign.ts';
 export * from './exclusivity.ts';
 export * from './prune.ts';
+export * from './namespace-deletion.ts';

@@ -6,7 +6,7 @@ import { budgetSummaryOf, disruptionBudgetName } from '../budget-summary.ts';
 import { KubeRequestError, request, requestUnlessGone } from '../errors.ts';
 import type { JsonPatchOp } from '../finalizer.ts';
 import { podSummaryOf, type PodSummary } from '../pod-summary.ts';
-import type { GuardApi, PodApi } from '../ports.ts';
+import type { GuardApi, NamespaceApi, PodApi } from '../ports.ts';
 import { FIELD_MANAGER, JSON_PATCH, type KubeClients } from './clients.ts';
 
 export function kubePodApi({ core }: KubeClients): PodApi {
@@ -112,6 +112,17 @@ export function kubeGuardApi({ policy }: KubeClients): GuardApi {
       await requestUnlessGone('Delete', `poddisruptionbudget ${namespace}/${name}`, () =>
         policy.deleteNamespacedPodDisruptionBudget({ namespace, name, body: { preconditions: { uid } } }),
       );
+    },
+  };
+}
+
+export function kubeNamespaceApi({ core }: KubeClients): NamespaceApi {
+  return {
+    async isTerminating(namespace) {
+      const found = await requestUnlessGone('Get', `namespace ${namespace}`, () =>
+        core.readNamespace({ name: namespace }),
+      );
+      return found === undefined || found.metadata?.deletionTimestamp !== undefined;
     },
   };
 }

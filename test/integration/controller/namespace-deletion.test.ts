@@ -1,10 +1,12 @@
 /**
  * Deleting a namespace deletes its references, budgets and Sandboxes; the operator must let it finish: no
- * guard re-creation or pod create refused by the terminating namespace may stand in the way of the release.
+ * guard re-creation or pod create refused by the terminating namespace may stand in the way of the release,
+ * and an adopted sandbox with unknown history (no ledger) is released once no reference is left.
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANNOTATIONS } from '../../../operator/api/names.ts';
 import { kubeConfig } from '../../harness/kube.ts';
 import { createReference, createSandbox, getSandbox } from './fixtures.ts';
 import { eventually, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
@@ -23,7 +25,7 @@ afterAll(async () => {
 });
 
 describe('a namespace being deleted', () => {
-  it('finishes: its shared and exclusive sandboxes are released once its references are gone', async () => {
+  it('finishes: its shared, exclusive and adopted sandboxes are released once its references are gone', async () => {
     await createSandbox(namespace, 'shared', { worktree: 'wt-1' });
     await createReference(namespace, 'board', {
       sandbox: 'shared',
@@ -31,6 +33,11 @@ describe('a namespace being deleted', () => {
       worktree: 'wt-2',
     });
     await createSandbox(namespace, 'own', { worktree: 'wt-1' });
+    // Adopted, and no ledger configured: Unavailable, which only the namespace's deletion lifts.
+    await createSandbox(namespace, 'adopted', {
+      worktree: 'wt-1',
+      annotations: { [ANNOTATIONS.adoptedFrom]: 'cloud-agent v1' },
+    });
     await eventually('running', async () =>
       (await getSandbox(namespace, 'shared'))?.status?.phase === 'Running' &&
       (await getSandbox(namespace, 'own'))?.status?.phase === 'Running'
@@ -52,5 +59,6 @@ describe('a namespace being deleted', () => {
       90_000,
     );
     expect(await getSandbox(namespace, 'shared')).toBeUndefined();
+    expect(await getSandbox(namespace, 'adopted')).toBeUndefined();
   });
 });
