@@ -1,9 +1,9 @@
 /** SandboxApi over client-node. */
 import { GROUP, SANDBOX, VERSION } from '../../api/names.ts';
-import { request, requestUnlessGone } from '../errors.ts';
+import { request, requestUnlessGone } from '../../kube/errors.ts';
 import type { JsonPatchOp } from '../finalizer.ts';
 import type { SandboxApi } from '../ports.ts';
-import { FIELD_MANAGER, JSON_PATCH, MERGE_PATCH, type KubeClients } from './clients.ts';
+import { FIELD_MANAGER, JSON_PATCH, MERGE_PATCH, type KubeClients } from '../../kube/clients.ts';
 
 export function kubeSandboxApi({ custom }: KubeClients): SandboxApi {
   const at = (namespace: string, name: string) => ({

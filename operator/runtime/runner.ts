@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { Action } from './action.ts';
-import { KubeRequestError } from './errors.ts';
+import { KubeRequestError } from '../kube/errors.ts';
 import type { WorkQueue } from './queue.ts';
 
 export type Reconcile = (key: string, log: Logger) => Promise<Action>;

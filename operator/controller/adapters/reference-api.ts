@@ -1,9 +1,9 @@
 /** ReferenceApi over client-node: consistent LISTs by the `spec.sandbox` selectable field. */
 import { API_VERSION, SESSION_REFERENCE } from '../../api/names.ts';
 import { parseSessionReference } from '../../api/parse.ts';
-import { request } from '../errors.ts';
+import { request } from '../../kube/errors.ts';
 import type { ReferenceApi } from '../ports.ts';
-import type { KubeClients } from './clients.ts';
+import type { KubeClients } from '../../kube/clients.ts';
 
 export function kubeReferenceApi({ objects, custom }: KubeClients): ReferenceApi {
   return {

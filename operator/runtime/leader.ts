@@ -6,8 +6,8 @@
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { sleep } from './sleep.ts';
-import { KubeRequestError, request } from './errors.ts';
-import type { KubeClients } from './kube/clients.ts';
+import { KubeRequestError, request } from '../kube/errors.ts';
+import type { KubeClients } from '../kube/clients.ts';
 
 export type LeaseSettings = {
   readonly namespace: string;
