@@ -11,6 +11,6 @@ export {
   type ForgetResult,
 } from './session-references.ts';
 export { sessionReferenceName } from './names.ts';
-export { KubeRequestError } from '../controller/errors.ts';
+export { KubeRequestError } from '../kube/errors.ts';
 export type { SessionReferenceSpec, Turn } from '../api/session-reference.ts';
 export { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE } from '../api/names.ts';

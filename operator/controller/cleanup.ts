@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { ANNOTATIONS } from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
 import type { ReferenceIndex } from '../index/reference-index.ts';
-import { awaitChange, type Action } from './action.ts';
+import { awaitChange, type Action } from '../runtime/action.ts';
 import { rfc3339 } from './conditions.ts';
 import type { ReconcilerContext } from './context.ts';
 import { incarnationOf } from './incarnation.ts';

@@ -8,9 +8,9 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXCLUSIVITY_FINALIZER, LABELS } from '../../../operator/api/names.ts';
-import { KubeRequestError } from '../../../operator/controller/errors.ts';
-import { kubeClients } from '../../../operator/controller/kube/clients.ts';
-import { kubeSandboxApi } from '../../../operator/controller/kube/sandbox-api.ts';
+import { KubeRequestError } from '../../../operator/kube/errors.ts';
+import { kubeClients } from '../../../operator/kube/clients.ts';
+import { kubeSandboxApi } from '../../../operator/controller/adapters/sandbox-api.ts';
 import { kwokNodeName } from '../../../operator/local-cluster/index.ts';
 import { startHoldingProxy, type HoldingProxy } from '../../harness/holding-proxy.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';

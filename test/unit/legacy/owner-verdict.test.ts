@@ -4,7 +4,7 @@ import {
   legacyOwnerVerdict,
   lookupVerdict,
   type ReconciliationTarget,
-} from '../../../operator/reconcile/index.ts';
+} from '../../../operator/legacy/index.ts';
 import { located, owner } from './scripted.ts';
 
 const target: ReconciliationTarget = {

@@ -1,9 +1,9 @@
 /** ReferenceApi over client-node: consistent LISTs by the `spec.sandbox` selectable field. */
 import { API_VERSION, SESSION_REFERENCE } from '../../api/names.ts';
 import { parseSessionReference } from '../../api/parse.ts';
-import { KubeRequestError, request, requestUnlessGone } from '../errors.ts';
+import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
 import type { Deleted, ReferenceApi } from '../ports.ts';
-import type { KubeClients } from './clients.ts';
+import type { KubeClients } from '../../kube/clients.ts';
 
 export function kubeReferenceApi(clients: KubeClients): ReferenceApi {
   const { objects } = clients;

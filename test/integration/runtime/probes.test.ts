@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../operator/controller/config.ts';
-import { parseBind, serveProbes } from '../../../operator/controller/probes.ts';
+import { parseBind, serveProbes } from '../../../operator/runtime/probes.ts';
 
 const log = pino({ level: 'silent' });
 const state = { notReady: () => undefined, healthy: () => true };

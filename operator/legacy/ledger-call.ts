@@ -1,6 +1,6 @@
 /** The ledger call of the walk, capped, with failures as values. */
 import { describeError, withDeadline } from './deadline.ts';
-import type { IncompleteReason } from './outcome.ts';
+import type { IncompleteReason } from '../api/reconciliation-outcome.ts';
 import type { Clock, LedgerReport, ReconciliationTarget, SessionLedger } from './ports.ts';
 
 export type LedgerCall =

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { WorkQueue } from '../../../operator/controller/queue.ts';
+import { WorkQueue } from '../../../operator/runtime/queue.ts';
 
 beforeEach(() => {
   vi.useFakeTimers();

@@ -5,7 +5,7 @@ import type {
   RuntimeLocation,
   RuntimeLocator,
   SessionLedger,
-} from '../../../operator/reconcile/index.ts';
+} from '../../../operator/legacy/index.ts';
 
 export type Script = { readonly latencyMs: number } & (
   { readonly answer: RuntimeLocation } | { readonly error: Error } | { readonly hang: true }

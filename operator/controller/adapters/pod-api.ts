@@ -3,11 +3,11 @@ import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { LABELS, MANAGED_BY } from '../../api/names.ts';
 import type { Sandbox } from '../../api/objects.ts';
 import { budgetSummaryOf, disruptionBudgetName } from '../budget-summary.ts';
-import { KubeRequestError, request, requestUnlessGone } from '../errors.ts';
+import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
 import type { JsonPatchOp } from '../finalizer.ts';
 import { podSummaryOf, type PodSummary } from '../pod-summary.ts';
 import type { GuardApi, NamespaceApi, PodApi } from '../ports.ts';
-import { FIELD_MANAGER, JSON_PATCH, type KubeClients } from './clients.ts';
+import { FIELD_MANAGER, JSON_PATCH, type KubeClients } from '../../kube/clients.ts';
 
 export function kubePodApi({ core }: KubeClients): PodApi {
   return {

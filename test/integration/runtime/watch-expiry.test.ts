@@ -8,7 +8,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Watcher, type WatchEventType } from '../../../operator/controller/watcher.ts';
+import { Watcher, type WatchEventType } from '../../../operator/runtime/watcher.ts';
 
 const pod = (name: string, rv: string) => ({
   apiVersion: 'v1',

@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { awaitChange, requeueAfter, type Action } from '../../../operator/controller/action.ts';
-import { WorkQueue } from '../../../operator/controller/queue.ts';
-import { Runner } from '../../../operator/controller/runner.ts';
+import { awaitChange, requeueAfter, type Action } from '../../../operator/runtime/action.ts';
+import { WorkQueue } from '../../../operator/runtime/queue.ts';
+import { Runner } from '../../../operator/runtime/runner.ts';
 
 const silent = pino({ level: 'silent' });
 const tick = () => new Promise((resolve) => setImmediate(resolve));

@@ -2,7 +2,7 @@
  * Per-owner verdicts of the legacy walk, and the plane rule that decides which owners are looked up.
  */
 import { isForeignReference } from '../index/foreign.ts';
-import type { IncompleteReason } from './outcome.ts';
+import type { IncompleteReason } from '../api/reconciliation-outcome.ts';
 import type { LedgerOwner, ReconciliationTarget, RuntimeLocation } from './ports.ts';
 
 export type OwnerVerdict =

@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { Action } from './action.ts';
-import { KubeRequestError } from './errors.ts';
+import { controllerErrorOf, errorPolicy } from './error-policy.ts';
 import type { WorkQueue } from './queue.ts';
 
 export type Reconcile = (key: string, log: Logger) => Promise<Action>;
@@ -15,10 +15,6 @@ export type RunnerObserver = {
   /** A reconcile threw a programming error (TypeError, RangeError, ...): controller-runtime's panic. */
   readonly onPanic?: () => void;
 };
-
-/** JavaScript's analogue of a Go panic: a bug in our code, not a failed request. It is still retried. */
-const isProgrammingError = (error: unknown) =>
-  error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError;
 
 export class Runner {
   private active = 0;
@@ -70,28 +66,31 @@ export class Runner {
         action.kind === 'RequeueAfter' ? 'requeue_after' : 'success',
         elapsed(started),
       );
-    } catch (error) {
-      const delay = this.queue.addRateLimited(key);
+    } catch (thrown) {
       this.observer.onResult?.('error', elapsed(started));
-      if (isProgrammingError(error)) {
-        this.observer.onPanic?.();
-        log.error(
-          { err: error, retryInMs: delay },
-          'reconcile hit a programming error; retrying with backoff',
-        );
-        return;
+      const error = controllerErrorOf(thrown);
+      if (error.kind === 'Bug') this.observer.onPanic?.();
+      const decision = errorPolicy(error);
+      switch (decision.kind) {
+        case 'RetryWithBackoff': {
+          const retryInMs = this.queue.addRateLimited(key);
+          const fields =
+            error.kind === 'KubeRequestFailed' && error.error.conflict
+              ? { step: error.error.step, target: error.error.target, retryInMs }
+              : { err: thrown, retryInMs, failures: this.queue.failuresOf(key) };
+          log[decision.level](fields, decision.why);
+          return;
+        }
+        case 'RequeueAfter':
+          this.queue.forget(key);
+          this.queue.addAfter(key, decision.ms);
+          log.info({ err: thrown, retryInMs: decision.ms }, decision.why);
+          return;
+        case 'Terminal':
+          this.queue.forget(key);
+          log.error({ err: thrown }, decision.why);
+          return;
       }
-      if (error instanceof KubeRequestError && error.conflict) {
-        log.info(
-          { step: error.step, target: error.target, retryInMs: delay },
-          'stale write refused by the API server; retrying from fresh state',
-        );
-        return;
-      }
-      log.warn(
-        { err: error, retryInMs: delay, failures: this.queue.failuresOf(key) },
-        'reconcile failed; retrying with backoff',
-      );
     }
   }
 }

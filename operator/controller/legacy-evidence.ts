@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Sandbox } from '../api/objects.ts';
 import type { LegacyEvidence } from '../index/exclusivity.ts';
-import { earnsMarker, type ReconciliationOutcome } from '../reconcile/outcome.ts';
+import { earnsMarker, type ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
 import { rfc3339 } from './conditions.ts';
 import type { ReconcilerContext } from './context.ts';
 import { initialReconciliation, type ReconciliationStatus } from './lifecycle.ts';

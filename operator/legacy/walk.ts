@@ -13,7 +13,7 @@
  * - Legacy owners are not looked up; they block only through a recorded allocation naming the target.
  */
 import pLimit from 'p-limit';
-import type { ReconciliationOutcome, ReconciliationStats } from './outcome.ts';
+import type { ReconciliationOutcome, ReconciliationStats } from '../api/reconciliation-outcome.ts';
 import { controlPlaneOwner, legacyOwnerVerdict, type OwnerVerdict, type PlaneRule } from './owner-verdict.ts';
 import { lookupOwner } from './lookup.ts';
 import type { Clock, ReconciliationTarget, RuntimeLocator, SessionLedger } from './ports.ts';

@@ -1,10 +1,10 @@
 /** SandboxApi over client-node. */
 import { GROUP, SANDBOX, VERSION } from '../../api/names.ts';
-import { KubeRequestError, request, requestUnlessGone } from '../errors.ts';
+import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
 import { incarnationTest, type JsonPatchOp } from '../finalizer.ts';
 import type { SandboxApi } from '../ports.ts';
 import { statusPatchOps } from '../status.ts';
-import { FIELD_MANAGER, JSON_PATCH, type KubeClients } from './clients.ts';
+import { FIELD_MANAGER, JSON_PATCH, type KubeClients } from '../../kube/clients.ts';
 
 export function kubeSandboxApi({ custom }: KubeClients): SandboxApi {
   const at = (namespace: string, name: string) => ({

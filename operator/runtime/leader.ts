@@ -6,8 +6,9 @@
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { sleep } from './sleep.ts';
-import { KubeRequestError, request } from './errors.ts';
-import type { KubeClients } from './kube/clients.ts';
+import { KubeRequestError, request } from '../kube/errors.ts';
+import type { KubeClients } from '../kube/clients.ts';
+import { LeaseLostError } from './error-policy.ts';
 
 export type LeaseSettings = {
   readonly namespace: string;
@@ -28,6 +29,8 @@ const micro = (date: Date) => date.toISOString().replace('Z', '000Z');
 
 export class LeaderElector {
   private lastRenew = 0;
+  /** Why the last acquire/renew attempt failed: the cause a lost lease reports. */
+  private lastFailure: unknown = undefined;
   constructor(
     private readonly clients: KubeClients,
     private readonly lease: LeaseSettings,
@@ -55,9 +58,9 @@ export class LeaderElector {
       if (await sleep(this.lease.retryPeriodMs, signal)) return;
       if (await this.tryAcquireOrRenew()) continue;
       if (Date.now() - this.lastRenew > this.lease.renewDeadlineMs) {
-        throw new Error(
-          `leader election lost: lease ${this.lease.namespace}/${this.lease.name} not renewed within ${this.lease.renewDeadlineMs} ms`,
-        );
+        throw new LeaseLostError(`${this.lease.namespace}/${this.lease.name}`, this.lease.renewDeadlineMs, {
+          cause: this.lastFailure,
+        });
       }
     }
   }
@@ -116,16 +119,22 @@ export class LeaderElector {
         const holder = current.spec?.holderIdentity ?? '';
         const renewed = current.spec?.renewTime ? new Date(current.spec.renewTime).getTime() : 0;
         const expired = renewed + (current.spec?.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
-        if (holder !== '' && holder !== identity && !expired) return false;
+        if (holder !== '' && holder !== identity && !expired) {
+          this.lastFailure = new Error(`the lease is held by ${holder}`);
+          return false;
+        }
         const transitions = (current.spec?.leaseTransitions ?? 0) + (holder === identity ? 0 : 1);
         const acquireTime = holder === identity ? current.spec?.acquireTime : micro(now);
         current.spec = { ...current.spec, ...spec, acquireTime, leaseTransitions: transitions } as never;
         await this.clients.coordination.replaceNamespacedLease({ namespace, name, body: current }); // resourceVersion guards the race
       }
       this.lastRenew = now.getTime();
+      this.lastFailure = undefined;
       return true;
     } catch (error) {
-      this.log.debug({ err: error }, 'lease acquire/renew attempt failed');
+      this.lastFailure = error;
+      // A leader that cannot renew is on its way to losing the lease: say so while there is still time.
+      this.log.warn({ err: error, lease: `${namespace}/${name}` }, 'lease acquire/renew attempt failed');
       return false;
     }
   }

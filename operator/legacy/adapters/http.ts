@@ -10,7 +10,7 @@ import type {
   RuntimeLocation,
   RuntimeLocator,
   SessionLedger,
-} from '../reconcile/ports.ts';
+} from '../ports.ts';
 
 export type HttpEndpoint = { readonly url: string; readonly token: string | undefined };
 

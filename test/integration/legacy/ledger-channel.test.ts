@@ -17,7 +17,7 @@ import {
   httpLedger,
   httpLocator,
   legacyEndpoints,
-} from '../../../operator/controller/legacy-http.ts';
+} from '../../../operator/legacy/adapters/http.ts';
 
 const servers: Server[] = [];
 afterEach(async () => {

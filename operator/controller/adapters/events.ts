@@ -1,9 +1,9 @@
 /** EventRecorder writing core/v1 Events (what `kubectl describe` shows). Failures are logged, not thrown. */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { request } from '../errors.ts';
+import { request } from '../../kube/errors.ts';
 import type { EventRecorder } from '../ports.ts';
-import type { KubeClients } from './clients.ts';
+import type { KubeClients } from '../../kube/clients.ts';
 import { rfc3339 } from '../conditions.ts';
 
 export function kubeEventRecorder({ core }: KubeClients, component: string, log: Logger): EventRecorder {

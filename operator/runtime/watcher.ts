@@ -10,9 +10,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { sleep } from './sleep.ts';
-import { KubeRequestError, request } from './errors.ts';
-import { listPage } from './kube/list-pages.ts';
-import { watchStream, type WatchEnd } from './kube/watch-stream.ts';
+import { KubeRequestError, request } from '../kube/errors.ts';
+import { listPage } from '../kube/list-pages.ts';
+import { watchStream, type WatchEnd } from '../kube/watch-stream.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
