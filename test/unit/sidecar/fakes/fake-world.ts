@@ -4,11 +4,16 @@
  * on SIGTERM only after SIGCONT, a trapping process ignores SIGTERM, SIGKILL ends everything but a D-state
  * process, dead processes linger as zombies until reaped. Every signal is recorded.
  */
-import type { Marker, MarkerRead } from '../../../../operator/sidecar/marker.ts';
-import type { Clock, ProcessTable, SignalOutcome, Signaller } from '../../../../operator/sidecar/ports.ts';
-import type { ProcStat } from '../../../../operator/sidecar/proc-stat.ts';
-import type { RetireSignal } from '../../../../operator/sidecar/retire-plan.ts';
-import { guardTarget } from '../../../../operator/sidecar/signaller.ts';
+import type { Marker, MarkerRead } from '../../../../operator/sidecar/contract/marker.ts';
+import type {
+  Clock,
+  ProcessTable,
+  SignalOutcome,
+  Signaller,
+} from '../../../../operator/sidecar/process/ports.ts';
+import type { ProcStat } from '../../../../operator/sidecar/contract/proc-stat.ts';
+import type { RetireSignal } from '../../../../operator/sidecar/process/retire-plan.ts';
+import { guardTarget } from '../../../../operator/sidecar/process/signaller.ts';
 
 export interface FakeProcess {
   readonly pid: number;

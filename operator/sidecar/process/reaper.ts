@@ -5,12 +5,12 @@
  * and are resumed from the journal after a restart.
  */
 import type { Logger } from 'pino';
-import { messageOf } from './errors.ts';
+import { messageOf } from '../contract/errors.ts';
 import type { JournalEntry } from './journal-entries.ts';
 import type { JournaledOutbox } from './notice-outbox.ts';
 import type { OutputTail } from './output-tail.ts';
 import type { Clock, Journal, ProcessTable, RetireReport, RetireReporter, Signaller } from './ports.ts';
-import type { EndTurnRequest, RegisterShellRequest } from './requests.ts';
+import type { EndTurnRequest, RegisterShellRequest } from '../contract/requests.ts';
 import { driveRetire, type RetireContext } from './retire-driver.ts';
 import { startProgress, type RetireLimits } from './retire-plan.ts';
 import { createShellMonitor } from './shell-monitor.ts';

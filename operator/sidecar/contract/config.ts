@@ -3,7 +3,7 @@
  * once; docs/sidecar.md lists them and a unit test asserts they match.
  */
 import { z } from 'zod';
-import { REAPER_GRACE_SECONDS_MAX } from '../api/limits.ts';
+import { REAPER_GRACE_SECONDS_MAX } from '../../api/limits.ts';
 import { SidecarError } from './errors.ts';
 
 export const CONFIG_ENV = {

@@ -4,9 +4,9 @@
  * (research/sidecar.md §3.1). ESRCH is "gone" and never falls back to signalling the pid alone: after
  * ESRCH the number can only belong to a stranger.
  */
-import { errnoOf } from './errors.ts';
+import { errnoOf } from '../contract/errors.ts';
 import type { SignalOutcome, Signaller } from './ports.ts';
-import { PID_MAX } from './requests.ts';
+import { PID_MAX } from '../contract/requests.ts';
 import type { RetireSignal } from './retire-plan.ts';
 
 export interface SignallerIdentity {

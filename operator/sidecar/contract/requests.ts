@@ -5,7 +5,7 @@
  * from its own records. A registration names the group, which the sidecar then proves against /proc.
  */
 import { z } from 'zod';
-import { ROLES, TURN_ORIGINS } from '../api/session-reference.ts';
+import { ROLES, TURN_ORIGINS } from '../../api/session-reference.ts';
 import { sessionIdSchema, shellIdSchema, turnIdSchema } from './marker.ts';
 
 /** Linux's largest pid_max (2^22): no pid or group id can exceed it. */

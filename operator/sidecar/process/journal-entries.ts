@@ -4,11 +4,12 @@
  * against the core's own types so the two cannot drift.
  */
 import { z } from 'zod';
-import { ROLES } from '../api/session-reference.ts';
+import { ROLES } from '../../api/session-reference.ts';
 import type { ShellGroup } from './group-judge.ts';
-import { sessionIdSchema, shellIdSchema, turnIdSchema } from './marker.ts';
+import { sessionIdSchema, shellIdSchema, turnIdSchema } from '../contract/marker.ts';
+import { noticeSchema } from '../contract/notice.ts';
 import type { RetireSummary } from './ports.ts';
-import type { ProcessIdentity } from './proc-stat.ts';
+import type { ProcessIdentity } from '../contract/proc-stat.ts';
 import type { RetireState, TargetProgress } from './retire-plan.ts';
 import type { TurnEndDecision } from './turn-decision.ts';
 
@@ -80,19 +81,6 @@ const summarySchema: z.ZodType<RetireSummary> = z.object({
   unreachablePids: z.array(pid),
   message: z.string(),
 });
-
-export const noticeSchema = z.object({
-  seq: z.int().min(1),
-  kind: z.enum(['Exit', 'Match']),
-  shell: shellIdSchema,
-  session: sessionIdSchema,
-  turn: turnIdSchema,
-  at: time,
-  /** Monotonic ms: an exit notice is held back until then, so a turn end racing the exit can drop it. */
-  dueAt: z.number(),
-  line: z.string().max(512).exactOptional(),
-});
-export type Notice = z.infer<typeof noticeSchema>;
 
 export const journalEntrySchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ShellRegistered'), at: time, group: shellGroupSchema }),

@@ -13,9 +13,9 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { GROUP, SESSION_REFERENCE, VERSION } from '../../api/names.ts';
-import { parseSessionReference } from '../../api/parse.ts';
-import type { Role, TurnOrigin } from '../../api/session-reference.ts';
+import { GROUP, SESSION_REFERENCE, VERSION } from '../../../api/names.ts';
+import { parseSessionReference } from '../../../api/parse.ts';
+import type { Role, TurnOrigin } from '../../../api/session-reference.ts';
 import type { EndedPhase } from '../turn-decision.ts';
 
 export interface TurnEndSignal {

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { JournalEntry } from './journal-entries.ts';
 import type { OutputTail } from './output-tail.ts';
 import type { Clock, NoticeOutbox, ProcessTable, Signaller } from './ports.ts';
-import { identityKey } from './proc-stat.ts';
+import { identityKey } from '../contract/proc-stat.ts';
 import { fenceOf, type Ledger, type ShellRecord } from './shell-ledger.ts';
 import { indexSnapshot, surveyGroup } from './survey.ts';
 

@@ -6,16 +6,9 @@
  */
 import { request } from 'node:http';
 import { z } from 'zod';
-import { SidecarError } from './errors.ts';
-import { noticeSchema } from './journal-entries.ts';
-import type { NoticePage } from './ports.ts';
-import type { EndTurnRequest, RegisterShellRequest } from './requests.ts';
-
-export { decideCompletionReport, IS_HOST_NOTICE, reportKey } from './completion-report.ts';
-export type { CompletionFacts, CompletionReport } from './completion-report.ts';
-export { MARKER_ENV, markerEnvironment } from './marker.ts';
-export { spawnRegisteredShell } from './spawn-shell.ts';
-export type { SpawnedShell, SpawnShellOptions } from './spawn-shell.ts';
+import { SidecarError } from '../contract/errors.ts';
+import { noticeSchema, type NoticePage } from '../contract/notice.ts';
+import type { EndTurnRequest, RegisterShellRequest } from '../contract/requests.ts';
 
 export class ReaperRequestError extends SidecarError {
   constructor(

@@ -2,9 +2,9 @@
  * The sidecar's I/O, behind small ports. The real ones read /proc, call kill(2), append to a file and read
  * the monotonic clock; unit tests pass fakes. Each port has at most four methods.
  */
-import type { MarkerRead } from './marker.ts';
-import type { ProcStat } from './proc-stat.ts';
-import type { Notice } from './journal-entries.ts';
+import type { MarkerRead } from '../contract/marker.ts';
+import type { ProcStat } from '../contract/proc-stat.ts';
+import type { Notice, NoticePage } from '../contract/notice.ts';
 import type { RetireSignal } from './retire-plan.ts';
 
 /** The pod's shared PID namespace as /proc shows it. */
@@ -88,11 +88,7 @@ export interface RetireFailure {
 /** A notice before the outbox numbers it. */
 export type NewNotice = Omit<Notice, 'seq'>;
 
-export interface NoticePage {
-  readonly notices: readonly Notice[];
-  /** Pass it as the next `after`: that acknowledges every notice up to it. */
-  readonly cursor: number;
-}
+export type { NoticePage };
 
 /**
  * The host's notice channel (exit and match notices). Retiring a shell drops its notices first, and the

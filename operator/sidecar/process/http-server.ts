@@ -8,7 +8,7 @@ import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
-import { errnoOf, SidecarError } from './errors.ts';
+import { errnoOf, SidecarError } from '../contract/errors.ts';
 import type { NoticeOutbox } from './ports.ts';
 import type { EndTurnOutcome, RegisterOutcome, ShellReaper } from './reaper.ts';
 import {
@@ -21,8 +21,8 @@ import {
   registerShellRequestSchema,
   type ErrorBody,
   type ErrorCode,
-} from './requests.ts';
-import { sessionIdSchema, turnIdSchema } from './marker.ts';
+} from '../contract/requests.ts';
+import { sessionIdSchema, turnIdSchema } from '../contract/marker.ts';
 
 export type ReaperApi = Pick<ShellReaper, 'register' | 'endTurn' | 'turnStatus'>;
 

@@ -12,7 +12,7 @@
  * - The agent mounts the socket volume read-only (connect(2) works on a read-only mount; it cannot
  *   replace the socket) and the output volume read-write; the journal volume is the sidecar's alone.
  */
-import { CONFIG_ENV } from './config.ts';
+import { CONFIG_ENV } from '../contract/config.ts';
 
 export const REAPER_CONTAINER = 'shell-reaper';
 export const REAPER_PATHS = {

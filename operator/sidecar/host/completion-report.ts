@@ -8,7 +8,7 @@
  * attribute (Unknown) never silences a real resumption. Equal facts give an equal `key`, so racing callers
  * for one turn spend one report.
  */
-import type { TurnOrigin } from '../api/session-reference.ts';
+import type { TurnOrigin } from '../../api/session-reference.ts';
 
 /**
  * Host notices: turns the host opened by itself. Exhaustive on purpose: a new origin fails to compile until

@@ -15,9 +15,9 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { open, readFile } from 'node:fs/promises';
 import type { ReaperClient, RegisterResult } from './client.ts';
-import { errnoOf, SidecarError } from './errors.ts';
-import { markerEnvironment } from './marker.ts';
-import { parseProcStat } from './proc-stat.ts';
+import { errnoOf, SidecarError } from '../contract/errors.ts';
+import { markerEnvironment } from '../contract/marker.ts';
+import { parseProcStat } from '../contract/proc-stat.ts';
 
 export interface SpawnShellOptions {
   readonly client: Pick<ReaperClient, 'registerShell'>;

@@ -5,10 +5,10 @@
  * signals unless it is itself a marked shell process.
  */
 import { shellMarker, type ShellGroup } from './group-judge.ts';
-import { markerNamesShell } from './marker.ts';
+import { markerNamesShell } from '../contract/marker.ts';
 import type { ProcessTable } from './ports.ts';
-import { isLive } from './proc-stat.ts';
-import type { RegisterShellRequest } from './requests.ts';
+import { isLive } from '../contract/proc-stat.ts';
+import type { RegisterShellRequest } from '../contract/requests.ts';
 
 export type Verification =
   { readonly ok: true; readonly group: ShellGroup } | { readonly ok: false; readonly reason: string };

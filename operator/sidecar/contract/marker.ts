@@ -5,7 +5,7 @@
  * escapee cannot be found without cgroups, and the docs say so.
  */
 import { z } from 'zod';
-import { IDENTIFIER_PATTERN, SESSION_ID_MAX, TURN_ID_MAX } from '../api/limits.ts';
+import { IDENTIFIER_PATTERN, SESSION_ID_MAX, TURN_ID_MAX } from '../../api/limits.ts';
 
 export const MARKER_ENV = {
   session: 'SANDBOX_REAPER_SESSION',

@@ -4,7 +4,8 @@
  * long-poll, and forgotten once acknowledged. Drops and acks are journaled, so a restart neither loses a
  * notice nor re-delivers a dropped one (case 20).
  */
-import type { JournalEntry, Notice } from './journal-entries.ts';
+import type { Notice } from '../contract/notice.ts';
+import type { JournalEntry } from './journal-entries.ts';
 import type { Logger } from 'pino';
 import type { Clock, Journal, NewNotice, NoticeOutbox, NoticePage } from './ports.ts';
 

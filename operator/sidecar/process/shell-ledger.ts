@@ -6,7 +6,7 @@
  * that turn, plus the shells of its earlier turns that ended failed or interrupted (they were kept, not
  * forgiven). Shells of a later turn are never in it: a resumed turn's shells wait for that turn's end.
  */
-import type { Role } from '../api/session-reference.ts';
+import type { Role } from '../../api/session-reference.ts';
 import type { ShellGroup } from './group-judge.ts';
 import type { JournalEntry } from './journal-entries.ts';
 import type { RetireSummary } from './ports.ts';
