@@ -18,8 +18,10 @@ export interface ShellGroup {
   readonly turn: string;
   readonly pgid: number;
   readonly leaderStartTime: number;
-  /** The leader's parent at registration (the agent host): never signalled. */
+  /** The leader's parent at registration (the agent host): never signalled while it is that process. */
   readonly hostPid?: number;
+  /** The host's start time (ticks): a host pid protects only while it names that process. */
+  readonly hostStartTime?: number;
   /** A literal a line of the shell's output must contain to publish a match notice. */
   readonly match?: string;
 }

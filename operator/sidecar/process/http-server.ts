@@ -10,14 +10,14 @@ import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { errnoOf, SidecarError } from '../contract/errors.ts';
 import type { NoticeOutbox } from './ports.ts';
-import type { EndTurnOutcome, RegisterOutcome, ShellReaper } from './reaper.ts';
+import type { EndTurnOutcome, RegisterOutcome } from './reaper-outcomes.ts';
+import type { ShellReaper } from './reaper.ts';
 import {
   BODY_MAX_BYTES,
   endTurnRequestSchema,
   ERROR_STATUS,
   invalidRequest,
   noticeQuerySchema,
-  protectedPidIn,
   registerShellRequestSchema,
   type ErrorBody,
   type ErrorCode,
@@ -139,9 +139,6 @@ async function route(deps: EndpointDeps, req: IncomingMessage, url: URL, abort: 
   }
   const parsed = registerShellRequestSchema.safeParse(body.value);
   if (!parsed.success) return { status: 400, body: invalidRequest(parsed.error) };
-  const protectedPid = protectedPidIn(parsed.data, deps.protectedPids());
-  if (protectedPid !== undefined)
-    return refuse('ProtectedProcess', `pid ${protectedPid} is never a shell group`);
   return registered(await deps.reaper.register(parsed.data));
 }
 

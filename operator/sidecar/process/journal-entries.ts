@@ -27,6 +27,7 @@ export const shellGroupSchema: z.ZodType<ShellGroup> = z.object({
   pgid: pid,
   leaderStartTime: tick,
   hostPid: pid.exactOptional(),
+  hostStartTime: tick.exactOptional(),
   match: z.string().max(256).exactOptional(),
 });
 

@@ -29,6 +29,8 @@ export function createNoticeOutbox(
   const notices = new Map<number, Notice>();
   let nextSeq = 1;
   let ackedUpTo = 0;
+  /** The highest seq a read returned: a cursor can acknowledge only what was handed out (issue 12). */
+  let handedOutUpTo = 0;
   const waiters = new Set<() => void>();
   const wake = () => {
     for (const w of [...waiters]) w();
@@ -47,6 +49,7 @@ export function createNoticeOutbox(
       }
       case 'NoticesAcked':
         ackedUpTo = Math.max(ackedUpTo, entry.upTo);
+        handedOutUpTo = Math.max(handedOutUpTo, ackedUpTo);
         nextSeq = Math.max(nextSeq, ackedUpTo + 1, entry.nextSeq ?? 0);
         for (const seq of notices.keys()) if (seq <= ackedUpTo) notices.delete(seq);
         return;
@@ -101,15 +104,19 @@ export function createNoticeOutbox(
       return count;
     },
     async read(after, waitMs, abort): Promise<NoticePage> {
-      const upTo = Math.min(after, nextSeq - 1);
+      // A cursor beyond the notices handed out (a hostile `after=<huge>`, or a host cursor from before a
+      // restart) acknowledges only those: at worst a notice is delivered twice, never deleted unread.
+      const upTo = Math.min(after, handedOutUpTo);
       if (upTo > ackedUpTo) {
         await record({ type: 'NoticesAcked', upTo });
       }
+      after = Math.max(upTo, ackedUpTo);
       const deadline = clock.now() + waitMs;
       for (;;) {
         const ready = due(after);
         const remaining = deadline - clock.now();
         if (ready.length > 0 || remaining <= 0 || abort.aborted) {
+          handedOutUpTo = Math.max(handedOutUpTo, ready.at(-1)?.seq ?? 0);
           return { notices: ready, cursor: ready.at(-1)?.seq ?? after };
         }
         const wait = Math.min(remaining, nextDueIn(after) ?? remaining);

@@ -30,9 +30,14 @@ export type SignalOutcome =
 export interface Signaller {
   signalGroup(pgid: number, signal: RetireSignal): SignalOutcome;
   signalProcess(pid: number, signal: RetireSignal): SignalOutcome;
-  /** Adds pids the guard refuses from now on (the agent hosts seen at registration). */
+  /** Adds a pid the guard refuses for good (tests, and pids the sidecar knows at start). */
   protect(pid: number): void;
-  /** The pids the guard refuses: its own pid and group, PID 1 and every protected pid. */
+  /**
+   * Replaces the agent hosts the guard refuses: the live hosts of registered shells, proven by identity.
+   * A host whose shells are all forgotten, or whose pid now names another process, is no longer refused.
+   */
+  protectHosts(pids: ReadonlySet<number>): void;
+  /** The pids the guard refuses: its own pid and group, PID 1, every protected pid and the current hosts. */
   protectedPids(): ReadonlySet<number>;
 }
 

@@ -10,7 +10,8 @@ import type { JournalEntry } from './journal-entries.ts';
 import type { JournaledOutbox } from './notice-outbox.ts';
 import type { OutputTail } from './output-tail.ts';
 import type { Clock, Journal, ProcessTable, RetireReport, RetireReporter, Signaller } from './ports.ts';
-import type { EndTurnRequest, RegisterShellRequest } from '../contract/requests.ts';
+import { protectedPidIn, type EndTurnRequest, type RegisterShellRequest } from '../contract/requests.ts';
+import { syncProtectedHosts } from './host-protection.ts';
 import { driveRetire, type RetireContext } from './retire-driver.ts';
 import { startProgress, type RetireLimits } from './retire-plan.ts';
 import { createShellMonitor } from './shell-monitor.ts';
@@ -24,7 +25,8 @@ import {
   summarize,
   type Ledger,
 } from './shell-ledger.ts';
-import { decideTurnEnd, turnKey, type KeepReason, type TurnEndDecision } from './turn-decision.ts';
+import { decideTurnEnd, turnKey } from './turn-decision.ts';
+import type { EndTurnOutcome, RegisterOutcome } from './reaper-outcomes.ts';
 import { verifyRegistration } from './registration.ts';
 
 export interface ReaperOptions extends RetireLimits {
@@ -45,21 +47,6 @@ export interface ReaperDeps {
   readonly options: ReaperOptions;
   readonly tail?: OutputTail;
 }
-
-export type RegisterOutcome =
-  | { readonly kind: 'Registered' | 'AlreadyRegistered'; readonly shell: string }
-  /** The turn had ended: the shell joined that turn's retire (answered 409 TurnEnded). */
-  | { readonly kind: 'Included'; readonly shell: string; readonly retire: string }
-  | {
-      readonly kind: 'Refused';
-      readonly code: 'IdentityMismatch' | 'ShellConflict';
-      readonly reason: string;
-    };
-
-export type EndTurnOutcome =
-  | { readonly kind: 'Retiring'; readonly retire: string; readonly groups: number }
-  | { readonly kind: 'Kept'; readonly reason: KeepReason }
-  | { readonly kind: 'Duplicate'; readonly decision: TurnEndDecision; readonly finished: boolean };
 
 type Phase = { readonly kind: 'Created' } | { readonly kind: 'Running' } | { readonly kind: 'Stopped' };
 
@@ -95,8 +82,7 @@ export class ShellReaper {
     for (const entry of entries) applyEntry(this.#ledger, entry);
     this.#deps.outbox.restore(entries);
     await this.#deps.journal.rewrite([...compactLedger(this.#ledger), ...this.#deps.outbox.snapshot()]);
-    for (const { group } of this.#ledger.shells.values())
-      if (group.hostPid !== undefined) this.#deps.signaller.protect(group.hostPid);
+    await this.#syncHosts();
     this.#phase = { kind: 'Running' };
     const unfinished = [...this.#ledger.retires.values()].filter((r) => r.finished === undefined);
     this.#log.info(
@@ -116,6 +102,14 @@ export class ShellReaper {
   }
 
   async register(request: RegisterShellRequest): Promise<RegisterOutcome> {
+    await this.#syncHosts();
+    const protectedPid = protectedPidIn(request, this.#deps.signaller.protectedPids());
+    if (protectedPid !== undefined)
+      return {
+        kind: 'Refused',
+        code: 'ProtectedProcess',
+        reason: `pid ${protectedPid} is never a shell group`,
+      };
     const verified = await verifyRegistration(this.#deps.table, request);
     if (!verified.ok) {
       this.#log.info(
@@ -138,9 +132,9 @@ export class ShellReaper {
               reason: `shell ${group.shell} is registered with another group`,
             };
       }
-      if (group.hostPid !== undefined) this.#deps.signaller.protect(group.hostPid);
       const at = this.#deps.clock.wallNow().toISOString();
       await this.#record({ type: 'ShellRegistered', at, group });
+      await this.#syncHosts();
       const fence = fenceOf(this.#ledger, group.session, group.turn);
       if (fence === undefined) {
         this.#log.info(
@@ -190,9 +184,11 @@ export class ShellReaper {
       await this.#record({ type: 'RetireFenced', at, key, session, turn, turns: [...plan.turns] });
       for (const group of plan.groups)
         await this.#record({ type: 'TargetUpdated', key, progress: startProgress({ kind: 'Group', group }) });
+      // Fence, then drop, then scan (issue 12): a held exit notice must not lapse while /proc is read.
+      const dropped = await this.#deps.outbox.dropShells(plan.groups.map((g) => g.shell));
       this.#log.info(
-        { retire: key, turns: plan.turns, groups: plan.groups.length },
-        'completed subagent turn: fenced, retiring its shells',
+        { retire: key, turns: plan.turns, groups: plan.groups.length, dropped },
+        'completed subagent turn: fenced and its notices dropped; retiring its shells',
       );
       this.#ensureDriver(key);
       return { kind: 'Retiring', retire: key, groups: plan.groups.length };
@@ -217,8 +213,15 @@ export class ShellReaper {
     while (this.#drivers.size > 0) await Promise.all([...this.#drivers.values()]);
   }
 
-  tickMonitor(): Promise<void> {
-    return this.#monitor.tick();
+  async tickMonitor(): Promise<void> {
+    await this.#syncHosts();
+    await this.#monitor.tick();
+  }
+
+  /** Protects exactly the live, proven hosts of the shells in the ledger (host-protection.ts). */
+  #syncHosts(): Promise<void> {
+    const shells = [...this.#ledger.shells.values()].map((r) => r.group);
+    return syncProtectedHosts(this.#deps.table, this.#deps.signaller, shells);
   }
 
   #withLock<T>(work: () => Promise<T>): Promise<T> {
@@ -247,6 +250,7 @@ export class ShellReaper {
       ledger: this.#ledger,
       record: (entry) => this.#record(entry),
       finish: (key) => this.#finish(key),
+      refreshHosts: () => this.#syncHosts(),
       stopping: () => this.#phase.kind === 'Stopped',
     };
   }
@@ -258,6 +262,7 @@ export class ShellReaper {
       const summary = summarize(retire);
       const at = this.#deps.clock.wallNow().toISOString();
       await this.#record({ type: 'RetireFinished', at, key, summary });
+      await this.#syncHosts();
       const level = summary.unreachable > 0 ? 'warn' : 'info';
       this.#log[level]({ retire: key, summary }, 'retire finished');
       const shells = [...retire.targets.values()].flatMap((p) =>
@@ -319,7 +324,7 @@ export class ShellReaper {
   async #runMonitor(): Promise<void> {
     while (this.#phase.kind === 'Running') {
       try {
-        await this.#monitor.tick();
+        await this.tickMonitor();
       } catch (error) {
         this.#log.error({ err: error }, 'shell monitor tick failed; notices wait for the next tick');
       }

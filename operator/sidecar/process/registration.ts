@@ -47,5 +47,7 @@ export async function verifyRegistration(
   }
   if (stat.ppid <= 1) return { ok: true, group: base };
   const parent = await table.readMarker(stat.ppid);
-  return { ok: true, group: parent.kind === 'Marked' ? base : { ...base, hostPid: stat.ppid } };
+  const host = await table.readStat(stat.ppid);
+  if (parent.kind === 'Marked' || host === undefined || !isLive(host)) return { ok: true, group: base };
+  return { ok: true, group: { ...base, hostPid: host.pid, hostStartTime: host.startTime } };
 }

@@ -48,6 +48,8 @@ export interface RetireContext {
   record(entry: JournalEntry): Promise<void>;
   /** Under the reaper's lock: finishes the retire when every target is terminal; false when one is not. */
   finish(key: string): Promise<boolean>;
+  /** Re-proves the protected agent hosts (a host that exited, or whose pid was recycled, is released). */
+  refreshHosts(): Promise<void>;
   /** True once shutdown began: the driver abandons the retire, which the journal resumes at the next start. */
   stopping(): boolean;
 }
@@ -184,6 +186,7 @@ export async function driveRetire(ctx: RetireContext, key: string): Promise<void
       log.info('shutting down: the retire is left to the journal and resumes at the next start');
       return;
     }
+    await ctx.refreshHosts();
     const snapshot = indexSnapshot(await ctx.table.scan());
     if (!swept) {
       // The first sweep shares the first scan, so escapees get SIGTERM together with their groups.

@@ -187,6 +187,26 @@ const FINISHED_RETIRES_KEPT = 512;
 const TURN_ENDS_KEPT = 2048;
 
 /**
+ * The turn ends compaction keeps: every kept (failed, interrupted) turn that still has shells in the ledger,
+ * whatever its age — dropping it would let those shells escape the next completed turn (issue 12) — and
+ * the newest others, bounded, for idempotency.
+ */
+function keptTurnEnds(ledger: Ledger): TurnEndRecord[] {
+  const withShells = new Set([...ledger.shells.values()].map((r) => turnKey(r.group.session, r.group.turn)));
+  const ends = [...ledger.turnEnds.entries()];
+  const needed = new Set(
+    ends.filter(([key, end]) => end.decision.kind === 'Keep' && withShells.has(key)).map(([key]) => key),
+  );
+  const recent = new Set(
+    ends
+      .filter(([key]) => !needed.has(key))
+      .slice(-TURN_ENDS_KEPT)
+      .map(([key]) => key),
+  );
+  return ends.filter(([key]) => needed.has(key) || recent.has(key)).map(([, end]) => end);
+}
+
+/**
  * Entries that rebuild this ledger, for compacting the journal at start. Finished retires and turn ends are
  * kept (newest first, bounded) so duplicate turn-end signals stay idempotent across restarts.
  */
@@ -198,8 +218,7 @@ export function compactLedger(ledger: Ledger): JournalEntry[] {
     if (record.status === 'Exited') entries.push({ type: 'ShellExited', at: record.registeredAt, shell });
     if (record.matched) entries.push({ type: 'ShellMatched', at: record.registeredAt, shell });
   }
-  for (const end of [...ledger.turnEnds.values()].slice(-TURN_ENDS_KEPT))
-    entries.push({ type: 'TurnEnded', ...end });
+  for (const end of keptTurnEnds(ledger)) entries.push({ type: 'TurnEnded', ...end });
   const retires = [...ledger.retires.values()];
   const finished = retires.filter((r) => r.finished !== undefined).slice(-FINISHED_RETIRES_KEPT);
   for (const retire of [...finished, ...retires.filter((r) => r.finished === undefined)]) {

@@ -25,7 +25,12 @@ export function guardTarget(target: unknown, refused: ReadonlySet<number>): stri
 }
 
 export function createSignaller(identity: SignallerIdentity): Signaller {
-  const refused = new Set<number>([1, identity.ownPid, identity.ownPgid]);
+  const fixed = new Set<number>([1, identity.ownPid, identity.ownPgid]);
+  let refused: ReadonlySet<number> = fixed;
+  let hosts: ReadonlySet<number> = new Set();
+  const rebuild = () => {
+    refused = new Set([...fixed, ...hosts]);
+  };
   const send = (target: number, kill: number, signal: RetireSignal): SignalOutcome => {
     const reason = guardTarget(target, refused);
     if (reason !== undefined) return { kind: 'Forbidden', reason };
@@ -42,7 +47,12 @@ export function createSignaller(identity: SignallerIdentity): Signaller {
     signalGroup: (pgid, signal) => send(pgid, -pgid, signal),
     signalProcess: (pid, signal) => send(pid, pid, signal),
     protect(pid) {
-      if (Number.isSafeInteger(pid) && pid > 0) refused.add(pid);
+      if (Number.isSafeInteger(pid) && pid > 0) fixed.add(pid);
+      rebuild();
+    },
+    protectHosts(pids) {
+      hosts = new Set([...pids].filter((pid) => Number.isSafeInteger(pid) && pid > 0));
+      rebuild();
     },
     protectedPids: () => refused,
   };

@@ -49,6 +49,7 @@ export class FakeWorld implements ProcessTable, Signaller {
   readonly processes = new Map<number, FakeProcess>();
   readonly sent: SentSignal[] = [];
   readonly #protected = new Set<number>([1]);
+  #hosts: ReadonlySet<number> = new Set();
   #nextPid = 1000;
   #tick = 100;
   /** Set to make every signal fail with EPERM (a sidecar without permission). */
@@ -122,8 +123,11 @@ export class FakeWorld implements ProcessTable, Signaller {
   protect(pid: number): void {
     this.#protected.add(pid);
   }
+  protectHosts(pids: ReadonlySet<number>): void {
+    this.#hosts = new Set(pids);
+  }
   protectedPids(): ReadonlySet<number> {
-    return this.#protected;
+    return new Set([...this.#protected, ...this.#hosts]);
   }
 
   #send(
@@ -132,7 +136,7 @@ export class FakeWorld implements ProcessTable, Signaller {
     signal: RetireSignal,
     members: FakeProcess[],
   ): SignalOutcome {
-    const reason = guardTarget(target, this.#protected);
+    const reason = guardTarget(target, this.protectedPids());
     let outcome: SignalOutcome;
     if (reason !== undefined) outcome = { kind: 'Forbidden', reason };
     else if (members.length === 0) outcome = { kind: 'Gone' };
