@@ -150,6 +150,46 @@ export default tseslint.config(
       ],
     },
   },
+  // The sidecar's homes by audience (docs/sidecar.md "Layout"): contract is what the others share; host
+  // (the agent host's side), injection (what the operator adds to pods) and process (the sidecar) each
+  // import the contract, never each other.
+  ...[
+    ['contract', ['host', 'injection', 'process'], true],
+    ['host', ['injection', 'process'], false],
+    ['injection', ['host', 'process'], true],
+    ['process', ['host', 'injection'], false],
+  ].map(([home, others, pure]) => ({
+    files: [`operator/sidecar/${home}/**`],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(\\.\\./)+(${others.join('|')})/`,
+              message: `operator/sidecar/${home} may import operator/sidecar/contract, not ${others.join(', ')}.`,
+            },
+            ...(pure
+              ? [
+                  {
+                    group: [
+                      '@kubernetes/client-node',
+                      'pino',
+                      'node:fs',
+                      'node:fs/*',
+                      'node:child_process',
+                      'node:http',
+                    ],
+                    allowTypeImports: true,
+                    message: `operator/sidecar/${home} is pure: I/O belongs in operator/sidecar/process.`,
+                  },
+                ]
+              : []),
+          ],
+        },
+      ],
+    },
+  })),
   {
     files: ['test/**'],
     rules: {

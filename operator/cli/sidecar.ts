@@ -1,11 +1,11 @@
 /**
  * Entry point of the shell reaper sidecar (same image as the operator, its own command):
- * `tsx operator/cli/sidecar.ts`. Configuration comes from the environment (operator/sidecar/config.ts).
+ * `tsx operator/cli/sidecar.ts`. Configuration comes from the environment (operator/sidecar/contract/config.ts).
  * SIGTERM (pod termination) stops taking requests and gives running retires a few seconds; the journal
  * keeps the rest for the next start.
  */
-import { loadConfig } from '../sidecar/config.ts';
-import { startSidecar } from '../sidecar/sidecar-app.ts';
+import { loadConfig } from '../sidecar/contract/config.ts';
+import { startSidecar } from '../sidecar/process/sidecar-app.ts';
 import { createLogger } from './logger.ts';
 
 const SHUTDOWN_DEADLINE_MS = 3_000;

@@ -14,7 +14,9 @@ import type { ReferenceIndex } from '../index/reference-index.ts';
 import { removeFinalizerPatch, type JsonPatchOp } from './finalizer.ts';
 import type { LegacyResult } from './legacy-evidence.ts';
 import type { Erased } from './erase.ts';
+import type { Staleness } from './incarnation.ts';
 import type { PodSummary } from './pod-summary.ts';
+import type { Deleted } from './ports.ts';
 
 /** The steps that write to the API server, in the order a deletion takes them. */
 export const WRITE_STEPS = [
@@ -45,9 +47,12 @@ export type DeletionFacts = {
   /** The eviction guard as the cache has it, once the pods are gone. */
   readonly budget: { readonly name: string; readonly uid: string } | undefined;
 
+  /** Whether the API server still holds this incarnation, deleting (a live GET). */
+  readonly incarnation?: Staleness;
   readonly guardKept?: true;
   readonly erased?: Erased;
-  readonly pruned?: true;
+  /** The tombstones the prune deleted (one re-attached since its LIST is kept). */
+  readonly pruned?: readonly string[];
   readonly evidence?: LegacyResult;
   /** The decision on the cached index. */
   readonly cached?: Decided;
@@ -62,12 +67,17 @@ export type DeletionFacts = {
   readonly podsHandled?: number;
   readonly podDeleted?: true;
   readonly guardRemoved?: true;
-  readonly indexErased?: true;
+  /** What erasing the index deleted, and what it kept because it changed since its LIST. */
+  readonly indexErased?: Deleted;
 };
 
 export type DeletionStep =
   /** Nothing of ours holds the sandbox (our finalizer is gone): wait for a change. */
   | { readonly kind: 'finished' }
+  /** Pods and references are found by name: first make sure the API server still holds this incarnation. */
+  | { readonly kind: 'read-incarnation' }
+  /** The cached Sandbox is gone, replaced or not deleting: wait for the watch to catch up. */
+  | { readonly kind: 'stale'; readonly staleness: Exclude<Staleness, 'Current'> }
   | { readonly kind: 'keep-guard' }
   | { readonly kind: 'erase'; readonly request: string }
   | { readonly kind: 'prune'; readonly tombstones: readonly string[] }
@@ -86,14 +96,19 @@ export type DeletionStep =
   | { readonly kind: 'await-pods-gone'; readonly pods: readonly string[] }
   | { readonly kind: 'remove-guard'; readonly budget: { readonly name: string; readonly uid: string } }
   | { readonly kind: 'erase-index' }
-  | { readonly kind: 'remove-finalizer' };
+  /** References written after the fence changed under the erase (their attach withdraws them): erase again. */
+  | { readonly kind: 'erase-again'; readonly changed: readonly string[] }
+  | { readonly kind: 'remove-finalizer'; readonly erased: readonly string[] };
 
 export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
   if (!facts.finalizer) return { kind: 'finished' };
+  if (facts.incarnation === undefined) return { kind: 'read-incarnation' };
+  if (facts.incarnation !== 'Current') return { kind: 'stale', staleness: facts.incarnation };
   if (facts.cachedPods && !facts.guardKept) return { kind: 'keep-guard' };
   if (facts.eraseRequest !== undefined && !facts.erased)
     return { kind: 'erase', request: facts.eraseRequest };
-  if (facts.tombstones.length > 0 && !facts.pruned) return { kind: 'prune', tombstones: facts.tombstones };
+  if (facts.tombstones.length > 0 && facts.pruned === undefined)
+    return { kind: 'prune', tombstones: facts.tombstones };
   const { evidence } = facts;
   if (!evidence) return { kind: 'gather-evidence' };
   if (!facts.cached) return { kind: 'decide', evidence };
@@ -126,5 +141,7 @@ function releaseStep(facts: DeletionFacts): DeletionStep {
   if (pods.length > 0) return { kind: 'await-pods-gone', pods: pods.map((each) => each.name) };
   if (facts.budget && !facts.guardRemoved) return { kind: 'remove-guard', budget: facts.budget };
   if (!facts.indexErased) return { kind: 'erase-index' };
-  return { kind: 'remove-finalizer' };
+  if (facts.indexErased.changed.length > 0)
+    return { kind: 'erase-again', changed: facts.indexErased.changed };
+  return { kind: 'remove-finalizer', erased: facts.indexErased.deleted };
 }

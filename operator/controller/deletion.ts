@@ -23,6 +23,7 @@ import { recordDecision } from './deletion-record.ts';
 import { eraseReferences, sandboxRef } from './erase.ts';
 import { keepEvictionGuard } from './eviction-guard.ts';
 import { failpoint } from './failpoints.ts';
+import { incarnationOf, stalenessOf } from './incarnation.ts';
 import { removeFinalizerPatch } from './finalizer.ts';
 import { legacyEvidence, type LegacyResult } from './legacy-evidence.ts';
 import { capacityLatch, pendingErase } from './lifecycle.ts';
@@ -69,6 +70,17 @@ async function perform(
   switch (step.kind) {
     case 'finished':
       return awaitChange();
+    case 'read-incarnation':
+      return {
+        ...facts,
+        incarnation: stalenessOf(sandbox, await ctx.ports.sandboxes.readLive(namespace, name)),
+      };
+    case 'stale':
+      log.info(
+        { staleness: step.staleness },
+        'the cached Sandbox is not the one the API server holds; waiting for the watch',
+      );
+      return awaitChange();
     case 'keep-guard':
       // Until the pods are released, a drain must not be able to evict them (a foreground cascade deletes
       // the budget first, and nothing else would bring it back).
@@ -81,23 +93,11 @@ async function perform(
       return { ...facts, erased, tombstones: ownTombstones(ctx, sandbox) };
     }
     case 'prune':
-      if (sandbox.spec.worktree !== undefined)
-        await ctx.ports.references.pruneTombstones(namespace, name, sandbox.spec.worktree);
-      log.info(
-        { pruned: step.tombstones, worktree: sandbox.spec.worktree },
-        'pruned the worktree’s own tombstones',
-      );
-      failpoint(step.kind);
-      return { ...facts, pruned: true };
+      return { ...facts, pruned: await prune(ctx, sandbox, log) };
     case 'gather-evidence':
       return { ...facts, evidence: await legacyEvidence(ctx, sandbox, true, log) };
     case 'decide': {
-      const index = await currentIndex(
-        ctx,
-        sandbox,
-        facts.erased,
-        new Set(facts.pruned ? facts.tombstones : []),
-      );
+      const index = await currentIndex(ctx, sandbox, facts.erased, new Set(facts.pruned));
       const unreadable = ctx.store.unreadableReferences(keyOf(namespace, name));
       return { ...facts, cached: { index, verdict: decide(sandbox, step.evidence, index, unreadable) } };
     }
@@ -149,12 +149,19 @@ async function perform(
       await ctx.ports.guards.removeDisruptionBudget(namespace, step.budget.name, step.budget.uid);
       failpoint(step.kind);
       return { ...facts, guardRemoved: true };
-    case 'erase-index':
-      await ctx.ports.references.deleteAll(namespace, name);
+    case 'erase-index': {
+      const indexErased = await ctx.ports.references.deleteAll(namespace, name);
       failpoint(step.kind);
-      return { ...facts, indexErased: true };
+      return { ...facts, indexErased };
+    }
+    case 'erase-again':
+      log.info(
+        { changedSinceListed: step.changed },
+        'references changed while the index was erased; erasing again',
+      );
+      return requeueAfter(WAIT_FOR_PODS_MS);
     case 'remove-finalizer':
-      return removeFinalizer(ctx, sandbox, facts, log);
+      return removeFinalizer(ctx, sandbox, facts, step.erased, log);
   }
 }
 
@@ -186,18 +193,32 @@ async function namespaceLifts(
   return true;
 }
 
+/** The names of the worktree's own tombstones now gone; one re-attached since the LIST is kept. */
+async function prune(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): Promise<readonly string[]> {
+  const { namespace, name } = sandbox.metadata;
+  const { worktree } = sandbox.spec;
+  if (worktree === undefined) return []; // never classified so: a sandbox without a worktree has no own tombstones
+  const { deleted, changed } = await ctx.ports.references.pruneTombstones(namespace, name, worktree);
+  failpoint('prune');
+  log.info(
+    { pruned: deleted, changedSinceListed: changed, worktree },
+    'pruned the worktree’s own tombstones',
+  );
+  return deleted;
+}
+
 async function removeFinalizer(
   ctx: ReconcilerContext,
   sandbox: Sandbox,
   facts: DeletionFacts,
+  deleted: readonly string[],
   log: Logger,
 ): Promise<DeletionFacts> {
-  const { namespace, name } = sandbox.metadata;
   const patch = removeFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
-  if (patch) await ctx.ports.sandboxes.patchMetadata(namespace, name, patch);
+  if (patch) await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), patch);
   failpoint('remove-finalizer');
-  // The count the API server gave when the release was confirmed, not a cache the erase just changed.
-  const erased = facts.live?.index.entries.length ?? 0;
+  // The count the API server answered to the erase, not a cache the erase just changed underneath.
+  const erased = deleted.length;
   log.info({ erasedReferences: erased }, 'sandbox released: pods gone, references erased, finalizer removed');
   await ctx.ports.events.record(
     sandboxRef(sandbox),

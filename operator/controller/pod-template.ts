@@ -4,7 +4,7 @@
  * reaper sidecar. Pure.
  */
 import type { V1Container, V1EnvVar, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import { reaperInjection } from '../sidecar/injection.ts';
+import { reaperInjection } from '../sidecar/injection/injection.ts';
 import {
   ANNOTATIONS,
   API_VERSION,
@@ -72,7 +72,7 @@ function templateAnnotations(annotations: Readonly<Record<string, string>>): Rec
   return rest;
 }
 
-/** The reaper's pod additions come from operator/sidecar/injection.ts, where its privilege model lives. */
+/** The reaper's pod additions come from operator/sidecar/injection/injection.ts, where its privilege model lives. */
 function injectReaper(pod: V1Pod, sandbox: Sandbox, sidecar: SidecarSettings): void {
   const spec = pod.spec;
   if (!spec) return;

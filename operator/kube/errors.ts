@@ -34,9 +34,12 @@ export class KubeRequestError extends Error {
   get notFound(): boolean {
     return this.status === 404;
   }
-  /** A stale write: 409 Conflict, or 422 from a finalizer JSON Patch whose `test` no longer holds. */
+  /** A stale write: 409 Conflict, or 422 from a JSON Patch (finalizers, status) whose `test` no longer holds. */
   get conflict(): boolean {
-    return this.status === 409 || (this.status === 422 && this.step === 'PatchFinalizers');
+    return (
+      this.status === 409 ||
+      (this.status === 422 && (this.step === 'PatchFinalizers' || this.step === 'PatchStatus'))
+    );
   }
   get gone(): boolean {
     return this.status === 410;

@@ -1,9 +1,10 @@
 /** SandboxApi over client-node. */
 import { GROUP, SANDBOX, VERSION } from '../../api/names.ts';
-import { request, requestUnlessGone } from '../../kube/errors.ts';
-import type { JsonPatchOp } from '../finalizer.ts';
+import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
+import { incarnationTest, type JsonPatchOp } from '../finalizer.ts';
 import type { SandboxApi } from '../ports.ts';
-import { FIELD_MANAGER, JSON_PATCH, MERGE_PATCH, type KubeClients } from '../../kube/clients.ts';
+import { statusPatchOps } from '../status.ts';
+import { FIELD_MANAGER, JSON_PATCH, type KubeClients } from '../../kube/clients.ts';
 
 export function kubeSandboxApi({ custom }: KubeClients): SandboxApi {
   const at = (namespace: string, name: string) => ({
@@ -14,18 +15,30 @@ export function kubeSandboxApi({ custom }: KubeClients): SandboxApi {
     name,
   });
   return {
-    async patchStatus(namespace, name, patch) {
+    async readLive(namespace, name) {
+      try {
+        const live = (await request('Get', `sandbox ${namespace}/${name}`, () =>
+          custom.getNamespacedCustomObject(at(namespace, name)),
+        )) as { metadata?: { uid?: string; deletionTimestamp?: unknown } };
+        const deletion = live.metadata?.deletionTimestamp;
+        return { uid: live.metadata?.uid ?? '', deleting: deletion !== undefined && deletion !== null };
+      } catch (error) {
+        if (error instanceof KubeRequestError && error.notFound) return undefined;
+        throw error;
+      }
+    },
+    async patchStatus({ namespace, name, uid }, before, changed) {
       await request('PatchStatus', `sandbox ${namespace}/${name}`, () =>
         custom.patchNamespacedCustomObjectStatus(
-          { ...at(namespace, name), body: { status: patch }, fieldManager: FIELD_MANAGER },
-          MERGE_PATCH,
+          { ...at(namespace, name), body: statusPatchOps(uid, before, changed), fieldManager: FIELD_MANAGER },
+          JSON_PATCH,
         ),
       );
     },
-    async patchMetadata(namespace, name, ops: readonly JsonPatchOp[]) {
+    async patchMetadata({ namespace, name, uid }, ops: readonly JsonPatchOp[]) {
       const written = (await request('PatchFinalizers', `sandbox ${namespace}/${name}`, () =>
         custom.patchNamespacedCustomObject(
-          { ...at(namespace, name), body: ops, fieldManager: FIELD_MANAGER },
+          { ...at(namespace, name), body: [incarnationTest(uid), ...ops], fieldManager: FIELD_MANAGER },
           JSON_PATCH,
         ),
       )) as { metadata?: { resourceVersion?: string } };

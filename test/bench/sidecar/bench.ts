@@ -15,11 +15,11 @@ import {
   createReaperClient,
   spawnRegisteredShell,
   type ReaperClient,
-} from '../../../operator/sidecar/client.ts';
-import { loadConfig } from '../../../operator/sidecar/config.ts';
-import { isLive, parseProcStat, type ProcStat } from '../../../operator/sidecar/proc-stat.ts';
-import { createProcTable } from '../../../operator/sidecar/proc-table.ts';
-import { startSidecar, type SidecarApp } from '../../../operator/sidecar/sidecar-app.ts';
+} from '../../../operator/sidecar/host/index.ts';
+import { loadConfig } from '../../../operator/sidecar/contract/config.ts';
+import { isLive, parseProcStat, type ProcStat } from '../../../operator/sidecar/contract/proc-stat.ts';
+import { createProcTable } from '../../../operator/sidecar/process/proc-table.ts';
+import { startSidecar, type SidecarApp } from '../../../operator/sidecar/process/sidecar-app.ts';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';
 
 const GRACE_SECONDS = 1;

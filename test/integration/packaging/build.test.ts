@@ -45,7 +45,7 @@ describe('npm run build', () => {
     expect(operator).toContain('Runs sandbox-operator');
     // The sidecar's entry starts serving when imported; check its syntax, and load the graph it starts.
     await run(process.execPath, ['--check', join(dist, 'operator/cli/sidecar.js')]);
-    const app = join(dist, 'operator/sidecar/sidecar-app.js');
+    const app = join(dist, 'operator/sidecar/process/sidecar-app.js');
     const { stdout: loaded } = await run(process.execPath, [
       '--input-type=module',
       '--eval',

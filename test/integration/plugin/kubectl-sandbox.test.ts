@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKubeReporter } from '../../../operator/sidecar/kube/status-reporter.ts';
+import { createKubeReporter } from '../../../operator/sidecar/process/kube/status-reporter.ts';
 import { API_VERSION, SESSION_REFERENCE } from '../../../operator/api/names.ts';
 import { kubeConfig, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { kubectlAsUser, userPath } from '../../harness/plugin.ts';

@@ -22,7 +22,7 @@ import {
   createReaperClient,
   spawnRegisteredShell,
   type SpawnedShell,
-} from '../../../operator/sidecar/client.ts';
+} from '../../../operator/sidecar/host/index.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { killMarked, liveMembers, waitFor } from '../../unit/sidecar/fixtures/process-fixtures.ts';
 

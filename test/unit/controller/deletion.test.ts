@@ -8,7 +8,7 @@ import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
 import type { Action } from '../../../operator/runtime/action.ts';
 import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached, tombstone } from '../fixtures.ts';
-import { contextOf, expect_, listed, Script, silent } from './scripted-ports.ts';
+import { contextOf, deleted, expect_, listed, Script, silent } from './scripted-ports.ts';
 
 async function turn(
   subject: SandboxBuilder,
@@ -21,12 +21,15 @@ async function turn(
 }
 
 const own = attached('own', 'wt-1');
+/** Every deletion turn first reads the Sandbox live: still this incarnation (the builder's uid), deleting. */
+const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
 const foreign = attached('foreign', 'wt-2');
 
 describe('a deletion turn', () => {
   it('releases an exclusive sandbox: guard kept, decision confirmed live, pods deleted and freed, then waits', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withPods(2);
     const action = await turn(subject, [
+      current,
       expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
       expect_('sandboxes.patchStatus(sbx)'),
@@ -43,12 +46,13 @@ describe('a deletion turn', () => {
   it('once the pods are gone, removes the guard, erases the index and then the finalizer', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withGuard();
     const action = await turn(subject, [
+      current,
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(Releasing)'),
       expect_('pods.listLive(sbx)', []),
       expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
-      expect_('references.deleteAll(sbx)'),
+      expect_('references.deleteAll(sbx)', deleted('own')),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
       expect_('events.record(Released)'),
     ]);
@@ -58,6 +62,7 @@ describe('a deletion turn', () => {
   it('frees a pod that is already terminating without deleting it again', async () => {
     const subject = sandbox('sbx').deleting().withReference(own);
     await turn(subject, [
+      current,
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(Releasing)'),
@@ -69,6 +74,7 @@ describe('a deletion turn', () => {
   it('is blocked by a foreign reference in the cache: status and an Event, and no pod is touched', async () => {
     const subject = sandbox('sbx').deleting().withReference(own, foreign).withPods(1).withGuard();
     const action = await turn(subject, [
+      current,
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(DeletionBlocked)'),
     ]);
@@ -78,6 +84,7 @@ describe('a deletion turn', () => {
   it('never releases on a cache miss alone: a foreign reference in the live LIST blocks', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withPods(1).withGuard();
     const action = await turn(subject, [
+      current,
       expect_('references.listLive(sbx)', listed([own, foreign], 'sbx')),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(DeletionBlocked)'),
@@ -88,7 +95,8 @@ describe('a deletion turn', () => {
   it('prunes its own worktree’s tombstones before deciding, and decides without them', async () => {
     const subject = sandbox('sbx').deleting().withReference(tombstone('old', 'wt-1'), foreign);
     await turn(subject, [
-      expect_('references.pruneTombstones(sbx, wt-1)'),
+      current,
+      expect_('references.pruneTombstones(sbx, wt-1)', deleted('old')),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(DeletionBlocked)'),
     ]);
@@ -100,17 +108,38 @@ describe('a deletion turn', () => {
       .withAnnotation(ANNOTATIONS.eraseReferences, 'INC-1')
       .withReference(own, foreign);
     const action = await turn(subject, [
-      expect_('references.listLive(sbx)', listed([own, foreign], 'sbx')),
-      expect_('references.deleteAll(sbx)'),
+      current,
+      expect_('references.deleteAll(sbx)', deleted('own', 'foreign')),
       expect_('references.listLive(sbx)', []),
       expect_('events.record(ReferencesErased)'),
       expect_('references.listLive(sbx)', []),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(Releasing)'),
       expect_('pods.listLive(sbx)', []),
-      expect_('references.deleteAll(sbx)'),
+      expect_('references.deleteAll(sbx)', deleted()),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
       expect_('events.record(Released)'),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('erases again, later, when a reference changed under the erase (its attach withdraws it)', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own);
+    const action = await turn(subject, [
+      current,
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(Releasing)'),
+      expect_('pods.listLive(sbx)', []),
+      expect_('references.deleteAll(sbx)', { deleted: ['own'], changed: ['late'] }),
+    ]);
+    expect(action).toEqual({ kind: 'RequeueAfter', ms: 1_000 });
+  });
+
+  it('touches nothing when the API server holds another incarnation under the name', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own).withPods(1);
+    const action = await turn(subject, [
+      expect_('sandboxes.readLive(sbx)', { uid: 'uid-of-a-new-sbx', deleting: false }),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
   });
@@ -122,7 +151,7 @@ describe('a deletion turn', () => {
 
   it('fails a scenario with what it expected and what came', async () => {
     const subject = sandbox('sbx').deleting().withReference(own);
-    await expect(turn(subject, [expect_('pods.delete(sbx-0)')])).rejects.toThrow(
+    await expect(turn(subject, [current, expect_('pods.delete(sbx-0)')])).rejects.toThrow(
       'expected pods.delete(sbx-0), got references.listLive(sbx)',
     );
   });

@@ -54,8 +54,9 @@ export function scriptedPorts(script: Script): ControllerPorts {
   const reply = <T>(call: string) => Promise.resolve().then(() => script.answer(call) as T);
   return {
     sandboxes: {
-      patchStatus: (_ns, name) => reply(`sandboxes.patchStatus(${name})`),
-      patchMetadata: (_ns, name) => reply(`sandboxes.patchMetadata(${name})`),
+      readLive: (_ns, name) => reply(`sandboxes.readLive(${name})`),
+      patchStatus: (target) => reply(`sandboxes.patchStatus(${target.name})`),
+      patchMetadata: (target) => reply(`sandboxes.patchMetadata(${target.name})`),
       delete: (_ns, name) => reply(`sandboxes.delete(${name})`),
     },
     references: {
@@ -78,6 +79,9 @@ export function scriptedPorts(script: Script): ControllerPorts {
     events: { record: (_target, _type, reason) => reply(`events.record(${reason})`) },
   };
 }
+
+/** What a listed, preconditioned delete answers: these names gone, none changed since the LIST. */
+export const deleted = (...names: string[]) => ({ deleted: names, changed: [] as string[] });
 
 /** The consistent LIST a scripted `references.listLive` answers with. */
 export function listed(entries: readonly ReferenceEntry[], sandbox: string): Parsed<SessionReference>[] {

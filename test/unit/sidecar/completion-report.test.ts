@@ -4,8 +4,8 @@ import {
   decideCompletionReport,
   IS_HOST_NOTICE,
   type CompletionFacts,
-} from '../../../operator/sidecar/completion-report.ts';
-import { decideTurnEnd } from '../../../operator/sidecar/turn-decision.ts';
+} from '../../../operator/sidecar/host/completion-report.ts';
+import { decideTurnEnd } from '../../../operator/sidecar/process/turn-decision.ts';
 
 const answeredTurn = (origin: TurnOrigin | undefined, joinedOrigins?: TurnOrigin[]): CompletionFacts => ({
   childSession: 'child',

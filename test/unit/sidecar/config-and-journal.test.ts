@@ -2,10 +2,10 @@ import { mkdtemp, readFile, rm, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CONFIG_DEFAULTS, loadConfig } from '../../../operator/sidecar/config.ts';
-import { journalEntrySchema, type JournalEntry } from '../../../operator/sidecar/journal-entries.ts';
-import { createJsonlJournal } from '../../../operator/sidecar/jsonl-journal.ts';
-import { shellsStatusOf } from '../../../operator/sidecar/kube/status-reporter.ts';
+import { CONFIG_DEFAULTS, loadConfig } from '../../../operator/sidecar/contract/config.ts';
+import { journalEntrySchema, type JournalEntry } from '../../../operator/sidecar/process/journal-entries.ts';
+import { createJsonlJournal } from '../../../operator/sidecar/process/jsonl-journal.ts';
+import { shellsStatusOf } from '../../../operator/sidecar/process/kube/status-reporter.ts';
 import { shellsSchema } from '../../../operator/api/session-reference.ts';
 
 describe('sidecar configuration', () => {

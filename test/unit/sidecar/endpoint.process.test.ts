@@ -5,7 +5,7 @@
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ownIdentity } from '../../../operator/sidecar/sidecar-app.ts';
+import { ownIdentity } from '../../../operator/sidecar/process/sidecar-app.ts';
 import { startFixture, type SidecarFixture } from './fixtures/process-fixtures.ts';
 
 interface Raw {

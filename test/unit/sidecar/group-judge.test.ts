@@ -6,9 +6,9 @@ import {
   markersToRead,
   type GroupFacts,
   type ShellGroup,
-} from '../../../operator/sidecar/group-judge.ts';
-import type { MarkerRead } from '../../../operator/sidecar/marker.ts';
-import type { ProcStat } from '../../../operator/sidecar/proc-stat.ts';
+} from '../../../operator/sidecar/process/group-judge.ts';
+import type { MarkerRead } from '../../../operator/sidecar/contract/marker.ts';
+import type { ProcStat } from '../../../operator/sidecar/contract/proc-stat.ts';
 
 const group: ShellGroup = { shell: 'sh1', session: 'child', turn: 't1', pgid: 100, leaderStartTime: 500 };
 const ours: MarkerRead = { kind: 'Marked', marker: { session: 'child', turn: 't1', shell: 'sh1' } };

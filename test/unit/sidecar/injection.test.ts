@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../operator/sidecar/config.ts';
-import { REAPER_VOLUMES, reaperInjection } from '../../../operator/sidecar/injection.ts';
+import { loadConfig } from '../../../operator/sidecar/contract/config.ts';
+import { REAPER_VOLUMES, reaperInjection } from '../../../operator/sidecar/injection/injection.ts';
 
 const injection = reaperInjection({
   image: 'registry.example/sandbox-operator:0.1.0',

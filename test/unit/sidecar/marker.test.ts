@@ -4,7 +4,7 @@ import {
   markerEnvironment,
   markerNamesShell,
   parseMarker,
-} from '../../../operator/sidecar/marker.ts';
+} from '../../../operator/sidecar/contract/marker.ts';
 
 const environ = (vars: Record<string, string>) =>
   Object.entries(vars)

@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { JournalEntry } from '../../../operator/sidecar/journal-entries.ts';
-import { createNoticeOutbox } from '../../../operator/sidecar/notice-outbox.ts';
-import type { NewNotice } from '../../../operator/sidecar/ports.ts';
+import type { JournalEntry } from '../../../operator/sidecar/process/journal-entries.ts';
+import { createNoticeOutbox } from '../../../operator/sidecar/process/notice-outbox.ts';
+import type { NewNotice } from '../../../operator/sidecar/process/ports.ts';
 import { FakeJournal } from './fakes/fake-journal.ts';
 import { FakeClock } from './fakes/fake-world.ts';
 
@@ -83,5 +83,20 @@ describe('notice outbox', () => {
     const compacted = make();
     compacted.restore(outbox.snapshot());
     expect((await compacted.publish(notice('c', 0))).seq).toBe(3);
+  });
+  it('acknowledges only notices it handed out: a cursor beyond them deletes nothing (issue 12)', async () => {
+    const outbox = make();
+    await outbox.publish(notice('a', 0));
+    await outbox.publish(notice('b', 0));
+    // A hostile (or confused) reader acknowledges "everything" before the host has read a single notice:
+    // the cursor is clamped to what was handed out (nothing), so nothing is acknowledged.
+    const early = await outbox.read(Number.MAX_SAFE_INTEGER, 0, new AbortController().signal);
+    expect(early.notices.map((n) => n.shell)).toEqual(['a', 'b']);
+    expect(journal.entries.filter((e) => e.type === 'NoticesAcked')).toEqual([]);
+    const page = await outbox.read(0, 0, new AbortController().signal);
+    expect(page.notices.map((n) => n.shell)).toEqual(['a', 'b']);
+    // Acknowledging what was handed out still forgets it.
+    await outbox.read(page.cursor, 0, new AbortController().signal);
+    expect((await outbox.read(0, 0, new AbortController().signal)).notices).toEqual([]);
   });
 });

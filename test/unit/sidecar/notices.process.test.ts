@@ -2,7 +2,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Notice } from '../../../operator/sidecar/journal-entries.ts';
+import type { Notice } from '../../../operator/sidecar/contract/notice.ts';
 import { liveMembers, startFixture, waitFor, type SidecarFixture } from './fixtures/process-fixtures.ts';
 
 describe('shell notices from real shells', { timeout: 60_000 }, () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { identityKey, isLive, parseProcStat } from '../../../operator/sidecar/proc-stat.ts';
+import { identityKey, isLive, parseProcStat } from '../../../operator/sidecar/contract/proc-stat.ts';
 
 // A real line from this kernel; fields after `comm`: state ppid pgrp session tty tpgid flags … starttime (22).
 const line = (comm: string, state = 'S') =>

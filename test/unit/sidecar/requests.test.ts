@@ -6,8 +6,8 @@ import {
   PID_MAX,
   protectedPidIn,
   registerShellRequestSchema,
-} from '../../../operator/sidecar/requests.ts';
-import { guardTarget } from '../../../operator/sidecar/signaller.ts';
+} from '../../../operator/sidecar/contract/requests.ts';
+import { guardTarget } from '../../../operator/sidecar/process/signaller.ts';
 
 const registration = {
   session: 'child_1',

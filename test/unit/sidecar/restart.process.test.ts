@@ -7,8 +7,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createReaperClient, spawnRegisteredShell } from '../../../operator/sidecar/client.ts';
-import { journalEntrySchema, type JournalEntry } from '../../../operator/sidecar/journal-entries.ts';
+import { createReaperClient, spawnRegisteredShell } from '../../../operator/sidecar/host/index.ts';
+import { journalEntrySchema, type JournalEntry } from '../../../operator/sidecar/process/journal-entries.ts';
 import { killMarked, liveMembers, waitFor } from './fixtures/process-fixtures.ts';
 
 const REPO = resolve(import.meta.dirname, '../../..');

@@ -4,11 +4,16 @@
  * on SIGTERM only after SIGCONT, a trapping process ignores SIGTERM, SIGKILL ends everything but a D-state
  * process, dead processes linger as zombies until reaped. Every signal is recorded.
  */
-import type { Marker, MarkerRead } from '../../../../operator/sidecar/marker.ts';
-import type { Clock, ProcessTable, SignalOutcome, Signaller } from '../../../../operator/sidecar/ports.ts';
-import type { ProcStat } from '../../../../operator/sidecar/proc-stat.ts';
-import type { RetireSignal } from '../../../../operator/sidecar/retire-plan.ts';
-import { guardTarget } from '../../../../operator/sidecar/signaller.ts';
+import type { Marker, MarkerRead } from '../../../../operator/sidecar/contract/marker.ts';
+import type {
+  Clock,
+  ProcessTable,
+  SignalOutcome,
+  Signaller,
+} from '../../../../operator/sidecar/process/ports.ts';
+import type { ProcStat } from '../../../../operator/sidecar/contract/proc-stat.ts';
+import type { RetireSignal } from '../../../../operator/sidecar/process/retire-plan.ts';
+import { guardTarget } from '../../../../operator/sidecar/process/signaller.ts';
 
 export interface FakeProcess {
   readonly pid: number;
@@ -44,6 +49,7 @@ export class FakeWorld implements ProcessTable, Signaller {
   readonly processes = new Map<number, FakeProcess>();
   readonly sent: SentSignal[] = [];
   readonly #protected = new Set<number>([1]);
+  #hosts: ReadonlySet<number> = new Set();
   #nextPid = 1000;
   #tick = 100;
   /** Set to make every signal fail with EPERM (a sidecar without permission). */
@@ -117,8 +123,11 @@ export class FakeWorld implements ProcessTable, Signaller {
   protect(pid: number): void {
     this.#protected.add(pid);
   }
+  protectHosts(pids: ReadonlySet<number>): void {
+    this.#hosts = new Set(pids);
+  }
   protectedPids(): ReadonlySet<number> {
-    return this.#protected;
+    return new Set([...this.#protected, ...this.#hosts]);
   }
 
   #send(
@@ -127,7 +136,7 @@ export class FakeWorld implements ProcessTable, Signaller {
     signal: RetireSignal,
     members: FakeProcess[],
   ): SignalOutcome {
-    const reason = guardTarget(target, this.#protected);
+    const reason = guardTarget(target, this.protectedPids());
     let outcome: SignalOutcome;
     if (reason !== undefined) outcome = { kind: 'Forbidden', reason };
     else if (members.length === 0) outcome = { kind: 'Gone' };

@@ -1,11 +1,15 @@
 /** Builds a ShellReaper over the fake world, journal and clock, with helpers in domain words. */
 import { pino } from 'pino';
-import type { JournalEntry } from '../../../../operator/sidecar/journal-entries.ts';
-import { createNoticeOutbox } from '../../../../operator/sidecar/notice-outbox.ts';
-import type { OutputTail } from '../../../../operator/sidecar/output-tail.ts';
-import type { RetireFailure, RetireReport, RetireReporter } from '../../../../operator/sidecar/ports.ts';
-import { ShellReaper, type ReaperOptions } from '../../../../operator/sidecar/reaper.ts';
-import type { RegisterShellRequest } from '../../../../operator/sidecar/requests.ts';
+import type { JournalEntry } from '../../../../operator/sidecar/process/journal-entries.ts';
+import { createNoticeOutbox } from '../../../../operator/sidecar/process/notice-outbox.ts';
+import type { OutputTail } from '../../../../operator/sidecar/process/output-tail.ts';
+import type {
+  RetireFailure,
+  RetireReport,
+  RetireReporter,
+} from '../../../../operator/sidecar/process/ports.ts';
+import { ShellReaper, type ReaperOptions } from '../../../../operator/sidecar/process/reaper.ts';
+import type { RegisterShellRequest } from '../../../../operator/sidecar/contract/requests.ts';
 import { FakeJournal } from './fake-journal.ts';
 import { FakeClock, FakeWorld, type FakeProcess, type SpawnOptions } from './fake-world.ts';
 

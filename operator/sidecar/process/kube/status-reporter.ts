@@ -1,0 +1,139 @@
+/**
+ * Records a retire on the session's SessionReference: `status.shells` by a JSON merge patch on the status
+ * subresource (the sidecar owns that field; the agent host owns `status.turn`), and an Event. A failure is
+ * returned to the reaper, which logs it: reporting never blocks the turn's answer.
+ */
+import {
+  CoreV1Api,
+  CoreV1Event,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  V1EventSource,
+  V1ObjectMeta,
+  V1ObjectReference,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { API_VERSION, GROUP, SESSION_REFERENCE, VERSION } from '../../../api/names.ts';
+import type { ShellsStatus } from '../../../api/session-reference.ts';
+import { SidecarError } from '../../contract/errors.ts';
+import type { RetireFailure, RetireReport, RetireReporter } from '../ports.ts';
+import type { ReferenceKey } from './reference-watch.ts';
+
+export const EVENT_REASONS = {
+  ShellsRetired: 'the completed subagent turn’s shell groups were retired',
+  ShellsUnreachable: 'some of the turn’s processes could not be ended',
+  ShellRetireFailed: 'retiring the turn’s shells failed; it is retried from the journal',
+} as const;
+export type EventReason = keyof typeof EVENT_REASONS;
+
+export interface KubeReporterOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
+  readonly podName: string | undefined;
+  readonly logger: Logger;
+  readonly referenceOf: (session: string) => ReferenceKey | undefined;
+}
+
+const MESSAGE_MAX = 1024;
+
+/** The generated client types are classes; build real instances rather than casting literals. */
+const instance = <T extends object>(Class: new () => T, fields: Partial<T>): T =>
+  Object.assign(new Class(), fields);
+
+/** The status the sidecar writes for a finished retire (pure, so it is unit-tested). */
+export function shellsStatusOf(report: RetireReport): ShellsStatus {
+  return {
+    retiredTurn: report.turn,
+    retiredGroups: report.summary.retiredGroups,
+    unreachable: report.summary.unreachable,
+    retiredAt: report.finishedAt,
+    message: report.summary.message.slice(0, MESSAGE_MAX),
+  };
+}
+
+export function createKubeReporter(options: KubeReporterOptions): RetireReporter {
+  const { kubeConfig, namespace, podName, logger } = options;
+  const objects = kubeConfig.makeApiClient(CustomObjectsApi);
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+
+  const event = async (
+    ref: ReferenceKey,
+    type: 'Normal' | 'Warning',
+    reason: EventReason,
+    message: string,
+  ) => {
+    const now = new Date();
+    try {
+      const body = instance(CoreV1Event, {
+        metadata: instance(V1ObjectMeta, { generateName: `${ref.name}.`, namespace }),
+        involvedObject: instance(V1ObjectReference, {
+          apiVersion: API_VERSION,
+          kind: SESSION_REFERENCE.kind,
+          name: ref.name,
+          namespace,
+          ...(ref.uid === undefined ? {} : { uid: ref.uid }),
+        }),
+        reason,
+        message: message.slice(0, MESSAGE_MAX),
+        type,
+        count: 1,
+        firstTimestamp: now,
+        lastTimestamp: now,
+        source: instance(V1EventSource, {
+          component: 'shell-reaper',
+          ...(podName === undefined ? {} : { host: podName }),
+        }),
+        reportingComponent: `${GROUP}/shell-reaper`,
+        reportingInstance: podName ?? 'shell-reaper',
+      });
+      await core.createNamespacedEvent({ namespace, body });
+    } catch (error) {
+      throw new SidecarError('EventFailed', `${reason} on ${ref.name}`, { cause: error });
+    }
+  };
+
+  return {
+    async reportRetired(report: RetireReport) {
+      const ref = options.referenceOf(report.session);
+      if (ref === undefined) {
+        logger.info(
+          { session: report.session, turn: report.turn },
+          'no SessionReference of this sandbox names the session; status not written',
+        );
+        return;
+      }
+      let patchError: SidecarError | undefined;
+      try {
+        await objects.patchNamespacedCustomObjectStatus(
+          {
+            group: GROUP,
+            version: VERSION,
+            namespace,
+            plural: SESSION_REFERENCE.plural,
+            name: ref.name,
+            body: { status: { shells: shellsStatusOf(report) } },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+      } catch (error) {
+        patchError = new SidecarError('StatusPatchFailed', ref.name, { cause: error });
+      }
+      const unreachable = report.summary.unreachable > 0;
+      // The Event is written even when the patch failed, so the retire is visible somewhere.
+      await event(
+        ref,
+        unreachable ? 'Warning' : 'Normal',
+        unreachable ? 'ShellsUnreachable' : 'ShellsRetired',
+        `turn ${report.turn}: ${report.summary.message}`,
+      );
+      if (patchError !== undefined) throw patchError;
+    },
+    async reportFailure(failure: RetireFailure) {
+      const ref = options.referenceOf(failure.session);
+      if (ref === undefined) return;
+      await event(ref, 'Warning', 'ShellRetireFailed', `turn ${failure.turn}: ${failure.message}`);
+    },
+  };
+}

@@ -1,0 +1,334 @@
+/**
+ * The shell reaper: registration, turn ends, and the retires they start. Every decision that reads and
+ * then writes the ledger runs under one lock, so a registration and a fence cannot interleave: a shell
+ * registered for a fenced turn joins that turn's retire (it is never leaked). Retires run outside the lock
+ * and are resumed from the journal after a restart.
+ */
+import type { Logger } from 'pino';
+import { messageOf } from '../contract/errors.ts';
+import type { JournalEntry } from './journal-entries.ts';
+import type { JournaledOutbox } from './notice-outbox.ts';
+import type { OutputTail } from './output-tail.ts';
+import type { Clock, Journal, ProcessTable, RetireReport, RetireReporter, Signaller } from './ports.ts';
+import { protectedPidIn, type EndTurnRequest, type RegisterShellRequest } from '../contract/requests.ts';
+import { syncProtectedHosts } from './host-protection.ts';
+import { driveRetire, type RetireContext } from './retire-driver.ts';
+import { startProgress, type RetireLimits } from './retire-plan.ts';
+import { createShellMonitor } from './shell-monitor.ts';
+import {
+  applyEntry,
+  compactLedger,
+  emptyLedger,
+  fenceOf,
+  isFinishable,
+  planRetire,
+  summarize,
+  type Ledger,
+} from './shell-ledger.ts';
+import { decideTurnEnd, turnKey } from './turn-decision.ts';
+import type { EndTurnOutcome, RegisterOutcome } from './reaper-outcomes.ts';
+import { verifyRegistration } from './registration.ts';
+
+export interface ReaperOptions extends RetireLimits {
+  /** How long an exit notice is held before the host may read it. */
+  readonly noticeHoldMs: number;
+  /** Interval of the exit/match monitor; 0 turns the loop off (tests tick it by hand). */
+  readonly pollMs: number;
+}
+
+export interface ReaperDeps {
+  readonly table: ProcessTable;
+  readonly signaller: Signaller;
+  readonly journal: Journal<JournalEntry>;
+  readonly outbox: JournaledOutbox;
+  readonly clock: Clock;
+  readonly reporter: RetireReporter;
+  readonly logger: Logger;
+  readonly options: ReaperOptions;
+  readonly tail?: OutputTail;
+}
+
+type Phase = { readonly kind: 'Created' } | { readonly kind: 'Running' } | { readonly kind: 'Stopped' };
+
+const RETRY_MS = 2_000;
+
+export class ShellReaper {
+  readonly #deps: ReaperDeps;
+  readonly #log: Logger;
+  readonly #ledger: Ledger = emptyLedger();
+  readonly #drivers = new Map<string, Promise<void>>();
+  readonly #failed = new Set<string>();
+  #lock: Promise<unknown> = Promise.resolve();
+  #phase: Phase = { kind: 'Created' };
+  #monitorLoop: Promise<void> = Promise.resolve();
+  readonly #monitor;
+
+  constructor(deps: ReaperDeps) {
+    this.#deps = deps;
+    this.#log = deps.logger;
+    this.#monitor = createShellMonitor({
+      ...deps,
+      ledger: this.#ledger,
+      holdMs: deps.options.noticeHoldMs,
+      tail: deps.tail,
+      record: (entry) => this.#record(entry),
+      withLock: (work) => this.#withLock(work),
+    });
+  }
+
+  /** Replays and compacts the journal, resumes unfinished retires, starts the monitor. */
+  async start(): Promise<void> {
+    const { entries, skipped } = await this.#deps.journal.replay();
+    for (const entry of entries) applyEntry(this.#ledger, entry);
+    this.#deps.outbox.restore(entries);
+    await this.#deps.journal.rewrite([...compactLedger(this.#ledger), ...this.#deps.outbox.snapshot()]);
+    await this.#syncHosts();
+    this.#phase = { kind: 'Running' };
+    const unfinished = [...this.#ledger.retires.values()].filter((r) => r.finished === undefined);
+    this.#log.info(
+      { entries: entries.length, skipped, shells: this.#ledger.shells.size, unfinished: unfinished.length },
+      'journal replayed; resuming unfinished retires',
+    );
+    for (const retire of unfinished) this.#ensureDriver(retire.key);
+    if (this.#deps.options.pollMs > 0) this.#monitorLoop = this.#runMonitor();
+  }
+
+  /** Stops the monitor and waits up to `deadlineMs` for running retires; the journal holds the rest. */
+  async stop(deadlineMs: number): Promise<void> {
+    this.#phase = { kind: 'Stopped' };
+    this.#deps.outbox.close();
+    const drivers = Promise.all([...this.#drivers.values()]);
+    await Promise.race([Promise.all([drivers, this.#monitorLoop]), this.#deps.clock.sleep(deadlineMs)]);
+  }
+
+  async register(request: RegisterShellRequest): Promise<RegisterOutcome> {
+    await this.#syncHosts();
+    const protectedPid = protectedPidIn(request, this.#deps.signaller.protectedPids());
+    if (protectedPid !== undefined)
+      return {
+        kind: 'Refused',
+        code: 'ProtectedProcess',
+        reason: `pid ${protectedPid} is never a shell group`,
+      };
+    const verified = await verifyRegistration(this.#deps.table, request);
+    if (!verified.ok) {
+      this.#log.info(
+        { shell: request.shell, reason: verified.reason },
+        'registration refused: /proc does not prove it',
+      );
+      return { kind: 'Refused', code: 'IdentityMismatch', reason: verified.reason };
+    }
+    const { group } = verified;
+    return this.#withLock(async () => {
+      const existing = this.#ledger.shells.get(group.shell);
+      if (existing !== undefined) {
+        const same =
+          existing.group.pgid === group.pgid && existing.group.leaderStartTime === group.leaderStartTime;
+        return same
+          ? { kind: 'AlreadyRegistered', shell: group.shell }
+          : {
+              kind: 'Refused',
+              code: 'ShellConflict',
+              reason: `shell ${group.shell} is registered with another group`,
+            };
+      }
+      const at = this.#deps.clock.wallNow().toISOString();
+      await this.#record({ type: 'ShellRegistered', at, group });
+      await this.#syncHosts();
+      const fence = fenceOf(this.#ledger, group.session, group.turn);
+      if (fence === undefined) {
+        this.#log.info(
+          { shell: group.shell, session: group.session, turn: group.turn, pgid: group.pgid },
+          'shell registered',
+        );
+        return { kind: 'Registered', shell: group.shell };
+      }
+      // The turn already ended: the shell joins its retire, never leaks.
+      await this.#record({
+        type: 'TargetUpdated',
+        key: fence.key,
+        progress: startProgress({ kind: 'Group', group }),
+      });
+      this.#log.info(
+        { shell: group.shell, retire: fence.key },
+        'registration for a fenced turn: the shell joins its retire',
+      );
+      this.#ensureDriver(fence.key);
+      return { kind: 'Included', shell: group.shell, retire: fence.key };
+    });
+  }
+
+  /** Records a turn end; a completed subagent turn fences the turn and starts its retire, without waiting for it. */
+  async endTurn(request: EndTurnRequest): Promise<EndTurnOutcome> {
+    const { session, turn, phase, role } = request;
+    const decision = decideTurnEnd(role, phase);
+    const key = turnKey(session, turn);
+    return this.#withLock(async () => {
+      const retire = this.#ledger.retires.get(key);
+      const previous = this.#ledger.turnEnds.get(key);
+      if (retire !== undefined || (previous !== undefined && decision.kind === 'Keep')) {
+        this.#log.info({ retire: key, decision }, 'duplicate turn end: nothing new to do');
+        return {
+          kind: 'Duplicate',
+          decision: previous?.decision ?? decision,
+          finished: retire?.finished !== undefined,
+        };
+      }
+      const at = this.#deps.clock.wallNow().toISOString();
+      await this.#record({ type: 'TurnEnded', at, session, turn, phase, role, decision });
+      if (decision.kind === 'Keep') {
+        this.#log.info({ session, turn, phase, role, reason: decision.reason }, 'turn ended: shells kept');
+        return { kind: 'Kept', reason: decision.reason };
+      }
+      const plan = planRetire(this.#ledger, session, turn);
+      await this.#record({ type: 'RetireFenced', at, key, session, turn, turns: [...plan.turns] });
+      for (const group of plan.groups)
+        await this.#record({ type: 'TargetUpdated', key, progress: startProgress({ kind: 'Group', group }) });
+      // Fence, then drop, then scan (issue 12): a held exit notice must not lapse while /proc is read.
+      const dropped = await this.#deps.outbox.dropShells(plan.groups.map((g) => g.shell));
+      this.#log.info(
+        { retire: key, turns: plan.turns, groups: plan.groups.length, dropped },
+        'completed subagent turn: fenced and its notices dropped; retiring its shells',
+      );
+      this.#ensureDriver(key);
+      return { kind: 'Retiring', retire: key, groups: plan.groups.length };
+    });
+  }
+
+  /** What the sidecar knows about one turn (for GET /v1/turns and tests). */
+  turnStatus(session: string, turn: string) {
+    const key = turnKey(session, turn);
+    const retire = this.#ledger.retires.get(key);
+    return {
+      turnEnd: this.#ledger.turnEnds.get(key),
+      retire: retire && {
+        finished: retire.finished,
+        targets: [...retire.targets.values()].map((p) => ({ id: p.id, state: p.state })),
+      },
+    };
+  }
+
+  /** Idle when no retire runs: for tests and graceful shutdown. */
+  async settled(): Promise<void> {
+    while (this.#drivers.size > 0) await Promise.all([...this.#drivers.values()]);
+  }
+
+  async tickMonitor(): Promise<void> {
+    await this.#syncHosts();
+    await this.#monitor.tick();
+  }
+
+  /** Protects exactly the live, proven hosts of the shells in the ledger (host-protection.ts). */
+  #syncHosts(): Promise<void> {
+    const shells = [...this.#ledger.shells.values()].map((r) => r.group);
+    return syncProtectedHosts(this.#deps.table, this.#deps.signaller, shells);
+  }
+
+  #withLock<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#lock.then(work);
+    this.#lock = run.catch(() => undefined);
+    return run;
+  }
+
+  async #record(entry: JournalEntry): Promise<void> {
+    try {
+      await this.#deps.journal.append(entry);
+    } catch (error) {
+      // Acting without the journal beats leaking shells; a restart then forgets this step.
+      this.#log.error(
+        { err: error, entry: entry.type },
+        'journal append failed; acting on the in-memory ledger anyway',
+      );
+    }
+    applyEntry(this.#ledger, entry);
+  }
+
+  #retireContext(): RetireContext {
+    return {
+      ...this.#deps,
+      limits: this.#deps.options,
+      ledger: this.#ledger,
+      record: (entry) => this.#record(entry),
+      finish: (key) => this.#finish(key),
+      refreshHosts: () => this.#syncHosts(),
+      stopping: () => this.#phase.kind === 'Stopped',
+    };
+  }
+
+  #finish(key: string): Promise<boolean> {
+    return this.#withLock(async () => {
+      const retire = this.#ledger.retires.get(key);
+      if (retire === undefined || !isFinishable(retire)) return false;
+      const summary = summarize(retire);
+      const at = this.#deps.clock.wallNow().toISOString();
+      await this.#record({ type: 'RetireFinished', at, key, summary });
+      await this.#syncHosts();
+      const level = summary.unreachable > 0 ? 'warn' : 'info';
+      this.#log[level]({ retire: key, summary }, 'retire finished');
+      const shells = [...retire.targets.values()].flatMap((p) =>
+        p.target.kind === 'Group' ? [p.target.group.shell] : [],
+      );
+      void this.#afterFinish({ session: retire.session, turn: retire.turn, summary, finishedAt: at }, shells);
+      return true;
+    });
+  }
+
+  async #afterFinish(report: RetireReport, shells: readonly string[]): Promise<void> {
+    for (const shell of shells) {
+      try {
+        await this.#deps.tail?.forget(shell);
+      } catch (error) {
+        this.#log.warn({ err: error, shell }, 'could not remove a retired shell’s output file');
+      }
+    }
+    try {
+      await this.#deps.reporter.reportRetired(report);
+    } catch (error) {
+      // A failure to report is logged and never costs the turn its answer.
+      this.#log.error(
+        { err: error, session: report.session, turn: report.turn },
+        'could not report the retire',
+      );
+    }
+  }
+
+  async #drive(key: string): Promise<void> {
+    try {
+      await driveRetire(this.#retireContext(), key);
+    } catch (error) {
+      this.#log.error({ err: error, retire: key }, 'retire failed; it stays journaled and is retried');
+      const retire = this.#ledger.retires.get(key);
+      if (retire !== undefined && !this.#failed.has(key)) {
+        this.#failed.add(key);
+        const failure = { session: retire.session, turn: retire.turn, message: messageOf(error) };
+        try {
+          await this.#deps.reporter.reportFailure(failure);
+        } catch (cause) {
+          this.#log.error({ err: cause, retire: key }, 'could not report the retire failure');
+        }
+      }
+      await this.#deps.clock.sleep(RETRY_MS);
+    }
+  }
+
+  #ensureDriver(key: string): void {
+    if (this.#phase.kind !== 'Running' || this.#drivers.has(key)) return;
+    const run = this.#drive(key).finally(() => {
+      this.#drivers.delete(key);
+      // A registration may have reopened the retire just after it finished.
+      if (this.#ledger.retires.get(key)?.finished === undefined) this.#ensureDriver(key);
+    });
+    this.#drivers.set(key, run);
+  }
+
+  async #runMonitor(): Promise<void> {
+    while (this.#phase.kind === 'Running') {
+      try {
+        await this.tickMonitor();
+      } catch (error) {
+        this.#log.error({ err: error }, 'shell monitor tick failed; notices wait for the next tick');
+      }
+      await this.#deps.clock.sleep(this.#deps.options.pollMs);
+    }
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Assembles the sidecar from its configuration: real ports, the reaper, the local endpoint and, when a
+ * namespace and sandbox are configured, the SessionReference watch and status reporter. The CLI entry
+ * point (operator/cli/sidecar.ts) only loads the config and handles signals.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { monotonicClock } from './clock.ts';
+import type { SidecarConfig } from '../contract/config.ts';
+import { SidecarError } from '../contract/errors.ts';
+import { createEndpoint, listenOnSocket } from './http-server.ts';
+import { journalEntrySchema } from './journal-entries.ts';
+import { createJsonlJournal } from './jsonl-journal.ts';
+import { createReferenceReporter } from './kube/reference-reporter.ts';
+import { createNoticeOutbox } from './notice-outbox.ts';
+import { createOutputTail } from './output-tail.ts';
+import type { ProcessTable, RetireReporter, Signaller } from './ports.ts';
+import { parseProcStat } from '../contract/proc-stat.ts';
+import { createProcTable } from './proc-table.ts';
+import { ShellReaper } from './reaper.ts';
+import { createSignaller } from './signaller.ts';
+
+export interface SidecarApp {
+  readonly reaper: ShellReaper;
+  readonly server: Server;
+  /** Stops taking requests, lets running retires use up to `deadlineMs`, and closes the journal. */
+  stop(deadlineMs: number): Promise<void>;
+}
+
+export interface SidecarOverrides {
+  readonly kubeConfig?: KubeConfig;
+  readonly table?: ProcessTable;
+  readonly signaller?: Signaller;
+}
+
+/** The sidecar's own pid and group, which the signaller never targets. */
+export async function ownIdentity(): Promise<{ ownPid: number; ownPgid: number }> {
+  const parsed = parseProcStat(await readFile('/proc/self/stat', 'utf8'));
+  if (!parsed.ok)
+    throw new SidecarError('ProcUnavailable', `/proc/self/stat: ${parsed.reason}`, { cause: parsed });
+  return { ownPid: parsed.stat.pid, ownPgid: parsed.stat.pgrp };
+}
+
+const logReporter = (logger: Logger): RetireReporter => ({
+  reportRetired(report) {
+    logger.info({ report }, 'retire recorded (no cluster configured: log only)');
+    return Promise.resolve();
+  },
+  reportFailure(failure) {
+    logger.warn({ failure }, 'retire failure recorded (no cluster configured: log only)');
+    return Promise.resolve();
+  },
+});
+
+export async function startSidecar(
+  config: SidecarConfig,
+  logger: Logger,
+  overrides: SidecarOverrides = {},
+): Promise<SidecarApp> {
+  const clock = monotonicClock;
+  const signaller = overrides.signaller ?? createSignaller(await ownIdentity());
+  const journal = createJsonlJournal(`${config.stateDir}/journal.jsonl`, journalEntrySchema);
+  const outbox = createNoticeOutbox(journal, clock, logger);
+  const cluster =
+    config.namespace !== undefined && config.sandbox !== undefined
+      ? {
+          namespace: config.namespace,
+          sandbox: config.sandbox,
+          kubeConfig: overrides.kubeConfig ?? defaultKubeConfig(),
+        }
+      : undefined;
+  const references =
+    cluster === undefined
+      ? undefined
+      : createReferenceReporter({ ...cluster, podName: config.podName, logger });
+  const reaper = new ShellReaper({
+    table: overrides.table ?? createProcTable(),
+    signaller,
+    journal,
+    outbox,
+    clock,
+    reporter: references?.reporter ?? logReporter(logger),
+    logger,
+    tail: createOutputTail(config.outputDir),
+    options: {
+      graceMs: config.graceSeconds * 1000,
+      killTimeoutMs: config.killTimeoutSeconds * 1000,
+      noticeHoldMs: config.noticeHoldMs,
+      pollMs: config.pollMs,
+    },
+  });
+  await reaper.start();
+  let accepting = true;
+  const server = createEndpoint({
+    reaper,
+    outbox,
+    protectedPids: () => signaller.protectedPids(),
+    logger,
+    accepting: () => accepting,
+  });
+  await listenOnSocket(server, config.socket, config.socketMode);
+  const watch = await references?.watch((signal) => {
+    const { session, turn, phase, role, origin } = signal;
+    reaper.endTurn({ session, turn, phase, role, origin }).catch((error: unknown) => {
+      logger.error(
+        { err: error, session, turn },
+        'turn end from the SessionReference failed; the next event retries',
+      );
+    });
+  });
+  logger.info(
+    {
+      socket: config.socket,
+      cluster: cluster === undefined ? 'none' : `${cluster.namespace}/${cluster.sandbox}`,
+      graceSeconds: config.graceSeconds,
+    },
+    'shell reaper ready',
+  );
+  return {
+    reaper,
+    server,
+    async stop(deadlineMs) {
+      accepting = false;
+      server.close();
+      server.closeAllConnections();
+      await watch?.stop();
+      await reaper.stop(deadlineMs);
+      await journal.close();
+    },
+  };
+}
+
+function defaultKubeConfig(): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  return kubeConfig;
+}

@@ -1,0 +1,34 @@
+/**
+ * Which turn ends retire shells (seed 002, VC-754): only a *completed* turn of a *subagent* session. Failed
+ * and interrupted turns keep their shells (the next completed turn retires them); root, board and ticket
+ * sessions' shells are never touched. Pure.
+ */
+import type { Role, TurnPhase } from '../../api/session-reference.ts';
+
+export type EndedPhase = Exclude<TurnPhase, 'Running'>;
+
+export const KEEP_REASONS = {
+  NotSubagent: 'only a subagent session retires its shells at turn end',
+  TurnFailed: 'a failed turn keeps its shells; the next completed turn retires them',
+  TurnInterrupted: 'an interrupted turn keeps its shells; the next completed turn retires them',
+} as const;
+export type KeepReason = keyof typeof KEEP_REASONS;
+
+export type TurnEndDecision =
+  | { readonly kind: 'Retire'; readonly reason: 'CompletedSubagentTurn' }
+  | { readonly kind: 'Keep'; readonly reason: KeepReason };
+
+export function decideTurnEnd(role: Role, phase: EndedPhase): TurnEndDecision {
+  if (role !== 'Subagent') return { kind: 'Keep', reason: 'NotSubagent' };
+  switch (phase) {
+    case 'Completed':
+      return { kind: 'Retire', reason: 'CompletedSubagentTurn' };
+    case 'Failed':
+      return { kind: 'Keep', reason: 'TurnFailed' };
+    case 'Interrupted':
+      return { kind: 'Keep', reason: 'TurnInterrupted' };
+  }
+}
+
+/** The key of one turn of one session, used for fences and idempotency. */
+export const turnKey = (session: string, turn: string): string => `${session}/${turn}`;

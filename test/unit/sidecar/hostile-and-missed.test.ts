@@ -1,0 +1,88 @@
+/**
+ * Issue 12 defects, through the reaper over the fake world: what a caller can make the sidecar kill (or
+ * spare) that it must not, and what it can miss that it must end. Each case failed before its fix.
+ */
+import { describe, expect, it } from 'vitest';
+import { completed, forkMember, OPTIONS, spawnShell, startHarness } from './fakes/reaper-setup.ts';
+
+const never = new AbortController().signal;
+
+describe('protected agent hosts', () => {
+  it('stops protecting a host pid once that process is gone: a recycled pid is an ordinary shell again', async () => {
+    const h = await startHarness();
+    const host = h.world.spawn();
+    await h.reaper.register(spawnShell(h.world, 'child', 't1', 'sh1', { ppid: host.pid }).request);
+    expect(h.world.protectedPids().has(host.pid)).toBe(true);
+    await h.reaper.endTurn(completed('child', 't1'));
+    await h.reaper.settled();
+    // The host exits and its pid comes back as the leader of a later subagent turn's shell.
+    h.world.exit(host.pid);
+    h.world.reapZombies();
+    const recycled = spawnShell(h.world, 'child', 't2', 'sh2', { pid: host.pid });
+    expect(await h.reaper.register(recycled.request)).toEqual({ kind: 'Registered', shell: 'sh2' });
+    await h.reaper.endTurn(completed('child', 't2'));
+    await h.reaper.settled();
+    expect(h.world.live(recycled.leader.pid)).toEqual([]);
+    expect(h.reporter.retired.at(-1)?.summary).toMatchObject({ retiredGroups: 1, unreachable: 0 });
+  });
+
+  it('never protects a process inside a registered shell: a shell cannot make itself unkillable', async () => {
+    const h = await startHarness();
+    const shell = spawnShell(h.world, 'child', 't1', 'sh1');
+    await h.reaper.register(shell.request);
+    // A member of the shell with a cleared environment spawns a marked, detached child and registers it,
+    // so the member would become "the agent host" and its whole group would be spared.
+    const member = forkMember(h.world, shell.leader);
+    member.environ = undefined;
+    const poisoner = spawnShell(h.world, 'child', 't1', 'sh2', { ppid: member.pid });
+    await h.reaper.register(poisoner.request);
+    expect(h.world.protectedPids().has(member.pid)).toBe(false);
+    await h.reaper.endTurn(completed('child', 't1'));
+    await h.reaper.settled();
+    expect(h.world.live(shell.leader.pid)).toEqual([]);
+    expect(h.world.live(poisoner.leader.pid)).toEqual([]);
+  });
+});
+
+describe('kept turns', () => {
+  it('keeps a failed turn in the journal after thousands of other turn ends, so its shells still end', async () => {
+    const first = await startHarness();
+    const failed = spawnShell(first.world, 'child', 't1', 'sh1');
+    await first.reaper.register(failed.request);
+    await first.reaper.endTurn({ ...completed('child', 't1'), phase: 'Failed' });
+    for (let i = 0; i < 2100; i += 1)
+      await first.reaper.endTurn({ session: `root-${i}`, turn: 't', phase: 'Completed', role: 'Root' });
+    await first.reaper.stop(0);
+    // Two restarts: the first compacts the journal, the second rebuilds the ledger from what was kept.
+    const again = { journal: first.journal, world: first.world, clock: first.clock };
+    await (await startHarness(again)).reaper.stop(0);
+    const second = await startHarness(again);
+    await second.reaper.endTurn(completed('child', 't2'));
+    await second.reaper.settled();
+    expect(first.world.live(failed.leader.pid)).toEqual([]);
+  });
+});
+
+describe('fence and drop before the scan', () => {
+  it('drops the turn’s pending notices before the first /proc scan of its retire', async () => {
+    const h = await startHarness();
+    const shell = spawnShell(h.world, 'child', 't1', 'sh1');
+    await h.reaper.register(shell.request);
+    h.world.exit(shell.leader.pid);
+    await h.reaper.tickMonitor();
+    const seenAtFirstScan: string[][] = [];
+    const scan = h.world.scan.bind(h.world);
+    h.world.scan = async () => {
+      // The scan takes longer than the notice's hold: what can the host read meanwhile?
+      await h.clock.sleep(OPTIONS.noticeHoldMs);
+      const due = (await h.outbox.read(0, 0, never)).notices;
+      seenAtFirstScan.push(due.map((n) => n.shell));
+      return scan();
+    };
+    await h.reaper.endTurn(completed('child', 't1'));
+    await h.reaper.settled();
+    expect(seenAtFirstScan[0]).toEqual([]);
+    await h.clock.sleep(OPTIONS.noticeHoldMs * 10);
+    expect((await h.outbox.read(0, 0, never)).notices).toEqual([]);
+  });
+});
