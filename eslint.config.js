@@ -52,7 +52,8 @@ const boundaries = [
     target: 'operator/controller',
     from: 'operator/sidecar',
     except: ['./injection'],
-    message: 'Of the sidecar, the controller uses only what it injects into pods (operator/sidecar/injection).',
+    message:
+      'Of the sidecar, the controller uses only what it injects into pods (operator/sidecar/injection).',
   },
   {
     target: 'operator/client',
