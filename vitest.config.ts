@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Tiers (test/README.md): unit tests are pure and never start a cluster; integration and e2e share one
+// Tiers (CONTRIBUTING.md, "Tests"): unit tests are pure and never start a cluster; integration and e2e share one
 // real kube-apiserver + etcd started by the global setup; the soak starts its own.
 export default defineConfig({
   test: {

@@ -5,6 +5,8 @@
  *
  * The exclusive sandbox carries one of its own worktree's tombstones, so its deletion prunes. For the `erase`
  * step it also carries a foreign reference: its deletion blocks until an administrator erases the index.
+ * Each step starts from a fresh shared sandbox: the previous one is released at the end of its step (its
+ * foreign reference forgotten), so a blocked deletion left over never trips the next step's failpoint first.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS, GROUP, LABELS, SANDBOX } from '../../operator/api/names.ts';
@@ -13,6 +15,7 @@ import { kubectlOk, testNamespace } from '../harness/kube.ts';
 import {
   createReference,
   createSandbox,
+  deleteReference,
   deleteSandbox,
   getSandbox,
 } from '../integration/controller/fixtures.ts';
@@ -116,6 +119,12 @@ describe('a deletion interrupted by SIGKILL', () => {
         60_000,
       );
       await sharedSandboxIntact();
+      await deleteReference(namespace, 'shared-foreign');
+      await eventually(
+        'shared released once its foreign reference is gone',
+        async () => ((await getSandbox(namespace, 'shared')) === undefined ? true : undefined),
+        60_000,
+      );
       await second.stop();
     },
   );
