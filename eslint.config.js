@@ -49,6 +49,13 @@ const boundaries = [
     message: 'operator/controller holds the Sandbox rules: no entry points, client or local cluster.',
   },
   {
+    target: 'operator/controller',
+    from: 'operator/sidecar',
+    except: ['./injection'],
+    message:
+      'Of the sidecar, the controller uses only what it injects into pods (operator/sidecar/injection).',
+  },
+  {
     target: 'operator/client',
     from: others('api', 'index', 'kube', 'client'),
     message: 'operator/client is a library for platforms: api, index and kube only.',

@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Tiers (test/README.md): unit tests are pure and never start a cluster; integration and e2e share one
+// Tiers (CONTRIBUTING.md, "Tests"): unit tests are pure and never start a process or a cluster; process tests
+// spawn real processes; integration and e2e share one
 // real kube-apiserver + etcd started by the global setup; the soak starts its own.
 export default defineConfig({
   test: {
@@ -9,6 +10,13 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+        },
+      },
+      {
+        // Real processes and signals, no cluster: out of unit (which stays pure), beside it in npm test.
+        test: {
+          name: 'process',
+          include: ['test/process/**/*.test.ts'],
         },
       },
       {

@@ -32,7 +32,7 @@ export const BLOCKING_REFERENCES_MAX = 16;
 export const TTL_SECONDS_MAX = 30 * 24 * 3600;
 export const REAPER_GRACE_SECONDS_MAX = 300;
 
-/** Per-sandbox capacity of the reference index (seed 000): beyond either, the index is overflowed. */
+/** Per-sandbox capacity of the reference index (README, "Capacity"): beyond either, the index is overflowed. */
 export const INDEX_LIMITS = {
   maxReferences: 512,
   maxBytes: 96 * 1024,

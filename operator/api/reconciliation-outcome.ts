@@ -37,7 +37,7 @@ export type ReconciliationOutcome =
       readonly stats: ReconciliationStats;
     };
 
-/** The invariant of seed 000: only a complete walk with no foreign reference and no missing history. */
+/** Only a complete walk, with no foreign reference and no history missing, earns the marker (docs/legacy-reconciliation.md). */
 export function earnsMarker(outcome: ReconciliationOutcome): boolean {
   return outcome.kind === 'Complete';
 }

@@ -1,28 +1,25 @@
 /**
- * Deleting a Sandbox: the exclusivity decision, then either release or block.
+ * Deleting a Sandbox: the shell of the state machine in deletion-steps.ts. Each turn starts from the sandbox
+ * and the cache, asks `nextDeletionStep` what to do, does it (at most one write), and asks again. The steps,
+ * what each writes and why the order is safe are in docs/deletion.md.
  *
- * Expected flow (each step idempotent, so a crash anywhere resumes from the top):
- * 1. The deletionTimestamp is the fence: attaches that see it withdraw (see operator/client).
- * 2. Prune the sandbox's own worktree's tombstones.
- * 3. Decide from the cached index; an index hit keeps the sandbox.
- * 4. Exclusive from the cache is confirmed by a consistent LIST of references (written after the fence, so it
- *    sees every reference an attach could still have made) and decided again.
- * 5. Not exclusive: stop nothing; status says Blocked with DeletionBlocked and an Event names the blockers.
- * 6. Exclusive: delete the pods and remove their finalizers (JSON Patch testing the list), wait for them to
- *    be gone, erase the references, then remove the Sandbox's finalizer.
+ * The deletionTimestamp is the fence: attaches that see it withdraw (see operator/client), so a consistent
+ * LIST made after it sees every reference an attach could still have made.
  */
 import type { Logger } from 'pino';
 import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
+import type { MalformedObjectError } from '../api/parse.ts';
 import { decideExclusivity, type Verdict } from '../index/exclusivity.ts';
 import { releasedByNamespaceDeletion } from '../index/namespace-deletion.ts';
 import { referenceEntryOf } from '../index/reference.ts';
 import { buildReferenceIndex, type ReferenceIndex } from '../index/reference-index.ts';
 import { tombstonesToPrune } from '../index/prune.ts';
-import type { MalformedObjectError } from '../api/parse.ts';
 import { awaitChange, requeueAfter, type Action } from '../runtime/action.ts';
 import type { ReconcilerContext } from './context.ts';
 import { currentIndex } from './current-index.ts';
+import { nextDeletionStep, type DeletionFacts, type DeletionStep } from './deletion-steps.ts';
+import { recordDecision } from './deletion-record.ts';
 import { eraseReferences, sandboxRef } from './erase.ts';
 import { keepEvictionGuard } from './eviction-guard.ts';
 import { failpoint } from './failpoints.ts';
@@ -30,9 +27,7 @@ import { incarnationOf, stalenessOf } from './incarnation.ts';
 import { removeFinalizerPatch } from './finalizer.ts';
 import { legacyEvidence, type LegacyResult } from './legacy-evidence.ts';
 import { capacityLatch, pendingErase } from './lifecycle.ts';
-import { decisionOf } from './status.ts';
 import { keyOf } from './store.ts';
-import { writeStatus } from './write-status.ts';
 
 const WAIT_FOR_PODS_MS = 1_000;
 
@@ -41,175 +36,195 @@ export async function reconcileDeletion(
   sandbox: Sandbox,
   log: Logger,
 ): Promise<Action> {
-  const { namespace, name, finalizers } = sandbox.metadata;
-  if (!finalizers?.includes(EXCLUSIVITY_FINALIZER)) return awaitChange();
-  // Pods and references are found by name: act only while the API server still holds this incarnation.
-  const staleness = stalenessOf(sandbox, await ctx.ports.sandboxes.readLive(namespace, name));
-  if (staleness !== 'Current') {
-    log.info({ staleness }, 'the cached Sandbox is not the one the API server holds; waiting for the watch');
-    return awaitChange();
+  const key = keyOf(sandbox.metadata.namespace, sandbox.metadata.name);
+  let facts: DeletionFacts = {
+    finalizer: sandbox.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) ?? false,
+    cachedPods: ctx.store.pods(key).length > 0,
+    eraseRequest: pendingErase(sandbox),
+    tombstones: ownTombstones(ctx, sandbox),
+    budget: undefined,
+  };
+  for (;;) {
+    const step = nextDeletionStep(facts);
+    const next = await perform(ctx, sandbox, step, facts, log);
+    if ('kind' in next) return next;
+    facts = next;
   }
-  const key = keyOf(namespace, name);
-  // Until the pods are released, a drain must not be able to evict them (a foreground cascade deletes the
-  // budget first, and nothing else would bring it back).
-  if (ctx.store.pods(key).length > 0) await keepEvictionGuard(ctx, sandbox, log);
-  const request = pendingErase(sandbox);
-  const erased = request === undefined ? undefined : await eraseReferences(ctx, sandbox, request, log);
-  const latch = erased === undefined ? capacityLatch(sandbox.status) : undefined;
-  const target = { worktree: sandbox.spec.worktree };
-
-  const pruned = await pruneOwnTombstones(ctx, sandbox, log);
-
-  const legacy = await legacyEvidence(ctx, sandbox, true, log);
-  const decide = (index: ReferenceIndex, unreadable: readonly MalformedObjectError[]) =>
-    decideExclusivity({ index, target, legacy: legacy.evidence, unreadable });
-
-  const cacheIndex = await currentIndex(ctx, sandbox, erased, pruned);
-  let verdict = decide(cacheIndex, ctx.store.unreadableReferences(key));
-  let index = cacheIndex;
-  if (verdict.verdict === 'Exclusive') {
-    const live = await ctx.ports.references.listLive(namespace, name);
-    const entries = live.flatMap((parsed) => (parsed.ok ? [referenceEntryOf(parsed.value)] : []));
-    index = buildReferenceIndex(entries, ctx.limits, latch);
-    verdict = decide(
-      index,
-      live.flatMap((parsed) => (parsed.ok ? [] : [parsed.error])),
-    );
-    log.info(
-      { liveReferences: live.length, verdict: verdict.verdict },
-      'index miss confirmed against a consistent LIST',
-    );
-  }
-  ctx.recorder.onDecision?.(verdict.verdict, verdict.evidence);
-  await recordDecision(ctx, sandbox, { index, legacy, verdict, erasedFor: request }, log);
-  failpoint('after-decision');
-  if (verdict.verdict !== 'Exclusive' && !(await liftedByNamespaceDeletion(ctx, sandbox, verdict, log)))
-    return requeueAfter(ctx.timing.blockedRecheckMs);
-  return release(ctx, sandbox, log);
 }
 
-/** The names of the worktree's own tombstones now gone; one re-attached since the LIST is kept. */
-async function pruneOwnTombstones(
+const ownTombstones = (ctx: ReconcilerContext, sandbox: Sandbox) =>
+  tombstonesToPrune(
+    ctx.store.references(keyOf(sandbox.metadata.namespace, sandbox.metadata.name)),
+    sandbox.spec.worktree,
+  ).map((entry) => entry.name);
+
+/** Does one step: returns the facts it adds, or the Action that ends the turn. */
+async function perform(
   ctx: ReconcilerContext,
   sandbox: Sandbox,
+  step: DeletionStep,
+  facts: DeletionFacts,
   log: Logger,
-): Promise<ReadonlySet<string>> {
+): Promise<DeletionFacts | Action> {
   const { namespace, name } = sandbox.metadata;
-  const { worktree } = sandbox.spec;
-  const cached = ctx.store.references(keyOf(namespace, name));
-  if (worktree === undefined || tombstonesToPrune(cached, worktree).length === 0) return new Set();
-  const { deleted, changed } = await ctx.ports.references.pruneTombstones(namespace, name, worktree);
-  log.info(
-    { pruned: deleted, changedSinceListed: changed, worktree },
-    'pruned the worktree’s own tombstones',
-  );
-  return new Set(deleted);
+  switch (step.kind) {
+    case 'finished':
+      return awaitChange();
+    case 'read-incarnation':
+      return {
+        ...facts,
+        incarnation: stalenessOf(sandbox, await ctx.ports.sandboxes.readLive(namespace, name)),
+      };
+    case 'stale':
+      log.info(
+        { staleness: step.staleness },
+        'the cached Sandbox is not the one the API server holds; waiting for the watch',
+      );
+      return awaitChange();
+    case 'keep-guard':
+      // Until the pods are released, a drain must not be able to evict them (a foreground cascade deletes
+      // the budget first, and nothing else would bring it back).
+      await keepEvictionGuard(ctx, sandbox, log);
+      failpoint(step.kind);
+      return { ...facts, guardKept: true };
+    case 'erase': {
+      const erased = await eraseReferences(ctx, sandbox, step.request, log);
+      failpoint(step.kind);
+      return { ...facts, erased, tombstones: ownTombstones(ctx, sandbox) };
+    }
+    case 'prune':
+      return { ...facts, pruned: await prune(ctx, sandbox, log) };
+    case 'gather-evidence':
+      return { ...facts, evidence: await legacyEvidence(ctx, sandbox, true, log) };
+    case 'decide': {
+      const index = await currentIndex(ctx, sandbox, facts.erased, new Set(facts.pruned));
+      const unreadable = ctx.store.unreadableReferences(keyOf(namespace, name));
+      return { ...facts, cached: { index, verdict: decide(sandbox, step.evidence, index, unreadable) } };
+    }
+    case 'confirm-live': {
+      const live = await ctx.ports.references.listLive(namespace, name);
+      const entries = live.flatMap((parsed) => (parsed.ok ? [referenceEntryOf(parsed.value)] : []));
+      const latch = facts.erased === undefined ? capacityLatch(sandbox.status) : undefined;
+      const index = buildReferenceIndex(entries, ctx.limits, latch);
+      const unreadable = live.flatMap((parsed) => (parsed.ok ? [] : [parsed.error]));
+      const verdict = decide(sandbox, step.evidence, index, unreadable);
+      log.info(
+        { liveReferences: live.length, verdict: verdict.verdict },
+        'index miss confirmed against a consistent LIST',
+      );
+      return { ...facts, live: { index, verdict } };
+    }
+    case 'record-decision': {
+      const { verdict } = step.decided;
+      ctx.recorder.onDecision?.(verdict.verdict, verdict.evidence);
+      const decided = { ...step.decided, legacy: step.evidence, erasedFor: facts.eraseRequest };
+      await recordDecision(ctx, sandbox, decided, log);
+      failpoint(step.kind);
+      return { ...facts, recorded: true };
+    }
+    case 'check-namespace':
+      return { ...facts, namespaceLifts: await namespaceLifts(ctx, sandbox, step, log) };
+    case 'blocked':
+      return requeueAfter(ctx.timing.blockedRecheckMs);
+    case 'list-pods':
+      return {
+        ...facts,
+        livePods: await ctx.ports.pods.listLive(namespace, name),
+        budget: ctx.store.budget(keyOf(namespace, name)),
+      };
+    case 'delete-pod':
+      await ctx.ports.pods.delete(namespace, step.pod.name, step.pod.uid);
+      failpoint(step.kind);
+      return { ...facts, podDeleted: true };
+    case 'release-pod': {
+      await ctx.ports.pods.patchMetadata(namespace, step.pod.name, step.patch);
+      failpoint(step.kind);
+      const { podDeleted: _done, ...rest } = facts;
+      return { ...rest, podsHandled: (facts.podsHandled ?? 0) + 1 };
+    }
+    case 'await-pods-gone':
+      log.info({ pods: step.pods }, 'sandbox pods released; waiting for them to be gone');
+      return requeueAfter(WAIT_FOR_PODS_MS);
+    case 'remove-guard':
+      await ctx.ports.guards.removeDisruptionBudget(namespace, step.budget.name, step.budget.uid);
+      failpoint(step.kind);
+      return { ...facts, guardRemoved: true };
+    case 'erase-index': {
+      const indexErased = await ctx.ports.references.deleteAll(namespace, name);
+      failpoint(step.kind);
+      return { ...facts, indexErased };
+    }
+    case 'erase-again':
+      log.info(
+        { changedSinceListed: step.changed },
+        'references changed while the index was erased; erasing again',
+      );
+      return requeueAfter(WAIT_FOR_PODS_MS);
+    case 'remove-finalizer':
+      return removeFinalizer(ctx, sandbox, facts, step.erased, log);
+  }
+}
+
+function decide(
+  sandbox: Sandbox,
+  evidence: LegacyResult,
+  index: ReferenceIndex,
+  unreadable: readonly MalformedObjectError[],
+): Verdict {
+  const target = { worktree: sandbox.spec.worktree };
+  return decideExclusivity({ index, target, legacy: evidence.evidence, unreadable });
 }
 
 /** A terminating namespace lifts the verdicts only an administrator could clear, once no reference is left. */
-async function liftedByNamespaceDeletion(
+async function namespaceLifts(
   ctx: ReconcilerContext,
   sandbox: Sandbox,
-  verdict: Verdict,
+  step: Extract<DeletionStep, { kind: 'check-namespace' }>,
   log: Logger,
 ): Promise<boolean> {
   const { namespace, name } = sandbox.metadata;
-  if (!releasedByNamespaceDeletion(verdict, true, 0)) return false; // cheap: this verdict is never lifted
   if (!(await ctx.ports.namespaces.isTerminating(namespace))) return false;
   const left = (await ctx.ports.references.listLive(namespace, name)).length;
-  if (!releasedByNamespaceDeletion(verdict, true, left)) return false;
+  if (!releasedByNamespaceDeletion(step.verdict, true, left)) return false;
   log.warn(
-    { verdict: verdict.verdict, reason: verdict.reason },
+    { verdict: step.verdict.verdict, reason: step.verdict.reason },
     'namespace is being deleted and no reference is left; releasing despite the verdict',
   );
   return true;
 }
 
-type Decided = {
-  readonly index: ReferenceIndex;
-  readonly legacy: LegacyResult;
-  readonly verdict: Verdict;
-  readonly erasedFor: string | undefined;
-};
-
-async function recordDecision(
-  ctx: ReconcilerContext,
-  sandbox: Sandbox,
-  decided: Decided,
-  log: Logger,
-): Promise<void> {
-  const { index, legacy, verdict } = decided;
-  const previous = sandbox.status?.decision;
-  const changed = previous?.verdict !== verdict.verdict || previous.reason !== verdict.reason;
-  const decision = changed ? decisionOf(verdict, ctx.now()) : previous;
-  await writeStatus(ctx, sandbox, {
-    index,
-    reconciliation: legacy.reconciliation,
-    decision,
-    erasedFor: decided.erasedFor,
-    pods: ctx.store.pods(keyOf(sandbox.metadata.namespace, sandbox.metadata.name)),
-  });
-  if (!changed) return;
-  if (verdict.verdict === 'Exclusive') {
-    log.info(
-      { verdict: verdict.verdict, evidence: verdict.evidence, reason: verdict.reason },
-      'deletion is exclusive; releasing the sandbox',
-    );
-    await ctx.ports.events.record(
-      sandboxRef(sandbox),
-      'Normal',
-      'Releasing',
-      `exclusive (${verdict.evidence}): ${verdict.reason}`,
-    );
-  } else {
-    const blocking = verdict.verdict === 'Foreign' ? verdict.blockingReferences : [];
-    log.info(
-      { verdict: verdict.verdict, evidence: verdict.evidence, reason: verdict.reason, blocking },
-      'deletion blocked; nothing is stopped',
-    );
-    await ctx.ports.events.record(
-      sandboxRef(sandbox),
-      'Warning',
-      'DeletionBlocked',
-      `${verdict.verdict} (${verdict.evidence}): ${verdict.reason}${blocking.length > 0 ? `; blocking references: ${blocking.join(', ')}` : ''}`,
-    );
-  }
+/** The names of the worktree's own tombstones now gone; one re-attached since the LIST is kept. */
+async function prune(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): Promise<readonly string[]> {
+  const { namespace, name } = sandbox.metadata;
+  const { worktree } = sandbox.spec;
+  if (worktree === undefined) return []; // never classified so: a sandbox without a worktree has no own tombstones
+  const { deleted, changed } = await ctx.ports.references.pruneTombstones(namespace, name, worktree);
+  failpoint('prune');
+  log.info(
+    { pruned: deleted, changedSinceListed: changed, worktree },
+    'pruned the worktree’s own tombstones',
+  );
+  return deleted;
 }
 
-async function release(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): Promise<Action> {
-  const { namespace, name } = sandbox.metadata;
-  const pods = await ctx.ports.pods.listLive(namespace, name);
-  for (const pod of pods) {
-    if (!pod.deleting) await ctx.ports.pods.delete(namespace, pod.name, pod.uid);
-    failpoint('after-pod-delete');
-    const patch = removeFinalizerPatch(pod, EXCLUSIVITY_FINALIZER);
-    if (patch) await ctx.ports.pods.patchMetadata(namespace, pod.name, patch);
-    failpoint('after-pod-release');
-  }
-  if (pods.length > 0) {
-    log.info({ pods: pods.map((pod) => pod.name) }, 'sandbox pods released; waiting for them to be gone');
-    return requeueAfter(WAIT_FOR_PODS_MS);
-  }
-  const budget = ctx.store.budget(keyOf(namespace, name));
-  if (budget) await ctx.ports.guards.removeDisruptionBudget(namespace, budget.name, budget.uid);
-  const { deleted, changed } = await ctx.ports.references.deleteAll(namespace, name);
-  failpoint('after-reference-erase');
-  if (changed.length > 0) {
-    // Written after the decision, so after the fence: their attach withdraws them. Erase again, then release.
-    log.info({ changedSinceListed: changed }, 'references changed while the index was erased; erasing again');
-    return requeueAfter(WAIT_FOR_PODS_MS);
-  }
+async function removeFinalizer(
+  ctx: ReconcilerContext,
+  sandbox: Sandbox,
+  facts: DeletionFacts,
+  deleted: readonly string[],
+  log: Logger,
+): Promise<DeletionFacts> {
   const patch = removeFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
   if (patch) await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), patch);
-  log.info(
-    { erasedReferences: deleted.length },
-    'sandbox released: pods gone, references erased, finalizer removed',
-  );
+  failpoint('remove-finalizer');
+  // The count the API server answered to the erase, not a cache the erase just changed underneath.
+  const erased = deleted.length;
+  log.info({ erasedReferences: erased }, 'sandbox released: pods gone, references erased, finalizer removed');
   await ctx.ports.events.record(
     sandboxRef(sandbox),
     'Normal',
     'Released',
-    `pods gone; the index (${deleted.length} reference(s)) erased`,
+    `pods gone; the index (${erased} reference(s)) erased`,
   );
-  return awaitChange();
+  return { ...facts, finalizer: false };
 }

@@ -3,13 +3,11 @@
  * the process kills itself with SIGKILL right there, so tests can prove every step of a deletion resumes
  * safely after a crash. Unset (always, in production) they cost one Set lookup.
  */
-export const FAILPOINTS = [
-  'after-decision',
-  'after-pod-delete',
-  'after-pod-release',
-  'after-reference-erase',
-] as const;
-export type Failpoint = (typeof FAILPOINTS)[number];
+import { WRITE_STEPS, type WriteStep } from './deletion-steps.ts';
+
+/** A failpoint fires right after the deletion step of its name has written. */
+export const FAILPOINTS = WRITE_STEPS;
+export type Failpoint = WriteStep;
 
 const armed = new Set(
   (process.env['SANDBOX_OPERATOR_FAILPOINTS'] ?? '').split(',').filter((name) => name !== ''),

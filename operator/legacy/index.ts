@@ -1,5 +1,5 @@
 /**
- * The bounded legacy reconciliation for sandboxes older than the reference index (seed 000): ports for the
+ * The bounded legacy reconciliation for sandboxes older than the reference index (docs/legacy-reconciliation.md): ports for the
  * session ledger and runtime locator, the walk, and its outcome. No HTTP here; its clients live in ./adapters.
  */
 export * from './ports.ts';

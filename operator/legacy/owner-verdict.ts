@@ -25,7 +25,7 @@ export type OwnerVerdict =
 export type PlaneRule = (owner: LedgerOwner) => boolean;
 
 /**
- * Default plane rule (seed 000): legacy session ids cannot hold a control-plane sandbox id, so an owner
+ * Default plane rule (docs/legacy-reconciliation.md, "Who is looked up"): legacy session ids cannot hold a control-plane sandbox id, so an owner
  * is looked up only when it has a worktree or any `workspace_` session.
  */
 export const controlPlaneOwner: PlaneRule = (owner) =>

@@ -1,5 +1,5 @@
 /**
- * The bounded legacy walk (seed 000): for a sandbox older than the reference index, ask the ledger which
+ * The bounded legacy walk (docs/legacy-reconciliation.md): for a sandbox older than the reference index, ask the ledger which
  * owners may reference it, then look up the owners that could be control-plane through the runtime locator.
  *
  * Guarantees:

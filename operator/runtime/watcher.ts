@@ -30,9 +30,14 @@ export type WatchedResource = {
   readonly path: string;
   readonly namespace?: string;
   readonly labelSelector?: string;
+  /** A field selector the resource's CRD declares selectable (e.g. `spec.sandbox=<name>`). */
+  readonly fieldSelector?: string;
 };
 
-export type WatcherObserver = { readonly onRestart?: (resource: string, reason: string) => void };
+export type WatcherObserver = {
+  /** The loop restarts: 'gone' after a 410, 'error' after any other failure (then `error` says which). */
+  readonly onRestart?: (resource: string, reason: 'gone' | 'error', error?: unknown) => void;
+};
 
 const PAGE_SIZE = 500;
 const WATCH_TIMEOUT_SECONDS = 300; // the server ends each watch by then; bookmarks keep the version fresh
@@ -90,7 +95,7 @@ export class Watcher {
         this.syncing = false;
         failures += 1;
         const delay = Math.min(30_000, 800 * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4);
-        this.observer.onRestart?.(this.resource.name, 'error');
+        this.observer.onRestart?.(this.resource.name, 'error', error);
         this.log.warn(
           { err: error, resource: this.resource.name, retryInMs: Math.round(delay) },
           'list/watch failed; restarting',
@@ -101,13 +106,18 @@ export class Watcher {
   }
 
   private async list(): Promise<void> {
-    const { name, path, labelSelector } = this.resource;
+    const { name, path, labelSelector, fieldSelector } = this.resource;
     const items: unknown[] = [];
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
       const page = await request('List', name, () =>
-        listPage(this.kubeConfig, path, { labelSelector, limit: PAGE_SIZE, continue: continueToken }),
+        listPage(this.kubeConfig, path, {
+          labelSelector,
+          fieldSelector,
+          limit: PAGE_SIZE,
+          continue: continueToken,
+        }),
       );
       items.push(...page.items);
       continueToken = page.continueToken;
@@ -128,6 +138,7 @@ export class Watcher {
       allowWatchBookmarks: true,
       timeoutSeconds: WATCH_TIMEOUT_SECONDS,
       labelSelector: this.resource.labelSelector,
+      fieldSelector: this.resource.fieldSelector,
     };
     return watchStream(this.kubeConfig, this.resource.path, query, signal, (type, object) => {
       this.noteVersion(object);

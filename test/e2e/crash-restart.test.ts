@@ -1,14 +1,21 @@
 /**
- * The operator process SIGKILLed at each step of a deletion (failpoints), then restarted: the deletion completes
- * after the restart, and a shared sandbox in the same namespace is never destroyed by any of it.
+ * The operator process SIGKILLed after each write step of a deletion (the failpoints are the step names, so a
+ * new step is in this test by construction), then restarted: the deletion completes after the restart, and a
+ * shared sandbox in the same namespace is never destroyed by any of it.
+ *
+ * The exclusive sandbox carries one of its own worktree's tombstones, so its deletion prunes. For the `erase`
+ * step it also carries a foreign reference: its deletion blocks until an administrator erases the index.
+ * Each step starts from a fresh shared sandbox: the previous one is released at the end of its step (its
+ * foreign reference forgotten), so a blocked deletion left over never trips the next step's failpoint first.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { LABELS } from '../../operator/api/names.ts';
+import { ANNOTATIONS, GROUP, LABELS, SANDBOX } from '../../operator/api/names.ts';
 import { FAILPOINTS } from '../../operator/controller/failpoints.ts';
-import { testNamespace } from '../harness/kube.ts';
+import { kubectlOk, testNamespace } from '../harness/kube.ts';
 import {
   createReference,
   createSandbox,
+  deleteReference,
   deleteSandbox,
   getSandbox,
 } from '../integration/controller/fixtures.ts';
@@ -53,6 +60,18 @@ describe('a deletion interrupted by SIGKILL', () => {
         session: 'workspace_2',
         worktree: 'wt-1',
       });
+      await createReference(namespace, `${name}-old`, {
+        sandbox: name,
+        session: 'workspace_3',
+        worktree: 'wt-1',
+        state: 'Detached',
+      });
+      if (step === 'erase')
+        await createReference(namespace, `${name}-foreign`, {
+          sandbox: name,
+          session: 'workspace_4',
+          worktree: 'wt-2',
+        });
       await eventually(
         `${name} running`,
         async () => ((await getSandbox(namespace, name))?.status?.phase === 'Running' ? true : undefined),
@@ -67,6 +86,21 @@ describe('a deletion interrupted by SIGKILL', () => {
 
       await deleteSandbox(namespace, 'shared');
       await deleteSandbox(namespace, name);
+      if (step === 'erase') {
+        await eventually(
+          `${name} blocked by its foreign reference`,
+          async () => ((await getSandbox(namespace, name))?.status?.phase === 'Blocked' ? true : undefined),
+          60_000,
+        );
+        await kubectlOk([
+          'annotate',
+          `${SANDBOX.plural}.${GROUP}`,
+          name,
+          `${ANNOTATIONS.eraseReferences}=crash-test`,
+          '-n',
+          namespace,
+        ]);
+      }
       expect(await first.exited).toBe('SIGKILL');
       expect(first.output()).toContain(`failpoint ${step}: SIGKILL`);
       await sharedSandboxIntact();
@@ -85,6 +119,12 @@ describe('a deletion interrupted by SIGKILL', () => {
         60_000,
       );
       await sharedSandboxIntact();
+      await deleteReference(namespace, 'shared-foreign');
+      await eventually(
+        'shared released once its foreign reference is gone',
+        async () => ((await getSandbox(namespace, 'shared')) === undefined ? true : undefined),
+        60_000,
+      );
       await second.stop();
     },
   );

@@ -1,6 +1,7 @@
 /**
- * The account shape of seed 000: 540 root owners, 522 of them legacy (`agent_*`, no worktree) and 18 that may
- * be control-plane (`workspace_*` with a worktree), each lookup answering after ~57 ms.
+ * The account shape the legacy walk is sized for (docs/benchmarks.md): 540 root owners, 522 of them legacy
+ * (`agent_*`, no worktree) and 18 that may be control-plane (`workspace_*` with a worktree), each lookup
+ * answering after ~57 ms.
  */
 import type {
   LedgerOwner,

@@ -1,6 +1,6 @@
 /**
  * Issue 2's figures: an exclusivity decision from the index against the old serial walk, and the legacy
- * reconciliation of seed 000's account shape with the pool and the legacy skip, the pool alone, and serially.
+ * reconciliation of the sized-for account shape with the pool and the legacy skip, the pool alone, and serially.
  */
 import { INDEX_LIMITS } from '../../../operator/api/index.ts';
 import {

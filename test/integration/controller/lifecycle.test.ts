@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS, EXCLUSIVITY_FINALIZER, GROUP, SANDBOX, VERSION } from '../../../operator/api/names.ts';
-import { kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { kubectl, testNamespace } from '../../harness/kube.ts';
 import { createReference, createSandbox, deleteSandbox, getSandbox, sandboxManifest } from './fixtures.ts';
 import { LedgerServer } from './ledger-server.ts';
 import {
@@ -177,10 +177,17 @@ describe('an adopted sandbox without a ledger', () => {
         (await getSandbox(other, name))?.status?.reconciliation?.state === 'NotConfigured' ? true : undefined,
       );
       // The replacement has no annotation (and drops the finalizer, which the operator puts back).
+      // The operator may write the sandbox between our read and the replace (its pod came up): like a GitOps
+      // tool, read again and replace again on a Conflict.
       const manifest = sandboxManifest(other, name, { worktree: 'wt-1' });
-      const resourceVersion = (await getSandbox(other, name))?.metadata.resourceVersion ?? '';
-      const input = JSON.stringify({ ...manifest, metadata: { ...manifest.metadata, resourceVersion } });
-      await kubectlOk([...strip, '-n', other], { input });
+      await eventually(`${name} stripped`, async () => {
+        const resourceVersion = (await getSandbox(other, name))?.metadata.resourceVersion ?? '';
+        const input = JSON.stringify({ ...manifest, metadata: { ...manifest.metadata, resourceVersion } });
+        const result = await kubectl([...strip, '-n', other], { input });
+        if (result.exitCode === 0) return true;
+        if (result.stderr.includes('Conflict')) return undefined;
+        throw new Error(`kubectl ${strip.join(' ')} exited ${result.exitCode}: ${result.stderr}`);
+      });
       expect(
         (await getSandbox(other, name))?.metadata.annotations?.[ANNOTATIONS.adoptedFrom],
       ).toBeUndefined();

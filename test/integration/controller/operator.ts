@@ -106,22 +106,5 @@ export function startOperator(
 export const customObjects = () => kubeConfig().makeApiClient(CustomObjectsApi);
 export const core = () => kubeConfig().makeApiClient(CoreV1Api);
 
-/** Polls until `check` returns a value (not undefined), or fails with the last observation. */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`, { cause: last });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** The tests' one waiting helper lives in test/harness/eventually.ts; re-exported for these tests. */
+export { eventually, pending } from '../../harness/eventually.ts';

@@ -24,7 +24,7 @@ import {
   type SpawnedShell,
 } from '../../../operator/sidecar/host/index.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
-import { killMarked, liveMembers, waitFor } from '../../unit/sidecar/fixtures/process-fixtures.ts';
+import { killMarked, liveMembers, waitFor } from '../../process/sidecar/fixtures/process-fixtures.ts';
 
 const REPO = resolve(import.meta.dirname, '../../..');
 const namespace = testNamespace('sidecar');

@@ -1,21 +1,15 @@
 /**
  * Watches the SessionReferences of this sandbox only (fieldSelector `spec.sandbox=<name>`; the CRD declares
- * it a selectable field) and reports each ended turn written by the agent host to `status.turn`. The
- * client-node informer stops for good on errors other than 410, so it is restarted with backoff; handlers
- * are total (a throwing handler would be an unhandled rejection).
+ * it a selectable field) and reports each ended turn written by the agent host to `status.turn`. The watch
+ * is the operator's own supervised list+watch (operator/runtime/watcher.ts: relist on 410, backoff on any
+ * other error, handlers total), so the sidecar has no recovery of its own.
  */
-import {
-  CustomObjectsApi,
-  ListWatch,
-  Watch,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { GROUP, SESSION_REFERENCE, VERSION } from '../../../api/names.ts';
+import { API_VERSION, GROUP, SESSION_REFERENCE, VERSION } from '../../../api/names.ts';
 import { parseSessionReference } from '../../../api/parse.ts';
 import type { Role, TurnOrigin } from '../../../api/session-reference.ts';
+import { Watcher } from '../../../runtime/watcher.ts';
 import type { EndedPhase } from '../turn-decision.ts';
 
 export interface TurnEndSignal {
@@ -47,104 +41,93 @@ export interface ReferenceWatch {
   stop(): Promise<void>;
 }
 
-const BACKOFF_MIN_MS = 1_000;
-const BACKOFF_MAX_MS = 30_000;
-
 export async function startReferenceWatch(options: ReferenceWatchOptions): Promise<ReferenceWatch> {
   const { kubeConfig, namespace, sandbox, logger } = options;
   const log = logger.child({ watch: SESSION_REFERENCE.plural, sandbox });
-  const api = kubeConfig.makeApiClient(CustomObjectsApi);
-  const fieldSelector = `spec.sandbox=${sandbox}`;
-  const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${SESSION_REFERENCE.plural}`;
-  const list = async (): Promise<KubernetesListObject<KubernetesObject>> =>
-    (await api.listNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace,
-      plural: SESSION_REFERENCE.plural,
-      fieldSelector,
-    })) as KubernetesListObject<KubernetesObject>;
-  const informer = new ListWatch<KubernetesObject>(
-    path,
-    new Watch(kubeConfig),
-    list,
-    false,
-    undefined,
-    fieldSelector,
-  );
   const references = new Map<string, ReferenceKey>();
   const seen = new Set<string>();
-  let backoff = BACKOFF_MIN_MS;
-  let restart: NodeJS.Timeout | undefined;
-  let stopped = false;
 
-  const observe = (raw: KubernetesObject): void => {
-    try {
-      const parsed = parseSessionReference(raw);
-      if (!parsed.ok) {
-        log.warn({ err: parsed.error, field: parsed.error.field }, 'ignoring a malformed SessionReference');
-        return;
-      }
-      const { metadata, spec, status } = parsed.value;
-      if (spec.sandbox !== sandbox) return;
-      references.set(
-        spec.session,
-        metadata.uid === undefined ? { name: metadata.name } : { name: metadata.name, uid: metadata.uid },
-      );
-      backoff = BACKOFF_MIN_MS;
-      const turn = status?.turn;
-      if (turn === undefined || turn.phase === 'Running') return;
-      const key = `${spec.session}/${turn.id}/${turn.phase}`;
-      if (seen.has(key)) return;
-      seen.add(key);
-      log.info(
-        {
-          reference: metadata.name,
-          session: spec.session,
-          role: spec.role,
-          turn: turn.id,
-          phase: turn.phase,
-        },
-        'turn end seen on the SessionReference',
-      );
-      options.onTurnEnded({
-        reference: metadata.name,
-        session: spec.session,
-        role: spec.role,
-        turn: turn.id,
-        phase: turn.phase,
-        origin: turn.origin,
-      });
-    } catch (error) {
-      log.error({ err: error }, 'SessionReference handler failed; the next event retries');
+  const observe = (raw: unknown): void => {
+    const parsed = parseSessionReference(raw);
+    if (!parsed.ok) {
+      log.warn({ err: parsed.error, field: parsed.error.field }, 'ignoring a malformed SessionReference');
+      return;
     }
+    const { metadata, spec, status } = parsed.value;
+    if (spec.sandbox !== sandbox) return;
+    references.set(
+      spec.session,
+      metadata.uid === undefined ? { name: metadata.name } : { name: metadata.name, uid: metadata.uid },
+    );
+    const turn = status?.turn;
+    if (turn === undefined || turn.phase === 'Running') return;
+    const key = `${spec.session}/${turn.id}/${turn.phase}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    log.info(
+      { reference: metadata.name, session: spec.session, role: spec.role, turn: turn.id, phase: turn.phase },
+      'turn end seen on the SessionReference',
+    );
+    options.onTurnEnded({
+      reference: metadata.name,
+      session: spec.session,
+      role: spec.role,
+      turn: turn.id,
+      phase: turn.phase,
+      origin: turn.origin,
+    });
   };
-  informer.on('add', observe);
-  informer.on('update', observe);
-  informer.on('delete', (raw) => {
+  const forget = (raw: unknown): void => {
     const parsed = parseSessionReference(raw);
     if (parsed.ok) references.delete(parsed.value.spec.session);
+  };
+
+  const watcher = new Watcher(
+    kubeConfig,
+    {
+      name: SESSION_REFERENCE.plural,
+      apiVersion: API_VERSION,
+      kind: SESSION_REFERENCE.kind,
+      path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${SESSION_REFERENCE.plural}`,
+      namespace,
+      fieldSelector: `spec.sandbox=${sandbox}`,
+    },
+    {
+      // A relist is the whole set: sessions absent from it are gone.
+      replace: (items) => {
+        references.clear();
+        for (const item of items) observe(item);
+      },
+      apply: (type, object) => (type === 'DELETED' ? forget(object) : observe(object)),
+    },
+    log,
+    // As before the shared watcher: a first list that fails fails the start (a missing RBAC rule is said at
+    // once); after it, failures are the watcher's to recover from.
+    { onRestart: (_resource, _reason, error) => firstFailure(error) },
+  );
+  let firstFailure: (error: unknown) => void = () => undefined;
+  const failed = new Promise<never>((_resolve, reject) => {
+    firstFailure = (error) =>
+      reject(new Error('the SessionReference watch could not list', { cause: error }));
   });
-  informer.on('error', (error: unknown) => {
-    if (stopped) return;
-    log.warn({ err: error, retryInMs: backoff }, 'SessionReference watch stopped; restarting it');
-    clearTimeout(restart);
-    restart = setTimeout(() => {
-      informer.start().catch((cause: unknown) => {
-        log.error({ err: cause }, 'SessionReference watch restart failed');
-      });
-    }, backoff);
-    backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
-  });
-  await informer.start();
+  const stopping = new AbortController();
+  const running = watcher.run(stopping.signal);
+  try {
+    await Promise.race([watcher.hasSynced(), failed]);
+  } catch (error) {
+    stopping.abort();
+    await running;
+    throw error;
+  } finally {
+    firstFailure = () => undefined;
+  }
   return {
     referenceOf(session) {
       return references.get(session);
     },
     async stop() {
-      stopped = true;
-      clearTimeout(restart);
-      await informer.stop();
+      stopping.abort();
+      await running;
     },
   };
 }

@@ -21,7 +21,7 @@ function runScenario(): Promise<{ code: number | null; stdout: string; stderr: s
         process.execPath,
         '--import',
         'tsx',
-        'test/unit/sidecar/fixtures/pid-reuse-scenario.ts',
+        'test/process/sidecar/fixtures/pid-reuse-scenario.ts',
       ],
       { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] },
     );

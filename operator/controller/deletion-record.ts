@@ -1,0 +1,57 @@
+/**
+ * The deletion's one status write: the decision with the index it was made on, and an Event when the
+ * verdict changed. Released and blocked deletions say here what was decided and why.
+ */
+import type { Logger } from 'pino';
+import type { Sandbox } from '../api/objects.ts';
+import type { ReconcilerContext } from './context.ts';
+import type { Decided } from './deletion-steps.ts';
+import { sandboxRef } from './erase.ts';
+import type { LegacyResult } from './legacy-evidence.ts';
+import { decisionOf } from './status.ts';
+import { keyOf } from './store.ts';
+import { writeStatus } from './write-status.ts';
+
+export async function recordDecision(
+  ctx: ReconcilerContext,
+  sandbox: Sandbox,
+  decided: Decided & { readonly legacy: LegacyResult; readonly erasedFor: string | undefined },
+  log: Logger,
+): Promise<void> {
+  const { index, legacy, verdict } = decided;
+  const previous = sandbox.status?.decision;
+  const changed = previous?.verdict !== verdict.verdict || previous.reason !== verdict.reason;
+  const decision = changed ? decisionOf(verdict, ctx.now()) : previous;
+  await writeStatus(ctx, sandbox, {
+    index,
+    reconciliation: legacy.reconciliation,
+    decision,
+    erasedFor: decided.erasedFor,
+    pods: ctx.store.pods(keyOf(sandbox.metadata.namespace, sandbox.metadata.name)),
+  });
+  if (!changed) return;
+  if (verdict.verdict === 'Exclusive') {
+    log.info(
+      { verdict: verdict.verdict, evidence: verdict.evidence, reason: verdict.reason },
+      'deletion is exclusive; releasing the sandbox',
+    );
+    await ctx.ports.events.record(
+      sandboxRef(sandbox),
+      'Normal',
+      'Releasing',
+      `exclusive (${verdict.evidence}): ${verdict.reason}`,
+    );
+  } else {
+    const blocking = verdict.verdict === 'Foreign' ? verdict.blockingReferences : [];
+    log.info(
+      { verdict: verdict.verdict, evidence: verdict.evidence, reason: verdict.reason, blocking },
+      'deletion blocked; nothing is stopped',
+    );
+    await ctx.ports.events.record(
+      sandboxRef(sandbox),
+      'Warning',
+      'DeletionBlocked',
+      `${verdict.verdict} (${verdict.evidence}): ${verdict.reason}${blocking.length > 0 ? `; blocking references: ${blocking.join(', ')}` : ''}`,
+    );
+  }
+}

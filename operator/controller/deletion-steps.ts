@@ -1,0 +1,147 @@
+/**
+ * The deletion of a Sandbox as named steps (docs/deletion.md): a pure classification of what this turn
+ * knows into the one next step. The shell (deletion.ts) performs the step, at most one write, adds what it
+ * learned to the facts and asks again, until a step ends the turn.
+ *
+ * Every turn starts from the top with no facts but the sandbox and the cache (level-triggered), so a crash
+ * after any step resumes by doing the steps again: each is idempotent. The failpoints are the names of the
+ * steps that write (`WRITE_STEPS`), so the crash test covers every one of them by construction.
+ */
+import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
+import type { Verdict } from '../index/exclusivity.ts';
+import { releasedByNamespaceDeletion } from '../index/namespace-deletion.ts';
+import type { ReferenceIndex } from '../index/reference-index.ts';
+import { removeFinalizerPatch, type JsonPatchOp } from './finalizer.ts';
+import type { LegacyResult } from './legacy-evidence.ts';
+import type { Erased } from './erase.ts';
+import type { Staleness } from './incarnation.ts';
+import type { PodSummary } from './pod-summary.ts';
+import type { Deleted } from './ports.ts';
+
+/** The steps that write to the API server, in the order a deletion takes them. */
+export const WRITE_STEPS = [
+  'keep-guard',
+  'erase',
+  'prune',
+  'record-decision',
+  'delete-pod',
+  'release-pod',
+  'remove-guard',
+  'erase-index',
+  'remove-finalizer',
+] as const;
+export type WriteStep = (typeof WRITE_STEPS)[number];
+
+export type Decided = { readonly index: ReferenceIndex; readonly verdict: Verdict };
+
+/** What the turn knows. The first five come from the sandbox and the cache; the rest from the steps done. */
+export type DeletionFacts = {
+  /** Our finalizer is on the sandbox: until it is removed, the deletion is ours to finish. */
+  readonly finalizer: boolean;
+  /** The cache holds pods of the sandbox: they must not be evictable while they wait. */
+  readonly cachedPods: boolean;
+  /** An administrator's erase request not yet acted on. */
+  readonly eraseRequest: string | undefined;
+  /** The sandbox's own worktree's tombstones in the cache (names). */
+  readonly tombstones: readonly string[];
+  /** The eviction guard as the cache has it, once the pods are gone. */
+  readonly budget: { readonly name: string; readonly uid: string } | undefined;
+
+  /** Whether the API server still holds this incarnation, deleting (a live GET). */
+  readonly incarnation?: Staleness;
+  readonly guardKept?: true;
+  readonly erased?: Erased;
+  /** The tombstones the prune deleted (one re-attached since its LIST is kept). */
+  readonly pruned?: readonly string[];
+  readonly evidence?: LegacyResult;
+  /** The decision on the cached index. */
+  readonly cached?: Decided;
+  /** The decision again on a consistent LIST, when the cache said Exclusive. */
+  readonly live?: Decided;
+  readonly recorded?: true;
+  /** A terminating namespace with no reference left lifts this verdict. */
+  readonly namespaceLifts?: boolean;
+  /** The pods by a consistent LIST, once the deletion is released. */
+  readonly livePods?: readonly PodSummary[];
+  /** How many of `livePods` are handled, and whether the next one's delete is done. */
+  readonly podsHandled?: number;
+  readonly podDeleted?: true;
+  readonly guardRemoved?: true;
+  /** What erasing the index deleted, and what it kept because it changed since its LIST. */
+  readonly indexErased?: Deleted;
+};
+
+export type DeletionStep =
+  /** Nothing of ours holds the sandbox (our finalizer is gone): wait for a change. */
+  | { readonly kind: 'finished' }
+  /** Pods and references are found by name: first make sure the API server still holds this incarnation. */
+  | { readonly kind: 'read-incarnation' }
+  /** The cached Sandbox is gone, replaced or not deleting: wait for the watch to catch up. */
+  | { readonly kind: 'stale'; readonly staleness: Exclude<Staleness, 'Current'> }
+  | { readonly kind: 'keep-guard' }
+  | { readonly kind: 'erase'; readonly request: string }
+  | { readonly kind: 'prune'; readonly tombstones: readonly string[] }
+  /** The legacy evidence: the marker, a persisted outcome, or a walk when one is due. */
+  | { readonly kind: 'gather-evidence' }
+  | { readonly kind: 'decide'; readonly evidence: LegacyResult }
+  | { readonly kind: 'confirm-live'; readonly evidence: LegacyResult }
+  | { readonly kind: 'record-decision'; readonly decided: Decided; readonly evidence: LegacyResult }
+  | { readonly kind: 'check-namespace'; readonly verdict: Verdict }
+  /** Not exclusive: nothing is stopped; look again later. */
+  | { readonly kind: 'blocked'; readonly verdict: Verdict }
+  | { readonly kind: 'list-pods' }
+  | { readonly kind: 'delete-pod'; readonly pod: PodSummary }
+  | { readonly kind: 'release-pod'; readonly pod: PodSummary; readonly patch: readonly JsonPatchOp[] }
+  /** Pods were released this turn: wait for them to be gone before anything of the index goes. */
+  | { readonly kind: 'await-pods-gone'; readonly pods: readonly string[] }
+  | { readonly kind: 'remove-guard'; readonly budget: { readonly name: string; readonly uid: string } }
+  | { readonly kind: 'erase-index' }
+  /** References written after the fence changed under the erase (their attach withdraws them): erase again. */
+  | { readonly kind: 'erase-again'; readonly changed: readonly string[] }
+  | { readonly kind: 'remove-finalizer'; readonly erased: readonly string[] };
+
+export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
+  if (!facts.finalizer) return { kind: 'finished' };
+  if (facts.incarnation === undefined) return { kind: 'read-incarnation' };
+  if (facts.incarnation !== 'Current') return { kind: 'stale', staleness: facts.incarnation };
+  if (facts.cachedPods && !facts.guardKept) return { kind: 'keep-guard' };
+  if (facts.eraseRequest !== undefined && !facts.erased)
+    return { kind: 'erase', request: facts.eraseRequest };
+  if (facts.tombstones.length > 0 && facts.pruned === undefined)
+    return { kind: 'prune', tombstones: facts.tombstones };
+  const { evidence } = facts;
+  if (!evidence) return { kind: 'gather-evidence' };
+  if (!facts.cached) return { kind: 'decide', evidence };
+  if (facts.cached.verdict.verdict === 'Exclusive' && !facts.live) return { kind: 'confirm-live', evidence };
+  const decided = facts.live ?? facts.cached;
+  if (!facts.recorded) return { kind: 'record-decision', decided, evidence };
+  const { verdict } = decided;
+  if (verdict.verdict !== 'Exclusive') {
+    // Cheap first: most verdicts are never lifted, and then the namespace is not even read.
+    if (!releasedByNamespaceDeletion(verdict, true, 0)) return { kind: 'blocked', verdict };
+    if (facts.namespaceLifts === undefined) return { kind: 'check-namespace', verdict };
+    if (!facts.namespaceLifts) return { kind: 'blocked', verdict };
+  }
+  return releaseStep(facts);
+}
+
+/** Exclusive (or lifted): pods first, each deleted then freed of our finalizer; the index only once they are gone. */
+function releaseStep(facts: DeletionFacts): DeletionStep {
+  const pods = facts.livePods;
+  if (!pods) return { kind: 'list-pods' };
+  const handled = facts.podsHandled ?? 0;
+  const pod = pods[handled];
+  if (pod !== undefined) {
+    if (!pod.deleting && !facts.podDeleted) return { kind: 'delete-pod', pod };
+    const patch = removeFinalizerPatch(pod, EXCLUSIVITY_FINALIZER);
+    if (patch) return { kind: 'release-pod', pod, patch };
+    const { podDeleted: _deleted, ...rest } = facts;
+    return releaseStep({ ...rest, podsHandled: handled + 1 });
+  }
+  if (pods.length > 0) return { kind: 'await-pods-gone', pods: pods.map((each) => each.name) };
+  if (facts.budget && !facts.guardRemoved) return { kind: 'remove-guard', budget: facts.budget };
+  if (!facts.indexErased) return { kind: 'erase-index' };
+  if (facts.indexErased.changed.length > 0)
+    return { kind: 'erase-again', changed: facts.indexErased.changed };
+  return { kind: 'remove-finalizer', erased: facts.indexErased.deleted };
+}

@@ -1,0 +1,158 @@
+/**
+ * The deletion through scripted ports: each scenario is the list of API calls a deletion turn makes, in
+ * order. Read top to bottom, a scenario is the deletion's steps (docs/deletion.md).
+ */
+import { describe, expect, it } from 'vitest';
+import { ANNOTATIONS } from '../../../operator/api/index.ts';
+import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
+import type { Action } from '../../../operator/runtime/action.ts';
+import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
+import { attached, tombstone } from '../fixtures.ts';
+import { contextOf, deleted, expect_, listed, Script, silent } from './scripted-ports.ts';
+
+async function turn(
+  subject: SandboxBuilder,
+  expected: ConstructorParameters<typeof Script>[0],
+): Promise<Action> {
+  const script = new Script(expected);
+  const action = await reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent);
+  script.finish();
+  return action;
+}
+
+const own = attached('own', 'wt-1');
+/** Every deletion turn first reads the Sandbox live: still this incarnation (the builder's uid), deleting. */
+const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
+const foreign = attached('foreign', 'wt-2');
+
+describe('a deletion turn', () => {
+  it('releases an exclusive sandbox: guard kept, decision confirmed live, pods deleted and freed, then waits', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own).withPods(2);
+    const action = await turn(subject, [
+      current,
+      expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(Releasing)'),
+      expect_('pods.listLive(sbx)', subject.livePods()),
+      expect_('pods.delete(sbx-0)'),
+      expect_('pods.patchMetadata(sbx-0)'),
+      expect_('pods.delete(sbx-1)'),
+      expect_('pods.patchMetadata(sbx-1)'),
+    ]);
+    expect(action).toEqual({ kind: 'RequeueAfter', ms: 1_000 });
+  });
+
+  it('once the pods are gone, removes the guard, erases the index and then the finalizer', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own).withGuard();
+    const action = await turn(subject, [
+      current,
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(Releasing)'),
+      expect_('pods.listLive(sbx)', []),
+      expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
+      expect_('references.deleteAll(sbx)', deleted('own')),
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+      expect_('events.record(Released)'),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('frees a pod that is already terminating without deleting it again', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own);
+    await turn(subject, [
+      current,
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(Releasing)'),
+      expect_('pods.listLive(sbx)', [pod('sbx', 0, { deleting: true })]),
+      expect_('pods.patchMetadata(sbx-0)'),
+    ]);
+  });
+
+  it('is blocked by a foreign reference in the cache: status and an Event, and no pod is touched', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own, foreign).withPods(1).withGuard();
+    const action = await turn(subject, [
+      current,
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(DeletionBlocked)'),
+    ]);
+    expect(action).toEqual({ kind: 'RequeueAfter', ms: 30_000 });
+  });
+
+  it('never releases on a cache miss alone: a foreign reference in the live LIST blocks', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own).withPods(1).withGuard();
+    const action = await turn(subject, [
+      current,
+      expect_('references.listLive(sbx)', listed([own, foreign], 'sbx')),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(DeletionBlocked)'),
+    ]);
+    expect(action).toEqual({ kind: 'RequeueAfter', ms: 30_000 });
+  });
+
+  it('prunes its own worktree’s tombstones before deciding, and decides without them', async () => {
+    const subject = sandbox('sbx').deleting().withReference(tombstone('old', 'wt-1'), foreign);
+    await turn(subject, [
+      current,
+      expect_('references.pruneTombstones(sbx, wt-1)', deleted('old')),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(DeletionBlocked)'),
+    ]);
+  });
+
+  it('acts on an erase request first, then decides on what the API server holds after it', async () => {
+    const subject = sandbox('sbx')
+      .deleting()
+      .withAnnotation(ANNOTATIONS.eraseReferences, 'INC-1')
+      .withReference(own, foreign);
+    const action = await turn(subject, [
+      current,
+      expect_('references.deleteAll(sbx)', deleted('own', 'foreign')),
+      expect_('references.listLive(sbx)', []),
+      expect_('events.record(ReferencesErased)'),
+      expect_('references.listLive(sbx)', []),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(Releasing)'),
+      expect_('pods.listLive(sbx)', []),
+      expect_('references.deleteAll(sbx)', deleted()),
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+      expect_('events.record(Released)'),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('erases again, later, when a reference changed under the erase (its attach withdraws it)', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own);
+    const action = await turn(subject, [
+      current,
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(Releasing)'),
+      expect_('pods.listLive(sbx)', []),
+      expect_('references.deleteAll(sbx)', { deleted: ['own'], changed: ['late'] }),
+    ]);
+    expect(action).toEqual({ kind: 'RequeueAfter', ms: 1_000 });
+  });
+
+  it('touches nothing when the API server holds another incarnation under the name', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own).withPods(1);
+    const action = await turn(subject, [
+      expect_('sandboxes.readLive(sbx)', { uid: 'uid-of-a-new-sbx', deleting: false }),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('does nothing once our finalizer is gone', async () => {
+    const subject = sandbox('sbx').withMetadata({ deletionTimestamp: '2026-11-30T12:00:00Z' });
+    expect(await turn(subject, [])).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('fails a scenario with what it expected and what came', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own);
+    await expect(turn(subject, [current, expect_('pods.delete(sbx-0)')])).rejects.toThrow(
+      'expected pods.delete(sbx-0), got references.listLive(sbx)',
+    );
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * The reconcile of a live Sandbox through scripted ports: each scenario lists the API calls in order, so it
+ * reads as what the controller does for a sandbox that is not being deleted.
+ */
+import { describe, expect, it } from 'vitest';
+import { reconcileSandbox } from '../../../operator/controller/sandbox-reconciler.ts';
+import type { Action } from '../../../operator/runtime/action.ts';
+import { NAMESPACE, sandbox, type SandboxBuilder } from '../builders.ts';
+import { attached } from '../fixtures.ts';
+import { contextOf, expect_, failing, listed, Script, silent } from './scripted-ports.ts';
+import { KubeRequestError } from '../../../operator/kube/errors.ts';
+
+async function turn(
+  subject: SandboxBuilder,
+  expected: ConstructorParameters<typeof Script>[0],
+): Promise<Action> {
+  const script = new Script(expected);
+  const action = await reconcileSandbox(
+    contextOf(subject.store(), script),
+    `${NAMESPACE}/${subject.name}`,
+    silent,
+  );
+  script.finish();
+  return action;
+}
+
+const RESYNC = { kind: 'RequeueAfter', ms: 600_000 };
+
+describe('a live sandbox’s reconcile', () => {
+  it('first adds the exclusivity finalizer, and nothing else until its update event', async () => {
+    const action = await turn(sandbox('sbx').withSpec({ replicas: 2 }), [
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('writes its status before any pod, then the eviction guard, then the missing pods', async () => {
+    const subject = sandbox('sbx')
+      .finalized()
+      .withSpec({ replicas: 2 })
+      .withReference(attached('r1', 'wt-1'));
+    const action = await turn(subject, [
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
+      expect_('pods.create(sbx-0)', 'Created'),
+      expect_('pods.create(sbx-1)', 'Created'),
+    ]);
+    expect(action).toEqual(RESYNC);
+  });
+
+  it('releases a terminating pod of a live sandbox (an eviction), and re-creates it only once it is gone', async () => {
+    const subject = sandbox('sbx')
+      .finalized()
+      .withReference(attached('r1', 'wt-1'))
+      .withPods(1, { deleting: true })
+      .withGuard();
+    await turn(subject, [expect_('sandboxes.patchStatus(sbx)'), expect_('pods.patchMetadata(sbx-0)')]);
+  });
+
+  it('creates no pod in a terminating namespace, and does not fail on it', async () => {
+    const refused = new KubeRequestError('Create', 'pod ns/sbx-0', 403, {
+      cause: new Error(
+        'pods "sbx-0" is forbidden: unable to create new content in namespace ns because it is being terminated',
+      ),
+    });
+    const subject = sandbox('sbx').finalized().withSpec({ replicas: 2 }).withGuard();
+    const action = await turn(subject, [
+      expect_('sandboxes.patchStatus(sbx)'),
+      failing('pods.create(sbx-0)', refused),
+    ]);
+    expect(action).toEqual(RESYNC);
+  });
+
+  it('deletes an unreferenced sandbox past its TTL: fence, a consistent LIST, an Event, a preconditioned delete', async () => {
+    const subject = sandbox('sbx')
+      .finalized()
+      .withSpec({ cleanup: { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 60 } })
+      .withStatus({ unreferencedSince: '2026-11-30T11:00:00Z' });
+    const action = await turn(subject, [
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '7' }),
+      expect_('references.listLive(sbx)', []),
+      expect_('events.record(CleanupStarted)'),
+      expect_('sandboxes.delete(sbx)'),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('keeps a sandbox the cache thinks unreferenced when the LIST after the fence finds a reference', async () => {
+    const subject = sandbox('sbx')
+      .finalized()
+      .withGuard()
+      .withSpec({ cleanup: { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 60 } })
+      .withStatus({ unreferencedSince: '2026-11-30T11:00:00Z' });
+    await turn(subject, [
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '7' }),
+      expect_('references.listLive(sbx)', listed([attached('late', 'wt-1')], 'sbx')),
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '8' }),
+      expect_('sandboxes.patchStatus(sbx)'),
+    ]);
+  });
+
+  it('leaves a sandbox it cannot find in the cache alone', async () => {
+    const script = new Script([]);
+    const action = await reconcileSandbox(contextOf(sandbox('sbx').store(), script), 'ns/other', silent);
+    script.finish();
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+});

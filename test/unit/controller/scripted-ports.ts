@@ -1,0 +1,127 @@
+/**
+ * Scripted ports for the reconciler's unit tests: a scenario lists the port calls it expects, in order, each
+ * with its reply. The first call that differs fails the reconcile with what was expected and what came:
+ *
+ *   expected pods.delete(sbx-0), got references.deleteAll(sbx)
+ *
+ * and `finish()` fails if expected calls never came. The ports are the controller's own interfaces
+ * (operator/controller/ports.ts), so the script reads as the deletion's steps in the API server's words.
+ */
+import { pino } from 'pino';
+import { API_VERSION, INDEX_LIMITS, type SessionReference } from '../../../operator/api/index.ts';
+import type { Parsed } from '../../../operator/api/parse.ts';
+import type { ReconcilerContext } from '../../../operator/controller/context.ts';
+import type { ControllerPorts } from '../../../operator/controller/ports.ts';
+import type { StoreReader } from '../../../operator/controller/store.ts';
+import type { ReferenceEntry } from '../../../operator/index/index.ts';
+import { NAMESPACE } from '../builders.ts';
+
+/** One expected call: `port.method(target)`, and what it answers (or throws). */
+export type Expected = { readonly call: string; readonly reply?: unknown; readonly throws?: Error };
+
+export const expect_ = (call: string, reply?: unknown): Expected => ({ call, reply });
+export const failing = (call: string, error: Error): Expected => ({ call, throws: error });
+
+export class ScriptError extends Error {
+  override name = 'ScriptError';
+}
+
+export class Script {
+  private next = 0;
+  /** Every call made, in order, as `port.method(target)`. */
+  readonly calls: string[] = [];
+
+  constructor(private readonly expected: readonly Expected[]) {}
+
+  answer(call: string): unknown {
+    this.calls.push(call);
+    const step = this.expected[this.next];
+    if (step === undefined) throw new ScriptError(`expected no more calls, got ${call}`);
+    if (step.call !== call) throw new ScriptError(`expected ${step.call}, got ${call}`);
+    this.next += 1;
+    if (step.throws) throw step.throws;
+    return step.reply;
+  }
+
+  /** Fails when expected calls never came. */
+  finish(): void {
+    const missing = this.expected.slice(this.next).map((step) => step.call);
+    if (missing.length > 0) throw new ScriptError(`expected ${missing.join(', ')}, got nothing more`);
+  }
+}
+
+export function scriptedPorts(script: Script): ControllerPorts {
+  const reply = <T>(call: string) => Promise.resolve().then(() => script.answer(call) as T);
+  return {
+    sandboxes: {
+      readLive: (_ns, name) => reply(`sandboxes.readLive(${name})`),
+      patchStatus: (target) => reply(`sandboxes.patchStatus(${target.name})`),
+      patchMetadata: (target) => reply(`sandboxes.patchMetadata(${target.name})`),
+      delete: (_ns, name) => reply(`sandboxes.delete(${name})`),
+    },
+    references: {
+      listLive: (_ns, sandbox) => reply(`references.listLive(${sandbox})`),
+      pruneTombstones: (_ns, sandbox, worktree) =>
+        reply(`references.pruneTombstones(${sandbox}, ${worktree})`),
+      deleteAll: (_ns, sandbox) => reply(`references.deleteAll(${sandbox})`),
+    },
+    pods: {
+      create: (pod) => reply(`pods.create(${pod.metadata?.name ?? '?'})`),
+      listLive: (_ns, sandbox) => reply(`pods.listLive(${sandbox})`),
+      delete: (_ns, name) => reply(`pods.delete(${name})`),
+      patchMetadata: (_ns, name) => reply(`pods.patchMetadata(${name})`),
+    },
+    guards: {
+      ensureDisruptionBudget: (sandbox) => reply(`guards.ensureDisruptionBudget(${sandbox.metadata.name})`),
+      removeDisruptionBudget: (_ns, name) => reply(`guards.removeDisruptionBudget(${name})`),
+    },
+    namespaces: { isTerminating: (namespace) => reply(`namespaces.isTerminating(${namespace})`) },
+    events: { record: (_target, _type, reason) => reply(`events.record(${reason})`) },
+  };
+}
+
+/** What a listed, preconditioned delete answers: these names gone, none changed since the LIST. */
+export const deleted = (...names: string[]) => ({ deleted: names, changed: [] as string[] });
+
+/** The consistent LIST a scripted `references.listLive` answers with. */
+export function listed(entries: readonly ReferenceEntry[], sandbox: string): Parsed<SessionReference>[] {
+  return entries.map((entry) => ({
+    ok: true,
+    value: {
+      apiVersion: API_VERSION,
+      kind: 'SessionReference',
+      metadata: { name: entry.name, namespace: NAMESPACE },
+      spec: {
+        sandbox,
+        session: entry.session,
+        ...(entry.worktree === undefined ? {} : { worktree: entry.worktree }),
+        route: entry.route,
+        role: entry.role,
+        state: entry.state,
+        ...(entry.parentSession === undefined ? {} : { parentSession: entry.parentSession }),
+      },
+    },
+  }));
+}
+
+export const NOW = new Date('2026-11-30T12:00:00Z');
+export const silent = pino({ level: 'silent' });
+
+/** A reconcile context over scripted ports and a fixed store and clock; no ledger configured. */
+export function contextOf(store: StoreReader, script: Script): ReconcilerContext {
+  return {
+    store,
+    ports: scriptedPorts(script),
+    legacy: undefined,
+    sidecar: { image: 'operator:1', serviceAccountName: 'sandbox-operator' },
+    limits: INDEX_LIMITS,
+    now: () => NOW,
+    timing: {
+      resyncMs: 600_000,
+      blockedRecheckMs: 30_000,
+      legacyRetryMs: 60_000,
+      legacyRetryWhileDeletingMs: 10_000,
+    },
+    recorder: {},
+  };
+}
