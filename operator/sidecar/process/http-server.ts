@@ -12,6 +12,7 @@ import { errnoOf, SidecarError } from '../contract/errors.ts';
 import type { NoticeOutbox } from './ports.ts';
 import type { EndTurnOutcome, RegisterOutcome } from './reaper-outcomes.ts';
 import type { ShellReaper } from './reaper.ts';
+import type { TurnEndVerdict } from './turn-authority.ts';
 import {
   BODY_MAX_BYTES,
   endTurnRequestSchema,
@@ -19,6 +20,7 @@ import {
   invalidRequest,
   noticeQuerySchema,
   registerShellRequestSchema,
+  type EndTurnRequest,
   type ErrorBody,
   type ErrorCode,
 } from '../contract/requests.ts';
@@ -33,6 +35,11 @@ export interface EndpointDeps {
   readonly logger: Logger;
   /** False once shutdown began: requests are answered 503. */
   readonly accepting: () => boolean;
+  /**
+   * Judges a turn end a caller sends against the SessionReference (turn-authority.ts). Absent only when
+   * the sidecar runs without a cluster, where the socket's word is all there is (docs/sidecar.md).
+   */
+  readonly authority?: (request: EndTurnRequest) => TurnEndVerdict;
 }
 
 type Reply = { readonly status: number; readonly body: unknown };
@@ -135,6 +142,14 @@ async function route(deps: EndpointDeps, req: IncomingMessage, url: URL, abort: 
   if (url.pathname === '/v1/turns/end') {
     const parsed = endTurnRequestSchema.safeParse(body.value);
     if (!parsed.success) return { status: 400, body: invalidRequest(parsed.error) };
+    const verdict = deps.authority?.(parsed.data) ?? { ok: true };
+    if (!verdict.ok) {
+      deps.logger.warn(
+        { request: parsed.data, reason: verdict.reason },
+        'turn end refused: the SessionReference does not say so',
+      );
+      return refuse('Disagrees', verdict.reason);
+    }
     return turnEnded(await deps.reaper.endTurn(parsed.data));
   }
   const parsed = registerShellRequestSchema.safeParse(body.value);

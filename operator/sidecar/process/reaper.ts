@@ -61,6 +61,7 @@ export class ShellReaper {
   #lock: Promise<unknown> = Promise.resolve();
   #phase: Phase = { kind: 'Created' };
   #monitorLoop: Promise<void> = Promise.resolve();
+  #monitorStarted = false;
   readonly #monitor;
 
   constructor(deps: ReaperDeps) {
@@ -76,7 +77,11 @@ export class ShellReaper {
     });
   }
 
-  /** Replays and compacts the journal, resumes unfinished retires, starts the monitor. */
+  /**
+   * Replays and compacts the journal and resumes unfinished retires. The monitor starts only with
+   * `startMonitor`, which the app calls after the first list of turns: a shell whose turn completed while
+   * the sidecar was down must be fenced before its exit can be published (issue 12).
+   */
   async start(): Promise<void> {
     const { entries, skipped } = await this.#deps.journal.replay();
     for (const entry of entries) applyEntry(this.#ledger, entry);
@@ -90,7 +95,13 @@ export class ShellReaper {
       'journal replayed; resuming unfinished retires',
     );
     for (const retire of unfinished) this.#ensureDriver(retire.key);
-    if (this.#deps.options.pollMs > 0) this.#monitorLoop = this.#runMonitor();
+  }
+
+  /** Starts the exit/match monitor loop (once; not at all when pollMs is 0). */
+  startMonitor(): void {
+    if (this.#phase.kind !== 'Running' || this.#monitorStarted || this.#deps.options.pollMs === 0) return;
+    this.#monitorStarted = true;
+    this.#monitorLoop = this.#runMonitor();
   }
 
   /** Stops the monitor and waits up to `deadlineMs` for running retires; the journal holds the rest. */

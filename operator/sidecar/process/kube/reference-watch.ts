@@ -1,6 +1,9 @@
 /**
  * Watches the SessionReferences of this sandbox only (fieldSelector `spec.sandbox=<name>`; the CRD declares
- * it a selectable field) and reports each ended turn written by the agent host to `status.turn`. The
+ * it a selectable field) and reports each ended turn the agent host wrote: `status.endedTurns` (oldest
+ * first) and `status.turn`, so a turn overwritten between two reads (a watch gap, a relist, a sidecar
+ * restart) is still reported. It also answers what a reference says (role, ended turns) to the socket's
+ * turn-authority check. The
  * client-node informer stops for good on errors other than 410, so it is restarted with backoff; handlers
  * are total (a throwing handler would be an unhandled rejection).
  */
@@ -15,7 +18,8 @@ import {
 import type { Logger } from 'pino';
 import { GROUP, SESSION_REFERENCE, VERSION } from '../../../api/names.ts';
 import { parseSessionReference } from '../../../api/parse.ts';
-import type { Role, TurnOrigin } from '../../../api/session-reference.ts';
+import type { Role, SessionReferenceStatus, TurnOrigin } from '../../../api/session-reference.ts';
+import type { ReferenceFacts } from '../turn-authority.ts';
 import type { EndedPhase } from '../turn-decision.ts';
 
 export interface TurnEndSignal {
@@ -44,6 +48,8 @@ export interface ReferenceWatchOptions {
 export interface ReferenceWatch {
   /** The SessionReference of a session in this sandbox, for status and Events. */
   referenceOf(session: string): ReferenceKey | undefined;
+  /** What that reference says: its role and the turns it shows ended. */
+  factsOf(session: string): ReferenceFacts | undefined;
   stop(): Promise<void>;
 }
 
@@ -73,6 +79,7 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
     fieldSelector,
   );
   const references = new Map<string, ReferenceKey>();
+  const facts = new Map<string, ReferenceFacts>();
   const seen = new Set<string>();
   let backoff = BACKOFF_MIN_MS;
   let restart: NodeJS.Timeout | undefined;
@@ -92,29 +99,38 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
         metadata.uid === undefined ? { name: metadata.name } : { name: metadata.name, uid: metadata.uid },
       );
       backoff = BACKOFF_MIN_MS;
-      const turn = status?.turn;
-      if (turn === undefined || turn.phase === 'Running') return;
-      const key = `${spec.session}/${turn.id}/${turn.phase}`;
-      if (seen.has(key)) return;
-      seen.add(key);
-      log.info(
-        {
+      const ended = endedTurnsOf(status);
+      facts.set(spec.session, {
+        reference: metadata.name,
+        role: spec.role,
+        ended: new Map(ended.map((t) => [t.id, t.phase])),
+      });
+      for (const turn of ended) {
+        const key = `${spec.session}/${turn.id}/${turn.phase}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const current = status?.turn;
+        const latest = current?.id === turn.id;
+        log.info(
+          {
+            reference: metadata.name,
+            session: spec.session,
+            role: spec.role,
+            turn: turn.id,
+            phase: turn.phase,
+            latest,
+          },
+          latest ? 'turn end seen on the SessionReference' : 'turn end found in status.endedTurns',
+        );
+        options.onTurnEnded({
           reference: metadata.name,
           session: spec.session,
           role: spec.role,
           turn: turn.id,
           phase: turn.phase,
-        },
-        'turn end seen on the SessionReference',
-      );
-      options.onTurnEnded({
-        reference: metadata.name,
-        session: spec.session,
-        role: spec.role,
-        turn: turn.id,
-        phase: turn.phase,
-        origin: turn.origin,
-      });
+          origin: current !== undefined && latest ? current.origin : 'Unknown',
+        });
+      }
     } catch (error) {
       log.error({ err: error }, 'SessionReference handler failed; the next event retries');
     }
@@ -123,7 +139,9 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
   informer.on('update', observe);
   informer.on('delete', (raw) => {
     const parsed = parseSessionReference(raw);
-    if (parsed.ok) references.delete(parsed.value.spec.session);
+    if (!parsed.ok) return;
+    references.delete(parsed.value.spec.session);
+    facts.delete(parsed.value.spec.session);
   });
   informer.on('error', (error: unknown) => {
     if (stopped) return;
@@ -141,10 +159,24 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
     referenceOf(session) {
       return references.get(session);
     },
+    factsOf(session) {
+      return facts.get(session);
+    },
     async stop() {
       stopped = true;
       clearTimeout(restart);
       await informer.stop();
     },
   };
+}
+
+/** The ended turns a status shows, oldest first: the history, then the latest turn if it ended. */
+export function endedTurnsOf(
+  status: SessionReferenceStatus | undefined,
+): { readonly id: string; readonly phase: EndedPhase }[] {
+  const ended = [...(status?.endedTurns ?? [])];
+  const latest = status?.turn;
+  if (latest !== undefined && latest.phase !== 'Running' && !ended.some((t) => t.id === latest.id))
+    ended.push({ id: latest.id, phase: latest.phase });
+  return ended;
 }
