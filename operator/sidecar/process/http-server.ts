@@ -4,7 +4,7 @@
  * capped, typed by zod, and refused with 4xx before anything is read from /proc; no route takes a group id
  * to signal.
  */
-import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, unlink } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
@@ -195,10 +195,15 @@ export function createEndpoint(deps: EndpointDeps): Server {
 }
 
 /**
- * Listens on the Unix socket and sets its mode (default 0660: the agent reaches it through the shared
- * volume's group). A stale socket from an earlier run is removed; any other file there is an error.
+ * Listens on the Unix socket, hands it to `owner` when given, and sets its mode (the injection passes the
+ * agent's user and 0600, or 0666 when a root sidecar does not know the agent's user). A stale socket from an earlier run is removed; any other file there is an error.
  */
-export async function listenOnSocket(server: Server, path: string, mode: number): Promise<void> {
+export async function listenOnSocket(
+  server: Server,
+  path: string,
+  mode: number,
+  owner?: { readonly uid: number; readonly gid: number },
+): Promise<void> {
   try {
     await mkdir(dirname(path), { recursive: true });
     const existing = await lstat(path).catch((error: unknown) => {
@@ -214,6 +219,8 @@ export async function listenOnSocket(server: Server, path: string, mode: number)
         resolve();
       });
     });
+    // A root sidecar hands the socket to the agent's user (issue 12: root:root 0660 is EACCES for it).
+    if (owner !== undefined) await chown(path, owner.uid, owner.gid);
     await chmod(path, mode);
   } catch (error) {
     throw new SidecarError('ListenFailed', path, { cause: error });

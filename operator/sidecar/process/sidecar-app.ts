@@ -109,7 +109,7 @@ export async function startSidecar(
     logger.warn(
       'no cluster configured: turn ends sent to the socket are believed as sent (development only)',
     );
-  await listenOnSocket(server, config.socket, config.socketMode);
+  await listenOnSocket(server, config.socket, config.socketMode, config.socketOwner);
   const watch = await references?.watch((signal) => {
     const { session, turn, phase, role, origin } = signal;
     reaper.endTurn({ session, turn, phase, role, origin }).catch((error: unknown) => {
@@ -127,6 +127,8 @@ export async function startSidecar(
       socket: config.socket,
       cluster: cluster === undefined ? 'none' : `${cluster.namespace}/${cluster.sandbox}`,
       graceSeconds: config.graceSeconds,
+      mode: config.mode ?? 'unset',
+      socketOwner: config.socketOwner ?? 'self',
     },
     'shell reaper ready',
   );

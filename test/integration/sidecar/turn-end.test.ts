@@ -206,6 +206,9 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
       command: 'sleep 1000 & wait',
     });
     expect(root.registration.kind).toBe('Registered');
+    await waitFor('the root’s dev server to fork', async () =>
+      (await liveMembers(root.pid)).length >= 2 ? true : undefined,
+    );
     // Any shell in the pod can reach the socket and read the root's ids from /proc/<pid>/environ.
     const hostile = client.endTurn({
       session: `${prefix}-parent`,
