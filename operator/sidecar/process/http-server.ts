@@ -31,7 +31,6 @@ export type ReaperApi = Pick<ShellReaper, 'register' | 'endTurn' | 'turnStatus'>
 export interface EndpointDeps {
   readonly reaper: ReaperApi;
   readonly outbox: NoticeOutbox;
-  readonly protectedPids: () => ReadonlySet<number>;
   readonly logger: Logger;
   /** False once shutdown began: requests are answered 503. */
   readonly accepting: () => boolean;

@@ -97,7 +97,6 @@ export async function startSidecar(
   const server = createEndpoint({
     reaper,
     outbox,
-    protectedPids: () => signaller.protectedPids(),
     logger,
     accepting: () => accepting,
     // With a cluster the SessionReference decides; before its first list nothing is confirmed.
