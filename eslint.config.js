@@ -1,8 +1,74 @@
 // Lint rules are errors, never warnings: `npm run lint` allows zero warnings.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 
-const domainDirs = ['operator/api/**', 'operator/index/**', 'operator/reconcile/**'];
+const domainDirs = ['operator/api/**', 'operator/index/**', 'operator/legacy/**'];
+
+// The homes of operator/ and what each may not import (CONTRIBUTING.md, "Where things live"). The layers,
+// bottom up: api; index; legacy; kube; runtime; then controller, sidecar, client; cli wires them together.
+const HOMES = [
+  'api',
+  'index',
+  'legacy',
+  'kube',
+  'runtime',
+  'controller',
+  'sidecar',
+  'client',
+  'cli',
+  'local-cluster',
+];
+const others = (...allowed) =>
+  HOMES.filter((home) => !allowed.includes(home)).map((home) => `operator/${home}`);
+const boundaries = [
+  {
+    target: 'operator/api',
+    from: others('api'),
+    message: 'operator/api is the vocabulary: it imports nothing of ours.',
+  },
+  { target: 'operator/index', from: others('api', 'index'), message: 'operator/index is pure: api only.' },
+  {
+    target: 'operator/legacy',
+    from: others('api', 'index', 'legacy'),
+    message: 'operator/legacy is the walk: api and index only; the controller calls it, never the reverse.',
+  },
+  {
+    target: 'operator/kube',
+    from: others('kube'),
+    message: 'operator/kube is shared plumbing: it imports nothing of ours.',
+  },
+  {
+    target: 'operator/runtime',
+    from: others('kube', 'runtime'),
+    message: 'operator/runtime is generic: it knows nothing of Sandboxes (kube only).',
+  },
+  {
+    target: 'operator/controller',
+    from: others('api', 'index', 'legacy', 'kube', 'runtime', 'controller', 'sidecar'),
+    message: 'operator/controller holds the Sandbox rules: no entry points, client or local cluster.',
+  },
+  {
+    target: 'operator/client',
+    from: others('api', 'index', 'kube', 'client'),
+    message: 'operator/client is a library for platforms: api, index and kube only.',
+  },
+  {
+    target: 'operator/sidecar',
+    from: others('api', 'index', 'kube', 'runtime', 'sidecar'),
+    message: 'operator/sidecar runs in the pod: no controller, legacy walk or client.',
+  },
+  {
+    target: 'operator/cli/plugin',
+    from: others('api', 'index', 'kube', 'cli'),
+    message: 'The kubectl plugin reads through kube and api, never controller internals.',
+  },
+  {
+    target: 'operator/local-cluster',
+    from: others('local-cluster'),
+    message: 'operator/local-cluster knows nothing of the product.',
+  },
+];
 
 export default tseslint.config(
   // examples/agent-host imports the packed package by name: test/integration/packaging/client-package.test.ts
@@ -20,6 +86,19 @@ export default tseslint.config(
   },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
+  {
+    // Crossed homes, type-only imports included. eslint-plugin-import-x: maintained, flat-config native,
+    // resolves the path instead of matching strings. Circles are checked by `npm run deps:check`.
+    files: ['operator/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts'],
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts'] })],
+    },
+    rules: {
+      'import-x/no-restricted-paths': ['error', { zones: boundaries }],
+    },
+  },
   {
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
@@ -46,7 +125,7 @@ export default tseslint.config(
   {
     // The functional core: no Kubernetes client, logger, filesystem or process I/O.
     files: domainDirs,
-    ignores: ['operator/api/generate-crds.ts'],
+    ignores: ['operator/api/generate-crds.ts', 'operator/legacy/adapters/**'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-restricted-imports': [
@@ -63,7 +142,8 @@ export default tseslint.config(
                 'node:http',
               ],
               allowTypeImports: true,
-              message: 'operator/{api,index,reconcile} is the pure core: do I/O in operator/controller.',
+              message:
+                'operator/{api,index,legacy} is the pure core: do I/O in operator/controller or legacy/adapters.',
             },
           ],
         },
@@ -120,7 +200,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['*.js', '*.config.ts', 'scripts/*.mjs'],
+    files: ['*.js', '.dependency-cruiser.mjs', '*.config.ts', 'scripts/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },
 );

@@ -53,16 +53,28 @@ export const KUBECTL_ADMISSION_NAMES: AdmissionNames = {
   params: ADMISSION_PARAMS,
 };
 
+/**
+ * Where a binding applies. The chart scopes the guards of a release that watches one namespace to that
+ * namespace, so two releases (one per team) never refuse each other's operator; the operator-bounds binding
+ * stays cluster-wide, since it constrains only its own operator, and must see it act anywhere.
+ */
+const scopedTo = <T extends { readonly spec: object }>(binding: T, scope: unknown): T =>
+  scope === undefined ? binding : { ...binding, spec: { ...binding.spec, matchResources: scope } };
+
 /** The four policies and their bindings, all reading the one parameters ConfigMap in `namespace`. */
-export const admissionPolicies = (namespace: string, names: AdmissionNames = KUBECTL_ADMISSION_NAMES) => [
+export const admissionPolicies = (
+  namespace: string,
+  names: AdmissionNames = KUBECTL_ADMISSION_NAMES,
+  scope?: unknown,
+) => [
   podProtectionPolicy(names.podProtection),
-  podProtectionBinding(namespace, names.podProtection, names.params),
+  scopedTo(podProtectionBinding(namespace, names.podProtection, names.params), scope),
   operatorBoundsPolicy(names.operatorBounds),
   operatorBoundsBinding(namespace, names.operatorBounds, names.params),
   templatePolicy(names.podTemplate),
-  templatePolicyBinding(namespace, names.podTemplate, names.params),
+  scopedTo(templatePolicyBinding(namespace, names.podTemplate, names.params), scope),
   guardProtectionPolicy(names.guardProtection),
-  policyBinding(names.guardProtection, namespace, names.params),
+  scopedTo(policyBinding(names.guardProtection, namespace, names.params), scope),
 ];
 
 /** crds/policies/: the admission policies with their parameters, for kubectl-only installs. */
@@ -97,6 +109,7 @@ export const CHART_PLACEHOLDERS = {
   podTemplateName: 'HELM_POD_TEMPLATE_NAME',
   guardProtectionName: 'HELM_GUARD_PROTECTION_NAME',
   paramsName: 'HELM_ADMISSION_PARAMS',
+  watchScope: 'HELM_WATCH_SCOPE',
 } as const;
 
 /** What each placeholder becomes in the template (the helpers live in the chart's _helpers.tpl). */
@@ -112,6 +125,20 @@ const HELM_EXPRESSIONS: Record<keyof typeof CHART_PLACEHOLDERS, (indent: number)
   podTemplateName: () => ' {{ include "sandbox-operator.podTemplatePolicy" . }}',
   guardProtectionName: () => ' {{ include "sandbox-operator.guardProtectionPolicy" . }}',
   paramsName: () => ' {{ include "sandbox-operator.admissionParams" . }}',
+  watchScope: (indent) => {
+    const pad = (n: number) => ' '.repeat(indent + n);
+    return [
+      ' {{- if .Values.operator.watchNamespace }}',
+      `${pad(2)}namespaceSelector:`,
+      `${pad(4)}matchExpressions:`,
+      `${pad(6)}- key: kubernetes.io/metadata.name`,
+      `${pad(8)}operator: In`,
+      `${pad(8)}values:`,
+      `${pad(10)}- {{ .Values.operator.watchNamespace | quote }}`,
+      `${pad(0)}{{- else }} {}`,
+      `${pad(0)}{{- end }}`,
+    ].join('\n');
+  },
 };
 
 const withLabels = <T extends { metadata: object }>(object: T): T => ({
@@ -146,7 +173,7 @@ export function renderChartAdmissionPolicy(): string {
       },
       names.params,
     ),
-    ...admissionPolicies(p.namespace, names),
+    ...admissionPolicies(p.namespace, names, p.watchScope),
   ].map(withLabels);
   let text = yaml(objects);
   for (const [key, placeholder] of Object.entries(CHART_PLACEHOLDERS) as [

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { GROUP, SANDBOX, VERSION, API_VERSION } from '../api/names.ts';
-import { statusOf } from '../controller/errors.ts';
+import { statusOf } from '../kube/errors.ts';
 
 type Observed = {
   status?: { phase?: string; conditions?: { type: string; status: string; message?: string }[] };

@@ -20,9 +20,9 @@ import {
   type TurnOrigin,
   type TurnPhase,
 } from '../api/session-reference.ts';
-import { KubeRequestError, request } from '../controller/errors.ts';
-import { JSON_PATCH, MERGE_PATCH } from '../controller/kube/clients.ts';
-import { decideCompletionReport, type CompletionReport } from '../sidecar/host/completion-report.ts';
+import { KubeRequestError, request } from '../kube/errors.ts';
+import { JSON_PATCH, MERGE_PATCH } from '../kube/clients.ts';
+import { decideCompletionReport, type CompletionReport } from './completion-report.ts';
 
 /** Annotations holding the last reported turn of each delegation; the name is a hash of the delegation. */
 export const REPORTED_ANNOTATION_PREFIX = `report.${GROUP}/`;

@@ -18,6 +18,6 @@ export {
   type ReportRequest,
   type TurnRecord,
 } from './completion-reports.ts';
-export { KubeRequestError } from '../controller/errors.ts';
+export { KubeRequestError } from '../kube/errors.ts';
 export type { SessionReferenceSpec, Turn } from '../api/session-reference.ts';
 export { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE } from '../api/names.ts';

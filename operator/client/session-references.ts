@@ -12,8 +12,8 @@ import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { ANNOTATIONS, GROUP, SANDBOX, SESSION_REFERENCE, VERSION, API_VERSION } from '../api/names.ts';
 import type { SessionReferenceSpec } from '../api/session-reference.ts';
 import { parseSandbox } from '../api/parse.ts';
-import { KubeRequestError, request, requestUnlessGone } from '../controller/errors.ts';
-import { MERGE_PATCH } from '../controller/kube/clients.ts';
+import { KubeRequestError, request, requestUnlessGone } from '../kube/errors.ts';
+import { MERGE_PATCH } from '../kube/clients.ts';
 import { sessionReferenceName } from './names.ts';
 
 /** What a refused attach did with the reference it had written. */

@@ -9,9 +9,10 @@ import type { Logger } from 'pino';
 import { ANNOTATIONS } from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
 import type { ReferenceIndex } from '../index/reference-index.ts';
-import { awaitChange, type Action } from './action.ts';
+import { awaitChange, type Action } from '../runtime/action.ts';
 import { rfc3339 } from './conditions.ts';
 import type { ReconcilerContext } from './context.ts';
+import { incarnationOf } from './incarnation.ts';
 import { sandboxRef } from './erase.ts';
 import type { JsonPatchOp } from './finalizer.ts';
 import { cleanupClock, type CleanupClock } from './lifecycle.ts';
@@ -54,15 +55,14 @@ export async function cleanUpWhenDue(
   if (clock.kind !== 'Due') {
     const lift = liftFencePatch(sandbox);
     if (lift) {
-      await ctx.ports.sandboxes.patchMetadata(namespace, name, lift);
+      await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), lift);
       log.info({ clock: clock.kind }, 'cleanup no longer due; lifted its fence');
     }
     return { clock };
   }
   // 1. The fence: from this write on, an attach that reads the Sandbox withdraws.
   const fenced = await ctx.ports.sandboxes.patchMetadata(
-    namespace,
-    name,
+    incarnationOf(sandbox),
     raiseFencePatch(sandbox, ctx.now()),
   );
   // 2. Fresh state after the fence: a reference written before it is in this LIST.
@@ -72,7 +72,7 @@ export async function cleanUpWhenDue(
       { liveReferences: live.length },
       'cleanup due by the cache, but the API server still has references; keeping',
     );
-    await ctx.ports.sandboxes.patchMetadata(namespace, name, [{ op: 'remove', path: FENCE_PATH }]);
+    await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), [{ op: 'remove', path: FENCE_PATH }]);
     return { clock };
   }
   log.info(

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { IndexLimits } from '../api/limits.ts';
 import type { Sandbox } from '../api/objects.ts';
-import type { ReconciliationOutcome } from '../reconcile/outcome.ts';
+import type { ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
 import type { SidecarSettings } from './pod-template.ts';
 import type { ControllerPorts } from './ports.ts';
 import type { StoreReader } from './store.ts';

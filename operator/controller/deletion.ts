@@ -20,14 +20,15 @@ import { referenceEntryOf } from '../index/reference.ts';
 import { buildReferenceIndex, type ReferenceIndex } from '../index/reference-index.ts';
 import { tombstonesToPrune } from '../index/prune.ts';
 import type { MalformedObjectError } from '../api/parse.ts';
-import { awaitChange, requeueAfter, type Action } from './action.ts';
+import { awaitChange, requeueAfter, type Action } from '../runtime/action.ts';
 import type { ReconcilerContext } from './context.ts';
 import { currentIndex } from './current-index.ts';
 import { eraseReferences, sandboxRef } from './erase.ts';
 import { keepEvictionGuard } from './eviction-guard.ts';
 import { failpoint } from './failpoints.ts';
+import { incarnationOf, stalenessOf } from './incarnation.ts';
 import { removeFinalizerPatch } from './finalizer.ts';
-import { legacyEvidence, type LegacyResult } from './legacy.ts';
+import { legacyEvidence, type LegacyResult } from './legacy-evidence.ts';
 import { capacityLatch, pendingErase } from './lifecycle.ts';
 import { decisionOf } from './status.ts';
 import { keyOf } from './store.ts';
@@ -42,6 +43,12 @@ export async function reconcileDeletion(
 ): Promise<Action> {
   const { namespace, name, finalizers } = sandbox.metadata;
   if (!finalizers?.includes(EXCLUSIVITY_FINALIZER)) return awaitChange();
+  // Pods and references are found by name: act only while the API server still holds this incarnation.
+  const staleness = stalenessOf(sandbox, await ctx.ports.sandboxes.readLive(namespace, name));
+  if (staleness !== 'Current') {
+    log.info({ staleness }, 'the cached Sandbox is not the one the API server holds; waiting for the watch');
+    return awaitChange();
+  }
   const key = keyOf(namespace, name);
   // Until the pods are released, a drain must not be able to evict them (a foreground cascade deletes the
   // budget first, and nothing else would bring it back).
@@ -51,16 +58,7 @@ export async function reconcileDeletion(
   const latch = erased === undefined ? capacityLatch(sandbox.status) : undefined;
   const target = { worktree: sandbox.spec.worktree };
 
-  const cached = ctx.store.references(key);
-  const pruned = new Set(tombstonesToPrune(cached, sandbox.spec.worktree).map((entry) => entry.name));
-  if (pruned.size > 0 && sandbox.spec.worktree !== undefined) {
-    await ctx.ports.references.pruneTombstones(namespace, name, sandbox.spec.worktree);
-  }
-  if (pruned.size > 0)
-    log.info(
-      { pruned: [...pruned], worktree: sandbox.spec.worktree },
-      'pruned the worktree’s own tombstones',
-    );
+  const pruned = await pruneOwnTombstones(ctx, sandbox, log);
 
   const legacy = await legacyEvidence(ctx, sandbox, true, log);
   const decide = (index: ReferenceIndex, unreadable: readonly MalformedObjectError[]) =>
@@ -88,6 +86,24 @@ export async function reconcileDeletion(
   if (verdict.verdict !== 'Exclusive' && !(await liftedByNamespaceDeletion(ctx, sandbox, verdict, log)))
     return requeueAfter(ctx.timing.blockedRecheckMs);
   return release(ctx, sandbox, log);
+}
+
+/** The names of the worktree's own tombstones now gone; one re-attached since the LIST is kept. */
+async function pruneOwnTombstones(
+  ctx: ReconcilerContext,
+  sandbox: Sandbox,
+  log: Logger,
+): Promise<ReadonlySet<string>> {
+  const { namespace, name } = sandbox.metadata;
+  const { worktree } = sandbox.spec;
+  const cached = ctx.store.references(keyOf(namespace, name));
+  if (worktree === undefined || tombstonesToPrune(cached, worktree).length === 0) return new Set();
+  const { deleted, changed } = await ctx.ports.references.pruneTombstones(namespace, name, worktree);
+  log.info(
+    { pruned: deleted, changedSinceListed: changed, worktree },
+    'pruned the worktree’s own tombstones',
+  );
+  return new Set(deleted);
 }
 
 /** A terminating namespace lifts the verdicts only an administrator could clear, once no reference is left. */
@@ -176,17 +192,24 @@ async function release(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): P
   }
   const budget = ctx.store.budget(keyOf(namespace, name));
   if (budget) await ctx.ports.guards.removeDisruptionBudget(namespace, budget.name, budget.uid);
-  await ctx.ports.references.deleteAll(namespace, name);
+  const { deleted, changed } = await ctx.ports.references.deleteAll(namespace, name);
   failpoint('after-reference-erase');
+  if (changed.length > 0) {
+    // Written after the decision, so after the fence: their attach withdraws them. Erase again, then release.
+    log.info({ changedSinceListed: changed }, 'references changed while the index was erased; erasing again');
+    return requeueAfter(WAIT_FOR_PODS_MS);
+  }
   const patch = removeFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
-  if (patch) await ctx.ports.sandboxes.patchMetadata(namespace, name, patch);
-  const erased = ctx.store.references(keyOf(namespace, name)).length;
-  log.info({ erasedReferences: erased }, 'sandbox released: pods gone, references erased, finalizer removed');
+  if (patch) await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), patch);
+  log.info(
+    { erasedReferences: deleted.length },
+    'sandbox released: pods gone, references erased, finalizer removed',
+  );
   await ctx.ports.events.record(
     sandboxRef(sandbox),
     'Normal',
     'Released',
-    `pods gone; the index (${erased} reference(s)) erased`,
+    `pods gone; the index (${deleted.length} reference(s)) erased`,
   );
   return awaitChange();
 }

@@ -25,7 +25,7 @@ export const sandboxRef = (sandbox: Sandbox): ObjectRef => ({
 export type Erased = {
   /** The erase request acted on (the annotation's value). */
   readonly request: string;
-  /** The references the API server listed before the erase. */
+  /** The references the erase deleted (or found gone), as the API server answered. */
   readonly erased: number;
   /** What the API server holds after it: references attached since (a consistent LIST). */
   readonly remaining: readonly Parsed<SessionReference>[];
@@ -38,24 +38,23 @@ export async function eraseReferences(
   log: Logger,
 ): Promise<Erased> {
   const { namespace, name } = sandbox.metadata;
-  const before = await ctx.ports.references.listLive(namespace, name);
   log.warn(
     {
       request,
       annotation: ANNOTATIONS.eraseReferences,
-      references: before.length,
       overflowed: sandbox.status?.capacity?.overflowed ?? false,
     },
     'erasing the reference index on administrator request',
   );
-  await ctx.ports.references.deleteAll(namespace, name);
+  // Each reference from a consistent LIST, preconditioned on what was listed; the counts are the API server's.
+  const { deleted } = await ctx.ports.references.deleteAll(namespace, name);
   const remaining = await ctx.ports.references.listLive(namespace, name);
   await ctx.ports.events.record(
     sandboxRef(sandbox),
     'Warning',
     'ReferencesErased',
-    `erased ${before.length} reference(s) on administrator request "${request}"; capacity latch cleared` +
+    `erased ${deleted.length} reference(s) on administrator request "${request}"; capacity latch cleared` +
       (remaining.length > 0 ? `; ${remaining.length} attached since` : ''),
   );
-  return { request, erased: before.length, remaining };
+  return { request, erased: deleted.length, remaining };
 }

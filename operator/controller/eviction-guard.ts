@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Sandbox } from '../api/objects.ts';
 import type { ReconcilerContext } from './context.ts';
-import { KubeRequestError } from './errors.ts';
+import { KubeRequestError } from '../kube/errors.ts';
 import { keyOf } from './store.ts';
 
 export async function keepEvictionGuard(

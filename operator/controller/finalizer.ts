@@ -14,6 +14,13 @@ export type FinalizerHolder = {
   readonly resourceVersion?: string | undefined;
 };
 
+/** The test that binds a patch to one incarnation of the object: the name may belong to a newer one. */
+export const incarnationTest = (uid: string): JsonPatchOp => ({
+  op: 'test',
+  path: '/metadata/uid',
+  value: uid,
+});
+
 /** Undefined when the finalizer is already there. */
 export function addFinalizerPatch(holder: FinalizerHolder, finalizer: string): JsonPatchOp[] | undefined {
   const current = holder.finalizers;

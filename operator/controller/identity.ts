@@ -8,7 +8,7 @@
  * of retrying forbidden deletes for ever.
  */
 import { AuthenticationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { KubeRequestError, request } from './errors.ts';
+import { KubeRequestError, request } from '../kube/errors.ts';
 
 export type AdmissionParamsRef = { readonly namespace: string; readonly name: string };
 

@@ -6,8 +6,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { SANDBOX, SESSION_REFERENCE } from '../api/names.ts';
 import { EVIDENCE, VERDICTS } from '../api/sandbox.ts';
-import type { QueueObserver } from './queue.ts';
-import type { RunnerObserver } from './runner.ts';
+import type { QueueObserver } from '../runtime/queue.ts';
+import type { RunnerObserver } from '../runtime/runner.ts';
 
 export const CONTROLLER = 'sandbox';
 

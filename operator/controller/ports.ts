@@ -19,11 +19,30 @@ export type ObjectRef = {
 /** The resourceVersion a write produced: the precondition of a write that must follow it. */
 export type WrittenVersion = { readonly resourceVersion: string };
 
+/**
+ * One incarnation of a Sandbox: its name and the uid the API server gave it. A name outlives its incarnations
+ * (GitOps re-creates a released Sandbox at once), so every write to a Sandbox is bound to the uid it was
+ * computed for and fails (422) on any other.
+ */
+export type SandboxIncarnation = { readonly namespace: string; readonly name: string; readonly uid: string };
+
+/** What a live read says of a Sandbox: the incarnation under the name now, and whether it is being deleted. */
+export type LiveSandbox = { readonly uid: string; readonly deleting: boolean };
+
 export interface SandboxApi {
-  /** JSON merge patch on the status subresource. */
-  patchStatus(namespace: string, name: string, patch: Record<string, unknown>): Promise<void>;
-  /** JSON Patch on the object (finalizers, the cleanup fence); fails on a stale `test`. */
-  patchMetadata(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<WrittenVersion>;
+  /** The Sandbox under the name now, by a live GET; undefined when none is there. */
+  readLive(namespace: string, name: string): Promise<LiveSandbox | undefined>;
+  /**
+   * Sets the changed top-level status fields (JSON Patch on the status subresource, testing the uid); `before`
+   * is the status the change was computed from.
+   */
+  patchStatus(
+    target: SandboxIncarnation,
+    before: Readonly<Record<string, unknown>> | undefined,
+    changed: Readonly<Record<string, unknown>>,
+  ): Promise<void>;
+  /** JSON Patch on the object (finalizers, the cleanup fence), testing the uid; fails on a stale `test`. */
+  patchMetadata(target: SandboxIncarnation, ops: readonly JsonPatchOp[]): Promise<WrittenVersion>;
   /** Deletes the Sandbox (automatic cleanup), preconditioned on the uid and version it was decided on. */
   delete(
     namespace: string,
@@ -39,13 +58,19 @@ export interface ReferenceApi {
    */
   listLive(namespace: string, sandbox: string): Promise<Parsed<SessionReference>[]>;
   /**
-   * The worktree prune: deletes the sandbox's Detached references of `worktree` in one DELETE collection
-   * request (by field selector, so a reference attached meanwhile is never taken).
+   * The worktree prune: deletes the sandbox's Detached references of `worktree`, each from a consistent LIST
+   * and preconditioned on the uid and resourceVersion listed, so a reference re-attached meanwhile is kept.
    */
-  pruneTombstones(namespace: string, sandbox: string, worktree: string): Promise<void>;
-  /** Erases the sandbox's index: every reference naming it, in one DELETE collection request. */
-  deleteAll(namespace: string, sandbox: string): Promise<void>;
+  pruneTombstones(namespace: string, sandbox: string, worktree: string): Promise<Deleted>;
+  /**
+   * Erases the sandbox's index: every reference naming it, each from a consistent LIST and preconditioned on
+   * the uid and resourceVersion listed.
+   */
+  deleteAll(namespace: string, sandbox: string): Promise<Deleted>;
 }
+
+/** What a listed, preconditioned delete did: gone (deleted now or before), or kept because it changed. */
+export type Deleted = { readonly deleted: readonly string[]; readonly changed: readonly string[] };
 
 export interface PodApi {
   /** Creates the pod; `Exists` when a pod of that name is already there. */

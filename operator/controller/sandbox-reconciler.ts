@@ -6,16 +6,17 @@
 import type { Logger } from 'pino';
 import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
-import { awaitChange, requeueAfter, sooner, type Action } from './action.ts';
+import { awaitChange, requeueAfter, sooner, type Action } from '../runtime/action.ts';
 import type { ReconcilerContext } from './context.ts';
+import { incarnationOf } from './incarnation.ts';
 import { reconcileDeletion } from './deletion.ts';
 import { currentIndex } from './current-index.ts';
 import { eraseReferences } from './erase.ts';
 import { keepEvictionGuard } from './eviction-guard.ts';
-import { KubeRequestError } from './errors.ts';
+import { KubeRequestError } from '../kube/errors.ts';
 import { addFinalizerPatch, removeFinalizerPatch } from './finalizer.ts';
 import type { PodSummary } from './pod-summary.ts';
-import { legacyEvidence, nextLegacyWalkInMs } from './legacy.ts';
+import { legacyEvidence, nextLegacyWalkInMs } from './legacy-evidence.ts';
 import { cleanUpWhenDue } from './cleanup.ts';
 import { missingOrdinals, pendingErase } from './lifecycle.ts';
 import { sandboxPod } from './pod-template.ts';
@@ -62,7 +63,7 @@ async function reconcileLive(ctx: ReconcilerContext, sandbox: Sandbox, log: Logg
   const { namespace, name } = sandbox.metadata;
   const addFinalizer = addFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
   if (addFinalizer) {
-    await ctx.ports.sandboxes.patchMetadata(namespace, name, addFinalizer);
+    await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), addFinalizer);
     log.info('added the exclusivity finalizer');
     return awaitChange(); // the update event brings the next reconcile
   }

@@ -11,6 +11,7 @@ import type { Verdict } from '../index/exclusivity.ts';
 import { foreignReferences } from '../index/foreign.ts';
 import type { ReferenceIndex } from '../index/reference-index.ts';
 import { rfc3339, setCondition } from './conditions.ts';
+import { incarnationTest, type JsonPatchOp } from './finalizer.ts';
 import type { ReconciliationStatus } from './lifecycle.ts';
 import type { PodSummary } from './pod-summary.ts';
 
@@ -152,31 +153,41 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
 }
 
 /**
- * The JSON merge patch (RFC 7386) turning `before` into `after`: nested objects are diffed, a removed field
- * becomes null, lists are replaced whole. Key order is ignored (the API server reorders keys).
+ * The top-level status fields that differ: each with its whole new value, or null when it is dropped.
+ * Undefined when nothing changed (deep equality, so key order does not count).
  */
-export function statusMergePatch(
+export function changedStatusFields(
   before: SandboxStatus | undefined,
   after: SandboxStatus,
 ): Record<string, unknown> | undefined {
-  const patch = mergeDiff(before, after);
-  return patch === undefined ? undefined : (patch as Record<string, unknown>);
+  const was: Record<string, unknown> = { ...before };
+  const now: Record<string, unknown> = { ...after };
+  const changed: Record<string, unknown> = {};
+  for (const field of new Set([...Object.keys(was), ...Object.keys(now)])) {
+    if (now[field] === undefined) {
+      if (was[field] !== undefined) changed[field] = null;
+    } else if (!isDeepStrictEqual(was[field], now[field])) changed[field] = now[field];
+  }
+  return Object.keys(changed).length === 0 ? undefined : changed;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-function mergeDiff(before: unknown, after: unknown): unknown {
-  if (!isPlainObject(before) || !isPlainObject(after))
-    return isDeepStrictEqual(before, after) ? undefined : after;
-  const patch: Record<string, unknown> = {};
-  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
-    if (!(key in after) || after[key] === undefined) {
-      if (before[key] !== undefined) patch[key] = null;
-      continue;
-    }
-    const change = mergeDiff(before[key], after[key]);
-    if (change !== undefined) patch[key] = change;
-  }
-  return Object.keys(patch).length === 0 ? undefined : patch;
+/**
+ * The JSON Patch that sets the changed top-level status fields, testing the uid first: a merge patch cannot
+ * carry a precondition, and on the status subresource the API server ignores a uid in the body. A field the
+ * change drops is removed; with no status yet, the whole status is added.
+ */
+export function statusPatchOps(
+  uid: string,
+  before: Readonly<Record<string, unknown>> | undefined,
+  changed: Readonly<Record<string, unknown>>,
+): JsonPatchOp[] {
+  const test = incarnationTest(uid);
+  if (before === undefined) return [test, { op: 'add', path: '/status', value: changed }];
+  return [
+    test,
+    ...Object.entries(changed).map(([field, value]): JsonPatchOp => {
+      const path = `/status/${field.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+      return value === null ? { op: 'remove', path } : { op: 'add', path, value };
+    }),
+  ];
 }

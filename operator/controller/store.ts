@@ -10,7 +10,7 @@ import type { Sandbox } from '../api/objects.ts';
 import { referenceEntryOf, type ReferenceEntry } from '../index/reference.ts';
 import { budgetSummaryOf, type BudgetSummary } from './budget-summary.ts';
 import { podSummaryOf, type PodSummary } from './pod-summary.ts';
-import type { WatchEventType, WatchSink } from './watcher.ts';
+import type { WatchEventType, WatchSink } from '../runtime/watcher.ts';
 
 export const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 

@@ -3,10 +3,11 @@ import type { Sandbox } from '../api/objects.ts';
 import type { SandboxDecision } from '../api/sandbox.ts';
 import type { ReferenceIndex } from '../index/reference-index.ts';
 import type { ReconcilerContext } from './context.ts';
+import { incarnationOf } from './incarnation.ts';
 import type { ReconciliationStatus } from './lifecycle.ts';
 import { unreferencedSince } from './lifecycle.ts';
 import type { PodSummary } from './pod-summary.ts';
-import { sandboxStatus, statusMergePatch } from './status.ts';
+import { changedStatusFields, sandboxStatus } from './status.ts';
 
 export type StatusFacts = {
   readonly index: ReferenceIndex;
@@ -30,6 +31,6 @@ export async function writeStatus(
     erasedFor: facts.erasedFor ?? sandbox.status?.capacity?.erasedFor,
     now,
   });
-  const patch = statusMergePatch(sandbox.status, status);
-  if (patch) await ctx.ports.sandboxes.patchStatus(sandbox.metadata.namespace, sandbox.metadata.name, patch);
+  const changed = changedStatusFields(sandbox.status, status);
+  if (changed) await ctx.ports.sandboxes.patchStatus(incarnationOf(sandbox), sandbox.status, changed);
 }

@@ -15,7 +15,7 @@
 import type { MalformedObjectError } from '../api/parse.ts';
 import type { Evidence } from '../api/sandbox.ts';
 import { BLOCKING_REFERENCES_MAX } from '../api/limits.ts';
-import type { ReconciliationOutcome } from '../reconcile/outcome.ts';
+import type { ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
 import { foreignReferences, hasForeignReference, type ExclusivityTarget } from './foreign.ts';
 import type { CapacityLatch, ReferenceIndex } from './reference-index.ts';
 

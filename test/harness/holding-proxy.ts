@@ -4,16 +4,26 @@
  * Clients get a kubeconfig for http://127.0.0.1:<port> with the same bearer token; the proxy speaks TLS on.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /** Returns a promise to hold the request until it settles, or undefined to pass it straight through. */
 export type Hold = (method: string, url: string) => Promise<void> | undefined;
 
+/**
+ * Returns, for a response that should be gated chunk by chunk (a watch stream), a function whose promise each
+ * chunk waits for before it reaches the client; undefined to pipe the response straight through.
+ */
+export type Valve = (method: string, url: string) => (() => Promise<void>) | undefined;
+
 export type HoldingProxy = { readonly kubeConfig: KubeConfig; close(): Promise<void> };
 
-export async function startHoldingProxy(upstream: KubeConfig, hold: Hold): Promise<HoldingProxy> {
+export async function startHoldingProxy(
+  upstream: KubeConfig,
+  hold: Hold,
+  valve: Valve = () => undefined,
+): Promise<HoldingProxy> {
   const cluster = upstream.getCurrentCluster();
   const user = upstream.getCurrentUser();
   if (!cluster || !user?.token) throw new Error('the upstream kubeconfig needs a cluster and a token user');
@@ -32,7 +42,9 @@ export async function startHoldingProxy(upstream: KubeConfig, hold: Hold): Promi
         },
         (upstreamRes) => {
           res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
-          upstreamRes.pipe(res);
+          const gate = valve(req.method ?? 'GET', req.url ?? '/');
+          if (gate === undefined) upstreamRes.pipe(res);
+          else passThrough(upstreamRes, res, gate);
         },
       );
       upstreamReq.on('error', (error) => res.destroy(error));
@@ -60,4 +72,14 @@ export async function startHoldingProxy(upstream: KubeConfig, hold: Hold): Promi
         server.close(() => resolve());
       }),
   };
+}
+
+/** Forwards each chunk once the gate opens, in order; the end waits for the last chunk. */
+function passThrough(from: IncomingMessage, to: ServerResponse, gate: () => Promise<void>): void {
+  let written = Promise.resolve();
+  from.on('data', (chunk: Buffer) => {
+    written = written.then(gate).then(() => void to.write(chunk));
+  });
+  from.on('end', () => void written.then(() => to.end()));
+  from.on('error', (error) => to.destroy(error));
 }

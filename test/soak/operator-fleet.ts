@@ -1,5 +1,5 @@
 /**
- * The operator as its own process (`operator/cli/main.ts`), one or two replicas (two elect a leader on a
+ * The operator as its own process (`operator/cli/main.ts`, compiled as the image runs it), one or two replicas (two elect a leader on a
  * Lease), talking to the API server through the fault proxy; a chaos loop SIGKILLs a replica at random
  * moments and restarts it. Kills and unexpected exits are recorded with their times, so a failing trace
  * can be read against them. Each incarnation's output goes to its own log file.
@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { seededRandom } from './fault-proxy.ts';
 
 export type FleetSettings = {
+  /** The compiled operator's entry point (the soak's global setup builds it). */
+  readonly main: string;
   readonly replicas: number;
   /** A kill every uniformly [min, max] ms; null: no kills. */
   readonly killEveryMs: readonly [number, number] | null;
@@ -58,9 +60,7 @@ export class OperatorFleet {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        'operator/cli/main.ts',
+        this.settings.main,
         '--leader-elect',
         String(this.settings.replicas > 1),
         '--identity',

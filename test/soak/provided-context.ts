@@ -5,6 +5,8 @@ declare module 'vitest' {
     auditLogPath: string;
     /** The control plane's temporary directory (component logs). */
     clusterTempDir: string;
+    /** The compiled operator's entry point (dist-style build of operator/). */
+    operatorMain: string;
   }
 }
 

@@ -56,6 +56,7 @@ beforeAll(async () => {
   tail = new AuditTail(inject('auditLogPath'), RESTRICTED_USER);
   await tail.start();
   fleet = new OperatorFleet({
+    main: inject('operatorMain'),
     replicas: settings.replicas,
     killEveryMs: settings.killEveryMs,
     restartAfterMs: [0, 1_500],

@@ -7,7 +7,7 @@ import type {
   RuntimeLocation,
   RuntimeLocator,
   SessionLedger,
-} from '../../../operator/reconcile/index.ts';
+} from '../../../operator/legacy/index.ts';
 
 export const LOOKUP_LATENCY_MS = 57;
 export const LEGACY_OWNERS = 522;

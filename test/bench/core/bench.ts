@@ -8,7 +8,7 @@ import {
   decideExclusivity,
   type ReferenceEntry,
 } from '../../../operator/index/index.ts';
-import { reconcileSandboxReferences, systemClock } from '../../../operator/reconcile/index.ts';
+import { reconcileSandboxReferences, systemClock } from '../../../operator/legacy/index.ts';
 import { figure, heading, ms, percentile, ratio, timed } from '../report.ts';
 import {
   CONTROL_PLANE_OWNERS,

@@ -4,10 +4,14 @@
  * metadata and Artifact Hub annotations (their CRD examples are valid objects), and the `helm test` hooks.
  */
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
-import { kubectl, testNamespace } from '../../harness/kube.ts';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { kwokNodeName } from '../../../operator/local-cluster/index.ts';
+import { eventually } from '../controller/operator.ts';
 import { CHART, find, helm, kinds, template, templateResult, type Rendered } from './helm.ts';
 
 const deployment = (rendered: Rendered) => find(rendered, 'Deployment') as unknown as V1Deployment;
@@ -62,6 +66,77 @@ describe('two releases in one cluster', () => {
     const disabled = await template({ admissionPolicy: { enabled: false } });
     expect(env(disabled).map((e) => e.name)).not.toContain('SANDBOX_OPERATOR_ADMISSION_PARAMS');
   });
+});
+
+describe('two releases, one namespace each', () => {
+  const teamA = testNamespace('release-a');
+  const teamB = testNamespace('release-b');
+
+  it("guards only the namespace each watches, so neither refuses the other's operator", async () => {
+    // Release `team-a` watches teamA. The other release stands in as the harness's own policies, whose trusted
+    // operator is the default chart's ServiceAccount.
+    const rendered = await template({ operator: { watchNamespace: teamA } }, { release: 'team-a' });
+    const admission = rendered.objects.filter(
+      (o) =>
+        o.kind.startsWith('ValidatingAdmissionPolicy') ||
+        (o.kind === 'ConfigMap' && o.metadata.name === 'team-a-admission'),
+    );
+    const file = join(tmpdir(), `team-a-admission-${process.pid}.yaml`);
+    await writeFile(file, admission.map((o) => stringify(o)).join('---\n'));
+    const other = ['--as=system:serviceaccount:sandbox-system:sandbox-operator', '--as-group=system:masters'];
+    try {
+      // One sandbox pod in each namespace, made by the other operator before release team-a exists.
+      for (const ns of [teamA, teamB]) {
+        await kubectlOk(['apply', '-n', ns, '-f', '-'], { input: stringify(sandboxObject(ns)) });
+        const uid = (
+          await kubectlOk(['get', 'sandbox', 'guarded', '-n', ns, '-o', 'jsonpath={.metadata.uid}'])
+        ).trim();
+        await kubectlOk(['create', '-n', ns, '-f', '-', ...other], { input: stringify(sandboxPod(ns, uid)) });
+      }
+      await kubectlOk(['apply', '--server-side', '-f', file]);
+      // In teamA, release team-a guards the pod: the other operator is refused, by team-a's policy.
+      // (A new policy takes effect within a second or so: ask by server-side dry runs until it answers.)
+      const deleteInA = ['delete', 'pod', 'guarded-0', '-n', teamA, '--dry-run=server', ...other];
+      const refused = await eventually('team-a’s policy in effect', async () => {
+        const result = await kubectl(deleteInA);
+        return result.exitCode === 0 ? undefined : result;
+      });
+      expect(refused.stderr).toContain('team-a-pod-protection.sandbox.agents.dev');
+      // In teamB, release team-a's policies do not apply: the other operator releases its pod.
+      await kubectlOk(['delete', 'pod', 'guarded-0', '-n', teamB, '--wait=false', ...other]);
+    } finally {
+      await kubectl(['delete', '-f', file, '--ignore-not-found']);
+      for (const ns of [teamA, teamB]) {
+        const finalizers = '[{"op":"remove","path":"/metadata/finalizers"}]';
+        await kubectl(['patch', 'pod', 'guarded-0', '-n', ns, '--type=json', '-p', finalizers, ...other]);
+      }
+    }
+  });
+});
+
+const sandboxObject = (namespace: string) => ({
+  apiVersion: 'sandbox.agents.dev/v1alpha1',
+  kind: 'Sandbox',
+  metadata: { name: 'guarded', namespace },
+  spec: {
+    replicas: 1,
+    podTemplate: { spec: { containers: [{ name: 'agent', image: 'registry.example/agent:1' }] } },
+  },
+});
+
+const sandboxPod = (namespace: string, uid: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: {
+    name: 'guarded-0',
+    namespace,
+    labels: { 'sandbox.agents.dev/sandbox': 'guarded' },
+    finalizers: ['sandbox.agents.dev/exclusivity'],
+    ownerReferences: [
+      { apiVersion: 'sandbox.agents.dev/v1alpha1', kind: 'Sandbox', name: 'guarded', uid, controller: true },
+    ],
+  },
+  spec: { nodeName: kwokNodeName(0), containers: [{ name: 'agent', image: 'registry.example/agent:1' }] },
 });
 
 describe('high availability', () => {

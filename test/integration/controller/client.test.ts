@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionReferenceName } from '../../../operator/client/names.ts';
 import { SessionReferences } from '../../../operator/client/session-references.ts';
 import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
-import { JSON_PATCH } from '../../../operator/controller/kube/clients.ts';
+import { JSON_PATCH } from '../../../operator/kube/clients.ts';
 import type { SessionReference } from '../../../operator/api/objects.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { startHoldingProxy } from '../../harness/holding-proxy.ts';

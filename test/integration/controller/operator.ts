@@ -45,17 +45,25 @@ export async function grantOperatorRbac(): Promise<void> {
   ]);
 }
 
+/** The restricted `sandbox-operator` user's kubeconfig, the identity the operator runs under in tests. */
+export function restrictedKubeConfig(): KubeConfig {
+  const restricted = inject('restrictedKubeconfig');
+  if (restricted === null) throw new Error('integration tests need the local cluster');
+  const kc = new KubeConfig();
+  kc.loadFromFile(restricted);
+  return kc;
+}
+
 export type RunningOperator = { stop(): Promise<void>; readonly port: Promise<number> };
 
 export function startOperator(
   namespace: string,
   flags: string[] = [],
   decoratePorts?: (ports: ControllerPorts) => ControllerPorts,
+  /** A kubeconfig to reach the API server through (a test proxy) instead of the restricted user's own. */
+  through?: KubeConfig,
 ): RunningOperator {
-  const restricted = inject('restrictedKubeconfig');
-  if (restricted === null) throw new Error('integration tests need the local cluster');
-  const kc = new KubeConfig();
-  kc.loadFromFile(restricted);
+  const kc = through ?? restrictedKubeConfig();
   const config = loadConfig(
     [
       '--namespace',

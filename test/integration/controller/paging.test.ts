@@ -7,9 +7,9 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { API_VERSION, GROUP, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
-import { kubeClients } from '../../../operator/controller/kube/clients.ts';
-import { kubeReferenceApi } from '../../../operator/controller/kube/reference-api.ts';
-import { Watcher } from '../../../operator/controller/watcher.ts';
+import { kubeClients } from '../../../operator/kube/clients.ts';
+import { kubeReferenceApi } from '../../../operator/controller/adapters/reference-api.ts';
+import { Watcher } from '../../../operator/runtime/watcher.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { createReference } from './fixtures.ts';
 

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { INDEX_LIMITS, type Sandbox } from '../../../operator/api/index.ts';
 import { setCondition } from '../../../operator/controller/conditions.ts';
-import { decisionOf, sandboxStatus, statusMergePatch } from '../../../operator/controller/status.ts';
+import {
+  changedStatusFields,
+  decisionOf,
+  sandboxStatus,
+  statusPatchOps,
+} from '../../../operator/controller/status.ts';
 import type { PodSummary } from '../../../operator/controller/pod-summary.ts';
 import { buildReferenceIndex } from '../../../operator/index/index.ts';
 import { attached, ownReferences } from '../fixtures.ts';
@@ -141,48 +146,60 @@ describe('setCondition', () => {
   });
 });
 
-describe('statusMergePatch', () => {
+describe('changedStatusFields', () => {
   it('is empty when nothing changed, whatever the key order', () => {
     expect(
-      statusMergePatch(
+      changedStatusFields(
         { references: { detached: 0, attached: 1, foreign: 0 } },
         { references: { attached: 1, detached: 0, foreign: 0 } },
       ),
     ).toBeUndefined();
   });
 
-  it('nulls fields that disappeared, at any depth, and replaces lists whole', () => {
-    const patch = statusMergePatch(
+  it('gives each changed top-level field whole, and null for one that disappeared', () => {
+    const ready = {
+      type: 'Ready',
+      status: 'True',
+      reason: 'PodsReady',
+      message: '',
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    } as const;
+    const changed = changedStatusFields(
       {
         capacity: { overflowed: true, limit: 'References', observed: 600, max: 512 },
         unreferencedSince: '2026-01-01T00:00:00Z',
         conditions: [],
+        references: { attached: 1, detached: 0, foreign: 0 },
       },
       {
         capacity: { overflowed: false },
-        conditions: [
-          {
-            type: 'Ready',
-            status: 'True',
-            reason: 'PodsReady',
-            message: '',
-            lastTransitionTime: '2026-01-01T00:00:00Z',
-          },
-        ],
+        conditions: [ready],
+        references: { attached: 1, detached: 0, foreign: 0 },
       },
     );
-    expect(patch).toEqual({
-      capacity: { overflowed: false, limit: null, observed: null, max: null },
+    expect(changed).toEqual({
+      capacity: { overflowed: false },
       unreferencedSince: null,
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'PodsReady',
-          message: '',
-          lastTransitionTime: '2026-01-01T00:00:00Z',
-        },
-      ],
+      conditions: [ready],
     });
+  });
+});
+
+describe('statusPatchOps', () => {
+  it('tests the uid first, then sets or removes each changed field', () => {
+    expect(
+      statusPatchOps('uid-1', { phase: 'Running' }, { phase: 'Deleting', unreferencedSince: null }),
+    ).toEqual([
+      { op: 'test', path: '/metadata/uid', value: 'uid-1' },
+      { op: 'add', path: '/status/phase', value: 'Deleting' },
+      { op: 'remove', path: '/status/unreferencedSince' },
+    ]);
+  });
+
+  it('adds the whole status when there was none', () => {
+    expect(statusPatchOps('uid-1', undefined, { phase: 'Pending' })).toEqual([
+      { op: 'test', path: '/metadata/uid', value: 'uid-1' },
+      { op: 'add', path: '/status', value: { phase: 'Pending' } },
+    ]);
   });
 });

@@ -10,7 +10,7 @@ import {
   EMPTY_INDEX,
   type ReferenceEntry,
 } from '../../../operator/index/index.ts';
-import type { ReconciliationOutcome } from '../../../operator/reconcile/index.ts';
+import type { ReconciliationOutcome } from '../../../operator/legacy/index.ts';
 import { attached, ownReferences, tombstone } from '../fixtures.ts';
 
 const marked = { kind: 'Marked' } as const;

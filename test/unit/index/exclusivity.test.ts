@@ -6,7 +6,7 @@ import {
   EMPTY_INDEX,
   type LegacyEvidence,
 } from '../../../operator/index/index.ts';
-import type { ReconciliationOutcome } from '../../../operator/reconcile/index.ts';
+import type { ReconciliationOutcome } from '../../../operator/legacy/index.ts';
 import { attached, ownReferences, tombstone } from '../fixtures.ts';
 
 const marked: LegacyEvidence = { kind: 'Marked' };

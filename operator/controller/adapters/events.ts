@@ -1,0 +1,49 @@
+/** EventRecorder writing core/v1 Events (what `kubectl describe` shows). Failures are logged, not thrown. */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { request } from '../../kube/errors.ts';
+import type { EventRecorder } from '../ports.ts';
+import type { KubeClients } from '../../kube/clients.ts';
+import { rfc3339 } from '../conditions.ts';
+
+export function kubeEventRecorder({ core }: KubeClients, component: string, log: Logger): EventRecorder {
+  return {
+    async record(target, type, reason, message) {
+      const now = rfc3339(new Date());
+      try {
+        await request('RecordEvent', `${target.kind} ${target.namespace}/${target.name}`, () =>
+          core.createNamespacedEvent({
+            namespace: target.namespace,
+            body: {
+              metadata: {
+                name: `${target.name}.${randomBytes(8).toString('hex')}`,
+                namespace: target.namespace,
+              },
+              involvedObject: {
+                kind: target.kind,
+                apiVersion: target.apiVersion,
+                namespace: target.namespace,
+                name: target.name,
+                ...(target.uid ? { uid: target.uid } : {}),
+              },
+              type,
+              reason,
+              message: message.slice(0, 1024),
+              source: { component },
+              reportingComponent: component,
+              reportingInstance: component,
+              firstTimestamp: new Date(now),
+              lastTimestamp: new Date(now),
+              count: 1,
+            },
+          }),
+        );
+      } catch (error) {
+        log.warn(
+          { err: error, reason, target: `${target.namespace}/${target.name}` },
+          'could not record event',
+        );
+      }
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/** PodApi and GuardApi over client-node. */
+import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { LABELS, MANAGED_BY } from '../../api/names.ts';
+import type { Sandbox } from '../../api/objects.ts';
+import { budgetSummaryOf, disruptionBudgetName } from '../budget-summary.ts';
+import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
+import type { JsonPatchOp } from '../finalizer.ts';
+import { podSummaryOf, type PodSummary } from '../pod-summary.ts';
+import type { GuardApi, NamespaceApi, PodApi } from '../ports.ts';
+import { FIELD_MANAGER, JSON_PATCH, type KubeClients } from '../../kube/clients.ts';
+
+export function kubePodApi({ core }: KubeClients): PodApi {
+  return {
+    async create(pod: V1Pod) {
+      const namespace = pod.metadata?.namespace ?? '';
+      const target = `pod ${namespace}/${pod.metadata?.name ?? ''}`;
+      try {
+        await request('Create', target, () =>
+          core.createNamespacedPod({
+            namespace: namespace,
+            body: pod,
+            fieldManager: FIELD_MANAGER,
+          }),
+        );
+        return 'Created';
+      } catch (error) {
+        if (error instanceof KubeRequestError && error.status === 409) return 'Exists';
+        throw error;
+      }
+    },
+    async listLive(namespace, sandbox) {
+      const list = await request('List', `pods of ${namespace}/${sandbox}`, () =>
+        core.listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=${sandbox}` }),
+      );
+      return list.items.flatMap((pod): PodSummary[] => {
+        const summary = podSummaryOf(pod);
+        return summary ? [summary] : [];
+      });
+    },
+    async delete(namespace, name, uid) {
+      await requestUnlessGone('Delete', `pod ${namespace}/${name}`, () =>
+        core.deleteNamespacedPod({ namespace, name, body: { preconditions: { uid } } }),
+      );
+    },
+    async patchMetadata(namespace, name, ops: readonly JsonPatchOp[]) {
+      // A pod already gone has nothing left to release.
+      await requestUnlessGone('PatchFinalizers', `pod ${namespace}/${name}`, () =>
+        core.patchNamespacedPod({ namespace, name, body: ops, fieldManager: FIELD_MANAGER }, JSON_PATCH),
+      );
+    },
+  };
+}
+
+/**
+ * The budget as it must be: maxUnavailable 0 over the sandbox's pods, and no owner reference, so no cascade
+ * of the Sandbox removes it before the pods are released (the release deletes it).
+ */
+function desiredBudget(sandbox: Sandbox): V1PodDisruptionBudget {
+  const { name, namespace } = sandbox.metadata;
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: {
+      name: disruptionBudgetName(name),
+      namespace,
+      labels: { [LABELS.sandbox]: name, [LABELS.managedBy]: MANAGED_BY },
+    },
+    spec: { maxUnavailable: 0, selector: { matchLabels: { [LABELS.sandbox]: name } } },
+  };
+}
+
+export function kubeGuardApi({ policy }: KubeClients): GuardApi {
+  return {
+    async ensureDisruptionBudget(sandbox) {
+      const desired = desiredBudget(sandbox);
+      const { namespace } = sandbox.metadata;
+      const name = desired.metadata?.name ?? '';
+      const target = `poddisruptionbudget ${namespace}/${name}`;
+      try {
+        await request('Create', target, () =>
+          policy.createNamespacedPodDisruptionBudget({
+            namespace,
+            body: desired,
+            fieldManager: FIELD_MANAGER,
+          }),
+        );
+        return 'Created';
+      } catch (error) {
+        if (!(error instanceof KubeRequestError && error.status === 409)) throw error;
+      }
+      // It exists but the cache did not see it guarding: someone changed it (selector, maxUnavailable, labels).
+      // Put the desired form back, preconditioned on the version read; a conflict retries from fresh state.
+      const current = await request('Get', target, () =>
+        policy.readNamespacedPodDisruptionBudget({ namespace, name }),
+      );
+      const summary = budgetSummaryOf(current);
+      if (summary?.guards === true && !summary.deleting) return 'Unchanged';
+      await request('Replace', target, () =>
+        policy.replaceNamespacedPodDisruptionBudget({
+          namespace,
+          name,
+          body: {
+            ...desired,
+            metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion ?? '' },
+          },
+          fieldManager: FIELD_MANAGER,
+        }),
+      );
+      return 'Repaired';
+    },
+    async removeDisruptionBudget(namespace, name, uid) {
+      await requestUnlessGone('Delete', `poddisruptionbudget ${namespace}/${name}`, () =>
+        policy.deleteNamespacedPodDisruptionBudget({ namespace, name, body: { preconditions: { uid } } }),
+      );
+    },
+  };
+}
+
+export function kubeNamespaceApi({ core }: KubeClients): NamespaceApi {
+  return {
+    async isTerminating(namespace) {
+      const found = await requestUnlessGone('Get', `namespace ${namespace}`, () =>
+        core.readNamespace({ name: namespace }),
+      );
+      return found === undefined || found.metadata?.deletionTimestamp !== undefined;
+    },
+  };
+}

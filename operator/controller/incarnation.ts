@@ -1,0 +1,27 @@
+/**
+ * Which incarnation of a Sandbox a pass acts for. The controller's Sandbox watch can lag behind its reference
+ * and pod watches, so a pass may start from a cached Sandbox that is already gone, its name taken by a new
+ * one. Writes to the Sandbox carry its uid (the API server refuses them on any other); the pods and
+ * references of a sandbox are found by name, so a deleting pass first reads the Sandbox live.
+ */
+import type { Sandbox } from '../api/objects.ts';
+import type { LiveSandbox, SandboxIncarnation } from './ports.ts';
+
+export const incarnationOf = (sandbox: Sandbox): SandboxIncarnation => ({
+  namespace: sandbox.metadata.namespace,
+  name: sandbox.metadata.name,
+  uid: sandbox.metadata.uid ?? '',
+});
+
+export type Staleness = 'Current' | 'Gone' | 'Replaced' | 'NotDeleting';
+
+/**
+ * Whether the cached, deleting Sandbox is still the one the API server holds. While it is, and holds the
+ * exclusivity finalizer only the operator removes, no other Sandbox can take its name: the writes that follow
+ * by name reach only its own pods and references.
+ */
+export function stalenessOf(cached: Sandbox, live: LiveSandbox | undefined): Staleness {
+  if (live === undefined) return 'Gone';
+  if (live.uid !== cached.metadata.uid) return 'Replaced';
+  return live.deleting ? 'Current' : 'NotDeleting';
+}

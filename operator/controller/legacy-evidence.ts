@@ -1,0 +1,96 @@
+/**
+ * The legacy evidence of a sandbox: the persisted marker, a fresh walk when one is due, or the persisted
+ * outcome of a recent walk (never retried in a tight loop). Converting outcomes to status lives here too.
+ */
+import type { Logger } from 'pino';
+import type { Sandbox } from '../api/objects.ts';
+import type { LegacyEvidence } from '../index/exclusivity.ts';
+import { earnsMarker, type ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
+import { rfc3339 } from './conditions.ts';
+import type { ReconcilerContext } from './context.ts';
+import { initialReconciliation, type ReconciliationStatus } from './lifecycle.ts';
+
+export type LegacyResult = {
+  readonly evidence: LegacyEvidence;
+  readonly reconciliation: ReconciliationStatus;
+};
+
+export function reconciliationStatusOf(outcome: ReconciliationOutcome, now: Date): ReconciliationStatus {
+  const completedAt = rfc3339(now);
+  const { stats } = outcome;
+  const summary = `${stats.owners} owner(s), ${stats.lookedUp} looked up, ${stats.skippedLegacy} legacy skipped, ${stats.timedOut} timed out, ${stats.elapsedMs} ms`;
+  if (earnsMarker(outcome))
+    return { state: 'Complete', marker: true, completedAt, message: `legacy walk complete: ${summary}` };
+  const reason = outcome.kind === 'Complete' ? '' : outcome.reason;
+  return {
+    state: outcome.kind === 'Complete' ? 'Complete' : outcome.kind,
+    marker: false,
+    completedAt,
+    message: `${reason} (${summary})`.slice(0, 1024),
+  };
+}
+
+function persistedOutcome(status: ReconciliationStatus): ReconciliationOutcome {
+  const stats = { owners: 0, lookedUp: 0, skippedLegacy: 0, timedOut: 0, failed: 0, elapsedMs: 0 };
+  const reason = `last legacy walk at ${status.completedAt ?? 'never'}: ${status.message ?? status.state}`;
+  switch (status.state) {
+    case 'Foreign':
+      return { kind: 'Foreign', evidence: 'Reconciliation', owner: undefined, reason, stats };
+    case 'Unavailable':
+      return { kind: 'Unavailable', owner: undefined, reason, stats };
+    case 'Pending':
+    case 'Incomplete':
+    case 'Complete':
+    case 'NotConfigured':
+    case 'NotRequired':
+      return { kind: 'Incomplete', cause: 'Deferred', owner: undefined, reason, stats };
+  }
+}
+
+export async function legacyEvidence(
+  ctx: ReconcilerContext,
+  sandbox: Sandbox,
+  deleting: boolean,
+  log: Logger,
+): Promise<LegacyResult> {
+  const current = sandbox.status?.reconciliation ?? initialReconciliation(sandbox, ctx.legacy !== undefined);
+  if (current.marker) return { evidence: { kind: 'Marked' }, reconciliation: current };
+  // From here on the sandbox is adopted and unmarked, whatever its annotations say now: once adopted, always
+  // adopted (a replace that drops the annotation must not mint the marker). Only a completed walk sets it.
+  if (!ctx.legacy) return { evidence: { kind: 'NotConfigured' }, reconciliation: notConfigured(current) };
+  const now = ctx.now();
+  const spacing = deleting ? ctx.timing.legacyRetryWhileDeletingMs : ctx.timing.legacyRetryMs;
+  const last = current.completedAt ? Date.parse(current.completedAt) : undefined;
+  if (last !== undefined && now.getTime() - last < spacing) {
+    return { evidence: { kind: 'Reconciled', outcome: persistedOutcome(current) }, reconciliation: current };
+  }
+  const outcome = await ctx.legacy.run(sandbox, log);
+  ctx.recorder.onReconciliation?.(outcome.kind);
+  const reconciliation = reconciliationStatusOf(outcome, ctx.now());
+  log.info(
+    { outcome: outcome.kind, marker: reconciliation.marker, message: reconciliation.message },
+    'legacy reconciliation finished',
+  );
+  return { evidence: { kind: 'Reconciled', outcome }, reconciliation };
+}
+
+function notConfigured(current: ReconciliationStatus): ReconciliationStatus {
+  if (current.state === 'NotConfigured') return current;
+  return {
+    ...current,
+    state: 'NotConfigured',
+    marker: false,
+    message: `adopted; no session ledger is configured (--ledger-url), so the sandbox fails closed (was ${current.state})`,
+  };
+}
+
+/** When the next legacy walk is due, for a sandbox still without its marker. */
+export function nextLegacyWalkInMs(
+  ctx: ReconcilerContext,
+  status: ReconciliationStatus,
+  deleting: boolean,
+): number | undefined {
+  if (status.marker || !ctx.legacy || !status.completedAt) return undefined;
+  const spacing = deleting ? ctx.timing.legacyRetryWhileDeletingMs : ctx.timing.legacyRetryMs;
+  return Math.max(0, Date.parse(status.completedAt) + spacing - ctx.now().getTime());
+}

@@ -1,8 +1,0 @@
-/**
- * The bounded legacy reconciliation for sandboxes older than the reference index (seed 000): ports for the
- * session ledger and runtime locator, the walk, and its outcome. No HTTP here; clients live in the controller.
- */
-export * from './ports.ts';
-export * from './outcome.ts';
-export * from './owner-verdict.ts';
-export * from './walk.ts';

@@ -1,0 +1,141 @@
+/**
+ * Leader election on a coordination.k8s.io Lease, with client-go's defaults (lease 15 s, renew deadline 10 s,
+ * retry 2 s). Only the leader reconciles. Losing the lease ends leadership at once (the caller exits, as
+ * controller-runtime does); a graceful stop releases the lease so a standby takes over without waiting.
+ */
+import type { V1Lease } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { sleep } from './sleep.ts';
+import { KubeRequestError, request } from '../kube/errors.ts';
+import type { KubeClients } from '../kube/clients.ts';
+import { LeaseLostError } from './error-policy.ts';
+
+export type LeaseSettings = {
+  readonly namespace: string;
+  readonly name: string;
+  readonly identity: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+};
+
+export const DEFAULT_LEASE_TIMING = {
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+} as const;
+
+const micro = (date: Date) => date.toISOString().replace('Z', '000Z');
+
+export class LeaderElector {
+  private lastRenew = 0;
+  /** Why the last acquire/renew attempt failed: the cause a lost lease reports. */
+  private lastFailure: unknown = undefined;
+  constructor(
+    private readonly clients: KubeClients,
+    private readonly lease: LeaseSettings,
+    private readonly log: Logger,
+  ) {}
+
+  /** Resolves once this replica holds the lease (or never, if `signal` aborts first: then it resolves false). */
+  async acquire(signal: AbortSignal): Promise<boolean> {
+    while (!signal.aborted) {
+      if (await this.tryAcquireOrRenew()) {
+        this.log.info(
+          { lease: `${this.lease.namespace}/${this.lease.name}`, identity: this.lease.identity },
+          'became leader',
+        );
+        return true;
+      }
+      await sleep(this.lease.retryPeriodMs, signal);
+    }
+    return false;
+  }
+
+  /** Renews until `signal` aborts (resolves) or the renew deadline passes without success (rejects). */
+  async hold(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      if (await sleep(this.lease.retryPeriodMs, signal)) return;
+      if (await this.tryAcquireOrRenew()) continue;
+      if (Date.now() - this.lastRenew > this.lease.renewDeadlineMs) {
+        throw new LeaseLostError(`${this.lease.namespace}/${this.lease.name}`, this.lease.renewDeadlineMs, {
+          cause: this.lastFailure,
+        });
+      }
+    }
+  }
+
+  /** Gives the lease up (best effort) so a standby need not wait for it to expire. */
+  async release(): Promise<void> {
+    try {
+      const current = await this.read();
+      if (current?.spec?.holderIdentity !== this.lease.identity) return;
+      current.spec.holderIdentity = '';
+      current.spec.leaseDurationSeconds = 1;
+      await this.clients.coordination.replaceNamespacedLease({
+        namespace: this.lease.namespace,
+        name: this.lease.name,
+        body: current,
+      });
+      this.log.info('released the leader lease');
+    } catch (error) {
+      this.log.warn({ err: error }, 'could not release the leader lease; it expires by itself');
+    }
+  }
+
+  private async read(): Promise<V1Lease | undefined> {
+    try {
+      return await request('Lease', this.lease.name, () =>
+        this.clients.coordination.readNamespacedLease({
+          namespace: this.lease.namespace,
+          name: this.lease.name,
+        }),
+      );
+    } catch (error) {
+      if (error instanceof KubeRequestError && error.notFound) return undefined;
+      throw error;
+    }
+  }
+
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const now = new Date();
+    const { namespace, name, identity, leaseDurationMs } = this.lease;
+    const spec = {
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
+      renewTime: micro(now),
+    };
+    try {
+      const current = await this.read();
+      if (!current) {
+        await this.clients.coordination.createNamespacedLease({
+          namespace,
+          body: {
+            metadata: { name, namespace },
+            spec: { ...spec, acquireTime: micro(now), leaseTransitions: 0 } as never,
+          },
+        });
+      } else {
+        const holder = current.spec?.holderIdentity ?? '';
+        const renewed = current.spec?.renewTime ? new Date(current.spec.renewTime).getTime() : 0;
+        const expired = renewed + (current.spec?.leaseDurationSeconds ?? 0) * 1000 < now.getTime();
+        if (holder !== '' && holder !== identity && !expired) {
+          this.lastFailure = new Error(`the lease is held by ${holder}`);
+          return false;
+        }
+        const transitions = (current.spec?.leaseTransitions ?? 0) + (holder === identity ? 0 : 1);
+        const acquireTime = holder === identity ? current.spec?.acquireTime : micro(now);
+        current.spec = { ...current.spec, ...spec, acquireTime, leaseTransitions: transitions } as never;
+        await this.clients.coordination.replaceNamespacedLease({ namespace, name, body: current }); // resourceVersion guards the race
+      }
+      this.lastRenew = now.getTime();
+      this.lastFailure = undefined;
+      return true;
+    } catch (error) {
+      this.lastFailure = error;
+      // A leader that cannot renew is on its way to losing the lease: say so while there is still time.
+      this.log.warn({ err: error, lease: `${namespace}/${name}` }, 'lease acquire/renew attempt failed');
+      return false;
+    }
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Runs reconciles with a fixed number of workers over the work queue. The queue guarantees one worker per
+ * key; the runner applies the reconcile's `Action`, or the error policy on a throw, and reports metrics.
+ */
+import type { Logger } from 'pino';
+import type { Action } from './action.ts';
+import { controllerErrorOf, errorPolicy } from './error-policy.ts';
+import type { WorkQueue } from './queue.ts';
+
+export type Reconcile = (key: string, log: Logger) => Promise<Action>;
+
+export type RunnerObserver = {
+  readonly onResult?: (result: 'success' | 'error' | 'requeue_after', seconds: number) => void;
+  readonly onActiveWorkers?: (active: number) => void;
+  /** A reconcile threw a programming error (TypeError, RangeError, ...): controller-runtime's panic. */
+  readonly onPanic?: () => void;
+};
+
+export class Runner {
+  private active = 0;
+  /** Numbers each reconcile, so one reconcile's log lines can be found together. */
+  private reconciles = 0;
+  private readonly workers: Promise<void>[] = [];
+
+  constructor(
+    private readonly queue: WorkQueue,
+    private readonly reconcile: Reconcile,
+    private readonly log: Logger,
+    private readonly observer: RunnerObserver = {},
+  ) {}
+
+  start(workers: number): void {
+    for (let i = 0; i < workers; i += 1) this.workers.push(this.work());
+  }
+
+  /** Resolves when every worker has finished its in-flight reconcile (after `queue.shutDown()`). */
+  async drained(): Promise<void> {
+    await Promise.all(this.workers);
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      this.active += 1;
+      this.observer.onActiveWorkers?.(this.active);
+      try {
+        await this.runOne(key);
+      } finally {
+        this.active -= 1;
+        this.observer.onActiveWorkers?.(this.active);
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async runOne(key: string): Promise<void> {
+    this.reconciles += 1;
+    const log = this.log.child({ key, reconcileId: this.reconciles });
+    const started = performance.now();
+    try {
+      const action = await this.reconcile(key, log);
+      this.queue.forget(key);
+      if (action.kind === 'RequeueAfter') this.queue.addAfter(key, action.ms);
+      this.observer.onResult?.(
+        action.kind === 'RequeueAfter' ? 'requeue_after' : 'success',
+        elapsed(started),
+      );
+    } catch (thrown) {
+      this.observer.onResult?.('error', elapsed(started));
+      const error = controllerErrorOf(thrown);
+      if (error.kind === 'Bug') this.observer.onPanic?.();
+      const decision = errorPolicy(error);
+      switch (decision.kind) {
+        case 'RetryWithBackoff': {
+          const retryInMs = this.queue.addRateLimited(key);
+          const fields =
+            error.kind === 'KubeRequestFailed' && error.error.conflict
+              ? { step: error.error.step, target: error.error.target, retryInMs }
+              : { err: thrown, retryInMs, failures: this.queue.failuresOf(key) };
+          log[decision.level](fields, decision.why);
+          return;
+        }
+        case 'RequeueAfter':
+          this.queue.forget(key);
+          this.queue.addAfter(key, decision.ms);
+          log.info({ err: thrown, retryInMs: decision.ms }, decision.why);
+          return;
+        case 'Terminal':
+          this.queue.forget(key);
+          log.error({ err: thrown }, decision.why);
+          return;
+      }
+    }
+  }
+}
+
+const elapsed = (started: number) => (performance.now() - started) / 1000;

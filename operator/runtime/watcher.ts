@@ -1,0 +1,159 @@
+/**
+ * A supervised list+watch of one resource, feeding a sink (the store's writer).
+ *
+ * The client-node informer stops for good on errors other than 410 and swallows handler exceptions, so this
+ * loop owns recovery: paginated LIST (a consistent read) → WATCH from its resourceVersion with bookmarks →
+ * on a clean close or an inactivity timeout, WATCH again from the last version; on 410 Gone, LIST again;
+ * on any other error, back off (0.8 s → 30 s, with jitter) and LIST again. Handlers never throw: a failing
+ * sink call is logged and the loop goes on.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { sleep } from './sleep.ts';
+import { KubeRequestError, request } from '../kube/errors.ts';
+import { listPage } from '../kube/list-pages.ts';
+import { watchStream, type WatchEnd } from '../kube/watch-stream.ts';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface WatchSink {
+  /** The full set after a LIST; objects absent from it are gone. */
+  replace(items: readonly unknown[]): void;
+  apply(type: WatchEventType, object: unknown): void;
+}
+
+export type WatchedResource = {
+  readonly name: string;
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** The collection path for watches, e.g. /apis/sandbox.agents.dev/v1alpha1/sandboxes. */
+  readonly path: string;
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+};
+
+export type WatcherObserver = { readonly onRestart?: (resource: string, reason: string) => void };
+
+const PAGE_SIZE = 500;
+const WATCH_TIMEOUT_SECONDS = 300; // the server ends each watch by then; bookmarks keep the version fresh
+
+export class Watcher {
+  private resourceVersion = '';
+  private syncedOnce = false;
+  private syncing = false;
+  private readonly synced: Promise<void>;
+  private markSynced: () => void = () => undefined;
+
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    private readonly resource: WatchedResource,
+    private readonly sink: WatchSink,
+    private readonly log: Logger,
+    private readonly observer: WatcherObserver = {},
+  ) {
+    this.synced = new Promise((resolve) => (this.markSynced = resolve));
+  }
+
+  /** Resolves after the first complete LIST reached the sink. */
+  hasSynced(): Promise<void> {
+    return this.synced;
+  }
+
+  /** False from a failed list or watch until the next complete list: the cache is then not syncing. */
+  get isSynced(): boolean {
+    return this.syncedOnce && this.syncing;
+  }
+
+  get resourceName(): string {
+    return this.resource.name;
+  }
+
+  /** Runs until `signal` aborts. Never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        await this.list();
+        failures = 0;
+        while (!isAborted(signal)) {
+          const end = await this.watchOnce(signal);
+          if (end.kind === 'Closed') continue;
+          if (end.kind === 'Gone') {
+            this.observer.onRestart?.(this.resource.name, 'gone');
+            this.log.info({ resource: this.resource.name }, 'watch expired (410 Gone); listing again');
+            break;
+          }
+          throw new KubeRequestError('Watch', this.resource.name, end.status, { cause: end.error });
+        }
+      } catch (error) {
+        if (isAborted(signal)) return;
+        this.syncing = false;
+        failures += 1;
+        const delay = Math.min(30_000, 800 * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4);
+        this.observer.onRestart?.(this.resource.name, 'error');
+        this.log.warn(
+          { err: error, resource: this.resource.name, retryInMs: Math.round(delay) },
+          'list/watch failed; restarting',
+        );
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  private async list(): Promise<void> {
+    const { name, path, labelSelector } = this.resource;
+    const items: unknown[] = [];
+    let continueToken: string | undefined;
+    let resourceVersion = '';
+    do {
+      const page = await request('List', name, () =>
+        listPage(this.kubeConfig, path, { labelSelector, limit: PAGE_SIZE, continue: continueToken }),
+      );
+      items.push(...page.items);
+      continueToken = page.continueToken;
+      resourceVersion = page.resourceVersion || resourceVersion;
+    } while (continueToken);
+    this.resourceVersion = resourceVersion;
+    this.deliver(() => this.sink.replace(items));
+    this.syncing = true;
+    if (!this.syncedOnce) {
+      this.syncedOnce = true;
+      this.markSynced();
+    }
+  }
+
+  private async watchOnce(signal: AbortSignal): Promise<WatchEnd> {
+    const query = {
+      resourceVersion: this.resourceVersion,
+      allowWatchBookmarks: true,
+      timeoutSeconds: WATCH_TIMEOUT_SECONDS,
+      labelSelector: this.resource.labelSelector,
+    };
+    return watchStream(this.kubeConfig, this.resource.path, query, signal, (type, object) => {
+      this.noteVersion(object);
+      if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED')
+        this.deliver(() => this.sink.apply(type, object));
+    });
+  }
+
+  private noteVersion(object: unknown): void {
+    const version = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata
+      ?.resourceVersion;
+    if (typeof version === 'string' && version !== '') this.resourceVersion = version;
+  }
+
+  /** Keeps handlers total: a sink failure is logged, never thrown into the watch stream. */
+  private deliver(call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      this.log.error(
+        { err: error, resource: this.resource.name },
+        'store update failed; the next relist repairs it',
+      );
+    }
+  }
+}
+
+/** Read through a call: the signal flips while we await, which flow analysis cannot see. */
+const isAborted = (signal: AbortSignal) => signal.aborted;
