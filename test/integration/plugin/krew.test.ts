@@ -1,8 +1,9 @@
 /**
- * The krew artifact installed the way krew installs it: build the archive and manifest (npm run krew), check
- * the manifest's sha256 and file list against the archive, unpack it into a store directory, link the
+ * The krew artifacts installed the way krew installs them: build the archives and manifest (npm run krew),
+ * check each platform's sha256 and file list against its archive, unpack it into a store directory, link the
  * manifest's `bin` into a bin directory, and run `kubectl sandbox-operator` from there against the cluster,
- * with neither the repository nor node_modules on PATH (only the machine's own node).
+ * with neither the repository nor node_modules on PATH. The self-contained archive of this platform runs
+ * with no node on PATH at all; the portable one with the machine's own node.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -20,7 +21,11 @@ type Manifest = {
   spec: {
     version: string;
     platforms: {
-      selector: { matchExpressions: { key: string; operator: string; values: string[] }[] };
+      selector: {
+        matchLabels?: Record<string, string>;
+        matchExpressions?: { key: string; operator: string; values: string[] }[];
+      };
+      uri: string;
       sha256: string;
       files: { from: string; to: string }[];
       bin: string;
@@ -30,13 +35,14 @@ type Manifest = {
 
 let home: string;
 let manifest: Manifest;
-let archive: Buffer;
+const out = join(repositoryRoot, 'dist', 'krew');
+const archiveOf = (platform: Manifest['spec']['platforms'][number]) =>
+  join(out, platform.uri.slice(platform.uri.lastIndexOf('/') + 1));
+const HOST = { os: 'linux', arch: 'amd64' }; // this machine (CI runs here)
 
 beforeAll(async () => {
   await run(process.execPath, [join(repositoryRoot, 'scripts', 'krew-package.mjs')], { cwd: repositoryRoot });
-  const out = join(repositoryRoot, 'dist', 'krew');
   manifest = parseYaml(await readFile(join(out, 'sandbox-operator.yaml'), 'utf8')) as Manifest;
-  archive = await readFile(join(out, 'kubectl-sandbox-operator.tar.gz'));
   home = await mkdtemp(join(tmpdir(), 'krew-'));
 });
 afterAll(async () => {
@@ -44,38 +50,39 @@ afterAll(async () => {
 });
 
 describe('the krew plugin', () => {
-  it('has a specific name, and a manifest that matches its archive', async () => {
+  it('has a specific name, and a manifest whose every platform matches its archive', async () => {
     expect(manifest.metadata.name).toBe('sandbox-operator');
-    const [platform] = manifest.spec.platforms;
-    expect(platform?.sha256).toBe(createHash('sha256').update(archive).digest('hex'));
-    expect(platform?.selector.matchExpressions[0]?.values).toContain('linux');
-    const { stdout } = await run('tar', [
-      '-tzf',
-      join(repositoryRoot, 'dist', 'krew', 'kubectl-sandbox-operator.tar.gz'),
+    expect(manifest.spec.platforms.map((p) => p.selector)).toEqual([
+      { matchLabels: HOST },
+      { matchExpressions: [{ key: 'os', operator: 'In', values: ['linux', 'darwin'] }] },
     ]);
-    const entries = stdout.split('\n').map((entry) => entry.replace(/^\.\//, ''));
-    for (const file of platform?.files ?? []) expect(entries).toContain(file.from);
-    expect(entries).toContain(platform?.bin);
+    for (const platform of manifest.spec.platforms) {
+      const archive = await readFile(archiveOf(platform));
+      expect(platform.sha256).toBe(createHash('sha256').update(archive).digest('hex'));
+      const { stdout } = await run('tar', ['-tzf', archiveOf(platform)]);
+      const entries = stdout.split('\n').map((entry) => entry.replace(/^\.\//, ''));
+      for (const file of platform.files) expect(entries).toContain(file.from);
+      expect(entries).toContain(platform.bin);
+    }
+    expect(manifest.spec.platforms[0]?.files.map((f) => f.from)).toContain('node');
   });
 
-  it('runs as krew installs it: unpacked into its store, its bin linked onto PATH', async () => {
-    const [platform] = manifest.spec.platforms;
-    if (platform === undefined) throw new Error('no platform in the manifest');
-    const store = join(home, 'store', manifest.metadata.name, manifest.spec.version);
-    const bin = join(home, 'bin');
+  /** Unpacks a platform's archive into krew's store, links its bin, and runs the plugin with `path`. */
+  async function installAndRun(
+    platform: Manifest['spec']['platforms'][number],
+    name: string,
+    path: string[],
+  ) {
+    const store = join(home, name, 'store', manifest.metadata.name, manifest.spec.version);
+    const bin = join(home, name, 'bin');
     await mkdir(store, { recursive: true });
     await mkdir(bin, { recursive: true });
-    await run('tar', [
-      '-xzf',
-      join(repositoryRoot, 'dist', 'krew', 'kubectl-sandbox-operator.tar.gz'),
-      '-C',
-      store,
-    ]);
+    await run('tar', ['-xzf', archiveOf(platform), '-C', store]);
     await symlink(join(store, platform.bin), join(bin, platform.bin));
     const env = {
       ...process.env,
       KUBECONFIG: inject('kubeconfig'),
-      PATH: [dirname(inject('kubectl')), bin, userPath()].join(delimiter),
+      PATH: [dirname(inject('kubectl')), bin, ...path].join(delimiter),
     };
     expect(env.PATH).not.toContain(repositoryRoot);
     const plugins = await run('kubectl', ['plugin', 'list'], { env });
@@ -85,5 +92,25 @@ describe('the krew plugin', () => {
       apiVersion: 'kubectl-sandbox.sandbox.agents.dev/v1alpha1',
       kind: 'SandboxDeletionList',
     });
+  }
+
+  it('runs self-contained as krew installs it, with no Node.js on the machine’s PATH', async () => {
+    const [platform] = manifest.spec.platforms;
+    if (platform === undefined) throw new Error('no platform in the manifest');
+    // Only what the launcher needs (sh, dirname, readlink), and no node among it.
+    const tools = join(home, 'tools');
+    await mkdir(tools, { recursive: true });
+    for (const tool of ['sh', 'dirname', 'readlink']) {
+      const { stdout } = await run('sh', ['-c', `command -v ${tool}`]);
+      await symlink(stdout.trim(), join(tools, tool));
+    }
+    await expect(run('sh', ['-c', 'command -v node'], { env: { PATH: tools } })).rejects.toThrow();
+    await installAndRun(platform, 'self-contained', [tools]);
+  });
+
+  it('runs portable on the node on PATH, as krew installs it elsewhere', async () => {
+    const portable = manifest.spec.platforms[1];
+    if (portable === undefined) throw new Error('no portable platform in the manifest');
+    await installAndRun(portable, 'portable', [userPath()]);
   });
 });
