@@ -39,10 +39,12 @@ describe('the chart with non-default values', () => {
       'ValidatingAdmissionPolicy/sbx-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-pod-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/sbx-shell-reaper-status.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-guard-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-pod-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/sbx-shell-reaper-status.sandbox.agents.dev',
     ]);
   });
 
