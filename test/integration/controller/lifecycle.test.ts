@@ -176,13 +176,19 @@ describe('an adopted sandbox without a ledger', () => {
       await eventually('unmarked status', async () =>
         (await getSandbox(other, name))?.status?.reconciliation?.state === 'NotConfigured' ? true : undefined,
       );
-      // The replacement has no annotation (and drops the finalizer, which the operator puts back).
+      // The replacement has no annotation; it carries the live finalizers, as the guard-protection policy
+      // requires of a replace (test/integration/admission/guard-protection.test.ts).
       // The operator may write the sandbox between our read and the replace (its pod came up): like a GitOps
       // tool, read again and replace again on a Conflict.
       const manifest = sandboxManifest(other, name, { worktree: 'wt-1' });
       await eventually(`${name} stripped`, async () => {
-        const resourceVersion = (await getSandbox(other, name))?.metadata.resourceVersion ?? '';
-        const input = JSON.stringify({ ...manifest, metadata: { ...manifest.metadata, resourceVersion } });
+        const live = (await getSandbox(other, name))?.metadata;
+        const metadata = {
+          ...manifest.metadata,
+          resourceVersion: live?.resourceVersion ?? '',
+          finalizers: live?.finalizers ?? [],
+        };
+        const input = JSON.stringify({ ...manifest, metadata });
         const result = await kubectl([...strip, '-n', other], { input });
         if (result.exitCode === 0) return true;
         if (result.stderr.includes('Conflict')) return undefined;
