@@ -140,6 +140,34 @@ describe('the soak invariants', () => {
     ]);
   });
 
+  it('pass the erase after a release taking a reference created after the fence, not one created before', () => {
+    const model = new SoakModel(NS, [{ id: 'workspace_1', worktree: 'wt-2', role: 'Root' }], [sandbox()]);
+    const user = op(model, 'delete-sandbox', 2000, 2010, { sandbox: 'sbx-a' });
+    const late = op(model, 'attach', 2500, 2600, {
+      reference: 'ref-r',
+      sandbox: 'sbx-a',
+      outcome: 'refused: sandbox deleting or gone',
+    });
+    const events = [
+      event(2002, 'delete', 'sandboxes', 'sbx-a', 200, user),
+      event(2501, 'create', 'sessionreferences', 'ref-r', 201, late, {
+        responseObject: refObject('Attached', 'wt-2'),
+      }),
+      event(2550, 'delete', 'sessionreferences', 'ref-r', 200, OPERATOR, {
+        responseObject: refObject('Attached', 'wt-2'),
+      }),
+    ];
+    expect(signatures(model, events)).toEqual([]);
+
+    const before = blockedSandbox();
+    before.events.push(
+      event(2550, 'delete', 'sessionreferences', 'ref-r', 200, OPERATOR, {
+        responseObject: refObject('Attached', 'wt-2'),
+      }),
+    );
+    expect(signatures(before.model, before.events)).toContain('no-lost-reference/operator');
+  });
+
   it('name a prune that deletes a reference re-attached since its LIST (#6), and pass one of a tombstone', () => {
     const { model, events } = blockedSandbox({}, false);
     const detach = op(model, 'detach', 2500, 2510, { reference: 'ref-r', sandbox: 'sbx-a' });
