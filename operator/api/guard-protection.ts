@@ -4,8 +4,11 @@
  * - the eviction guard (the sandbox's PodDisruptionBudget, labelled and managed by the operator) may not be
  *   deleted or changed: the eviction API skips DELETE admission, so between a deleted budget and the one the
  *   operator re-creates a drain could evict a shared sandbox's pods (found by the soak, docs/soak.md);
- * - a Sandbox being deleted may not lose the exclusivity finalizer: a `kubectl replace` (or a GitOps
- *   Replace) sends no finalizers, and the Sandbox would vanish with no decision.
+ * - a Sandbox may not lose the exclusivity finalizer, deleting or not: a `kubectl replace` (or a GitOps
+ *   Replace) sends no finalizers. On a Sandbox being deleted it would vanish with no decision; on a live one
+ *   a deletion before the operator puts the finalizer back (the soak's seed 20261218: a replace, then a
+ *   foreground prune) would leave it with no decision either, its pods held forever. `kubectl apply` and
+ *   server-side apply keep the finalizer, since they do not own it.
  *
  * A terminating namespace lifts both: its deletion is the administrator's, and it removes everything in it.
  */
@@ -37,7 +40,7 @@ export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
           `request.resource.resource == 'poddisruptionbudgets' ? ` +
           `(oldObject.metadata.?labels[?${label}].orValue('') != '' && ` +
           `oldObject.metadata.?labels[?'${LABELS.managedBy}'].orValue('') == '${MANAGED_BY}') : ` +
-          `(has(oldObject.metadata.deletionTimestamp) && ${finalizer} in oldObject.metadata.?finalizers.orValue([]) && ` +
+          `(${finalizer} in oldObject.metadata.?finalizers.orValue([]) && ` +
           `!(${finalizer} in object.metadata.?finalizers.orValue([])))`,
       },
     ],
@@ -58,8 +61,9 @@ export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
           "request.resource.resource == 'poddisruptionbudgets' ? " +
           "'poddisruptionbudget ' + oldObject.metadata.name + ' is the eviction guard of Sandbox ' + " +
           `oldObject.metadata.labels[${label}] + ' and is kept by the operator until the sandbox is released: delete the Sandbox instead' : ` +
-          "'sandbox ' + oldObject.metadata.name + ' is being deleted; its finalizer " +
-          `${EXCLUSIVITY_FINALIZER} is removed by the operator once its decision releases it (a replace must keep metadata.finalizers)'`,
+          "'sandbox ' + oldObject.metadata.name + (has(oldObject.metadata.deletionTimestamp) ? ' is being deleted' : '') + ': its finalizer " +
+          `${EXCLUSIVITY_FINALIZER} belongs to the operator, which removes it once the exclusivity decision releases the sandbox; ` +
+          "a replace must keep metadata.finalizers (kubectl apply and server-side apply keep it)'",
         reason: 'Forbidden',
       },
     ],

@@ -116,6 +116,12 @@ export const shellReaperSchema = z
       .max(REAPER_GRACE_SECONDS_MAX)
       .default(5)
       .describe('Seconds between SIGTERM and SIGKILL when the reaper retires a shell group.'),
+    mode: z
+      .enum(['Auto', 'SameUser', 'Privileged'])
+      .optional()
+      .describe(
+        "The sidecar's privilege (absent: Auto): SameUser runs it as the agent's pinned user (PodSecurity restricted); Privileged as root with KILL, SYS_PTRACE, DAC_READ_SEARCH for agents that change UID (PodSecurity privileged); Auto picks SameUser when the template pins runAsUser and runAsGroup.",
+      ),
   })
   .describe('The shell reaper sidecar.');
 

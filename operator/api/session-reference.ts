@@ -109,6 +109,17 @@ export const turnSchema = z
   .describe("The session's latest turn, written by the agent host.");
 export type Turn = z.infer<typeof turnSchema>;
 
+/** Ended turns the status remembers besides the latest, so a watch gap loses no completed turn. */
+export const ENDED_TURNS_MAX = 32;
+
+export const endedTurnSchema = z
+  .object({
+    id: identifier('The turn id.', TURN_ID_MAX),
+    phase: z.enum(['Completed', 'Failed', 'Interrupted']).describe('How the turn ended.'),
+  })
+  .describe('One ended turn.');
+export type EndedTurn = z.infer<typeof endedTurnSchema>;
+
 export const shellsSchema = z
   .object({
     retiredTurn: identifier('The turn whose shells were retired last.', TURN_ID_MAX),
@@ -123,6 +134,13 @@ export type ShellsStatus = z.infer<typeof shellsSchema>;
 export const sessionReferenceStatusSchema = z
   .object({
     turn: turnSchema.optional(),
+    endedTurns: z
+      .array(endedTurnSchema)
+      .max(ENDED_TURNS_MAX)
+      .optional()
+      .describe(
+        'The last ended turns, oldest first, appended by the agent host with status.turn: the shell reaper retires every completed one it has not seen, so no completed turn is lost when status.turn is overwritten between two reads.',
+      ),
     shells: shellsSchema.optional(),
     detachedAt: timestamp('When the reference became a tombstone.').optional(),
   })

@@ -11,6 +11,13 @@ export {
   type ForgetResult,
 } from './session-references.ts';
 export { sessionReferenceName } from './names.ts';
+export {
+  CompletionReports,
+  reportedAnnotation,
+  type ReportOutcome,
+  type ReportRequest,
+  type TurnRecord,
+} from './completion-reports.ts';
 export { KubeRequestError } from '../kube/errors.ts';
 export type { SessionReferenceSpec, Turn } from '../api/session-reference.ts';
 export { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE } from '../api/names.ts';

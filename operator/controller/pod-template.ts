@@ -3,8 +3,9 @@
  * exclusivity finalizer, the sandbox labels, and a controller owner reference — and, when asked for, the shell
  * reaper sidecar. Pure.
  */
-import type { V1Container, V1EnvVar, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import { reaperInjection } from '../sidecar/injection/injection.ts';
+import type { V1Pod } from '@kubernetes/client-node';
+import { applyReaper } from '../sidecar/injection/apply.ts';
+import type { PodSecurityLevel } from '../sidecar/injection/mode.ts';
 import {
   ANNOTATIONS,
   API_VERSION,
@@ -19,6 +20,8 @@ export type SidecarSettings = {
   /** The operator's own image: the sidecar is the same image with another command. */
   readonly image: string;
   readonly serviceAccountName: string;
+  /** The namespace's PodSecurity enforce level, when known: the reaper's mode must fit it. */
+  readonly podSecurityLevel?: PodSecurityLevel;
 };
 
 /** The sidecar's command in the operator image (see Dockerfile). */
@@ -72,27 +75,17 @@ function templateAnnotations(annotations: Readonly<Record<string, string>>): Rec
   return rest;
 }
 
-/** The reaper's pod additions come from operator/sidecar/injection/injection.ts, where its privilege model lives. */
+/** The reaper's pod additions, mode and privilege come from operator/sidecar/injection/apply.ts. */
 function injectReaper(pod: V1Pod, sandbox: Sandbox, sidecar: SidecarSettings): void {
-  const spec = pod.spec;
-  if (!spec) return;
-  const injection = reaperInjection({
+  if (!pod.spec) return;
+  pod.spec = applyReaper(pod.spec, {
     image: sidecar.image,
     command: SIDECAR_COMMAND,
     sandbox: sandbox.metadata.name,
+    namespace: sandbox.metadata.namespace,
     gracePeriodSeconds: sandbox.spec.shellReaper.gracePeriodSeconds,
+    requestedMode: sandbox.spec.shellReaper.mode ?? 'Auto',
+    level: sidecar.podSecurityLevel,
+    serviceAccountName: sidecar.serviceAccountName,
   });
-  Object.assign(spec, injection.podSpec, { serviceAccountName: sidecar.serviceAccountName });
-  spec.containers = [
-    ...spec.containers.map((container) => ({
-      ...container,
-      volumeMounts: [
-        ...(container.volumeMounts ?? []),
-        ...(injection.agentVolumeMounts as unknown as V1VolumeMount[]),
-      ],
-      env: [...(container.env ?? []), ...(injection.agentEnv as unknown as V1EnvVar[])],
-    })),
-    injection.container as unknown as V1Container,
-  ];
-  spec.volumes = [...(spec.volumes ?? []), ...(injection.volumes as unknown as V1Volume[])];
 }

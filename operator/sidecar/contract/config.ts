@@ -9,6 +9,8 @@ import { SidecarError } from './errors.ts';
 export const CONFIG_ENV = {
   socket: 'SANDBOX_REAPER_SOCKET',
   socketMode: 'SANDBOX_REAPER_SOCKET_MODE',
+  socketOwner: 'SANDBOX_REAPER_SOCKET_OWNER',
+  mode: 'SANDBOX_REAPER_MODE',
   stateDir: 'SANDBOX_REAPER_STATE_DIR',
   outputDir: 'SANDBOX_REAPER_OUTPUT_DIR',
   graceSeconds: 'SANDBOX_REAPER_GRACE_SECONDS',
@@ -48,6 +50,17 @@ const configSchema = z.object({
     .regex(/^0?[0-7]{3}$/)
     .transform((text) => parseInt(text, 8))
     .default(CONFIG_DEFAULTS.socketMode),
+  /** `uid:gid` the socket is handed to after listening (a root sidecar serving a non-root agent). */
+  socketOwner: z
+    .string()
+    .regex(/^\d{1,10}:\d{1,10}$/)
+    .transform((text) => {
+      const [uid, gid] = text.split(':').map(Number);
+      return { uid: uid ?? 0, gid: gid ?? 0 };
+    })
+    .optional(),
+  /** The privilege mode the operator injected (informational: logged at start). */
+  mode: z.enum(['SameUser', 'Privileged']).optional(),
   stateDir: z.string().startsWith('/').default(CONFIG_DEFAULTS.stateDir),
   outputDir: z.string().startsWith('/').default(CONFIG_DEFAULTS.outputDir),
   graceSeconds: integer(1, REAPER_GRACE_SECONDS_MAX, CONFIG_DEFAULTS.graceSeconds),

@@ -14,6 +14,7 @@ export const SIDECAR_ERROR_KINDS = {
   StatusPatchFailed: 'status.shells could not be written',
   EventFailed: 'the Event could not be created',
   SpawnFailed: 'the shell could not be spawned',
+  ModeRefused: 'the sandbox pod cannot get the shell reaper in any mode its namespace admits',
 } as const;
 export type SidecarErrorKind = keyof typeof SIDECAR_ERROR_KINDS;
 

@@ -65,6 +65,8 @@ export const ERROR_STATUS = {
   MethodNotAllowed: 405,
   TurnEnded: 409,
   ShellConflict: 409,
+  /** A turn end the SessionReference does not confirm (role, turn or phase). */
+  Disagrees: 403,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
   IdentityMismatch: 422,

@@ -5,16 +5,18 @@
  *
  * The spawn is gated: the shell first blocks reading fd 3, so it is surely alive (and has forked nothing)
  * when the sidecar checks /proc; once registration is answered the host writes a line and the shell
- * `exec`s the command — same pid, same start time, same marker. If the turn has already ended (409), the
- * gate closes without a line and the command never runs. If registration fails otherwise (sidecar down),
- * the command runs anyway and the failure is returned, not thrown: the marker still lets the sidecar find
- * the shell when the turn ends.
+ * `exec`s the command — same pid, same start time, same marker. The command never runs unregistered
+ * (issue 12): while the sidecar is unreachable or starting, the gate holds and registration is retried for
+ * up to `holdMs`; if the turn has already ended (409), registration is refused, or the hold runs out, the
+ * gate closes without a line, the shell exits 70 and the failure is returned, not thrown.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { open, readFile } from 'node:fs/promises';
-import type { ReaperClient, RegisterResult } from './client.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RegisterShellRequest } from '../contract/requests.ts';
+import { ReaperRequestError, type ReaperClient, type RegisterResult } from './client.ts';
 import { errnoOf, SidecarError } from '../contract/errors.ts';
 import { markerEnvironment } from '../contract/marker.ts';
 import { parseProcStat } from '../contract/proc-stat.ts';
@@ -33,6 +35,34 @@ export interface SpawnShellOptions {
   readonly match?: string;
   /** Defaults to a random UUID. */
   readonly shell?: string;
+  /** How long to hold the gate while the sidecar is unreachable or starting; default 10 s. */
+  readonly holdMs?: number;
+}
+
+const HOLD_DEFAULT_MS = 10_000;
+const RETRY_MIN_MS = 50;
+const RETRY_MAX_MS = 1_000;
+
+/** Unreachable (no answer) or shutting down/starting (503): worth holding the gate for. */
+const isTransient = (error: unknown): boolean =>
+  error instanceof ReaperRequestError && (error.status === undefined || error.status === 503);
+
+async function registerHolding(
+  client: Pick<ReaperClient, 'registerShell'>,
+  request: RegisterShellRequest,
+  holdMs: number,
+): Promise<RegisterResult> {
+  const deadline = Date.now() + holdMs;
+  let pause = RETRY_MIN_MS;
+  for (;;) {
+    try {
+      return await client.registerShell(request);
+    } catch (error) {
+      if (!isTransient(error) || Date.now() + pause > deadline) throw error;
+      await sleep(pause);
+      pause = Math.min(pause * 2, RETRY_MAX_MS);
+    }
+  }
 }
 
 export interface SpawnedShell {
@@ -83,12 +113,16 @@ export async function spawnRegisteredShell(options: SpawnShellOptions): Promise<
   try {
     const leaderStartTime = await startTimeOf(pid);
     const request = { session, turn, shell, pgid: pid, leaderPid: pid, leaderStartTime };
-    registration = await client.registerShell(match === undefined ? request : { ...request, match });
+    registration = await registerHolding(
+      client,
+      match === undefined ? request : { ...request, match },
+      options.holdMs ?? HOLD_DEFAULT_MS,
+    );
   } catch (error) {
     registration = { kind: 'Failed', error };
   }
-  // Open the gate, or close it without a line so a shell of an ended turn runs nothing.
+  // Open the gate only for a registered shell; otherwise close it without a line, so nothing runs.
   if (gate !== null && gate !== undefined && 'end' in gate)
-    gate.end(registration.kind === 'TurnEnded' ? '' : 'go\n');
+    gate.end(registration.kind === 'Registered' ? 'go\n' : '');
   return { shell, pid, child, registration };
 }

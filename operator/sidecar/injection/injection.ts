@@ -1,16 +1,23 @@
 /**
  * What the controller adds to a sandbox pod when `spec.shellReaper.enabled` (pure: it returns plain pod
- * spec fragments to merge). The privilege choice lives here, once (docs/sidecar.md "Privilege"):
+ * spec fragments to merge). The privilege choice lives here, once (docs/sidecar.md "Privilege modes"):
  *
- * - The sidecar runs as root with every capability dropped but KILL (signal other UIDs' processes),
- *   SYS_PTRACE and DAC_READ_SEARCH (both are needed to read another UID's /proc/<pid>/environ, where the
- *   marker lives — checked on Linux 6.18: either one alone gets EACCES). Capabilities added to a non-root
- *   container are not effective in Kubernetes (kubernetes#56374), so "same UID + caps" is not an option.
- * - The agent must run as a non-root UID without SYS_PTRACE: then it can neither signal the sidecar nor
- *   read its /proc/<pid>/root or environ (the ptrace access check), so the sidecar's token is out of reach.
- * - The pod does not automount a service-account token; only the sidecar mounts a projected one.
- * - The agent mounts the socket volume read-only (connect(2) works on a read-only mount; it cannot
- *   replace the socket) and the output volume read-write; the journal volume is the sidecar's alone.
+ * - `SameUser` (runs under the `restricted` PodSecurity level): the sidecar runs as the agent's UID and
+ *   GID with every capability dropped. The kernel lets a process signal, and read /proc/<pid>/environ of,
+ *   processes of its own UID, which is all the reaper needs when the agent never changes UID. The price:
+ *   the agent can also signal the sidecar and read its files, token included — so the token may do only
+ *   what the sidecar's narrowed RBAC and admission policy allow.
+ * - `Privileged` (needs the `privileged` level): root with every capability dropped but KILL (signal other
+ *   UIDs), SYS_PTRACE and DAC_READ_SEARCH (read another UID's environ; either alone gets EACCES), for agents
+ *   that change UID (sudo, setpriv). `baseline` refuses the two read capabilities and `restricted` refuses
+ *   root, so no lower level admits it. Capabilities added to a non-root container are not effective in
+ *   Kubernetes (kubernetes#56374), so "agent UID + caps" is not an option.
+ *
+ * Either way the sidecar is a native sidecar (an init container with `restartPolicy: Always` and a
+ * startup probe on its socket), so the kubelet starts the agent containers only once it listens and no
+ * shell can start before it. The agent mounts the socket volume read-only (connect(2) works on a read-only
+ * mount) and the output volume read-write; the sidecar mounts the output volume read-write too, so it can
+ * bound and remove the files it tails.
  */
 import { CONFIG_ENV } from '../contract/config.ts';
 
@@ -30,7 +37,22 @@ export const REAPER_VOLUMES = {
   tmp: 'sandbox-reaper-tmp',
 } as const;
 
+export type ReaperMode =
+  | {
+      /** Runs under PodSecurity `restricted`: the sidecar is the agent's own user. */
+      readonly kind: 'SameUser';
+      readonly uid: number;
+      readonly gid: number;
+    }
+  | {
+      /** Needs PodSecurity `privileged`: root with KILL, SYS_PTRACE and DAC_READ_SEARCH. */
+      readonly kind: 'Privileged';
+      /** The agent's user and group when known: the socket is handed to them. */
+      readonly agent?: { readonly uid: number; readonly gid: number };
+    };
+
 export interface ReaperInjectionInput {
+  readonly mode: ReaperMode;
   /** The operator's image: the sidecar is the same image with its own command. */
   readonly image: string;
   /** The image's command for the sidecar, e.g. ['node', '--import', 'tsx', 'operator/cli/sidecar.ts']. */
@@ -44,9 +66,10 @@ type Json = string | number | boolean | null | readonly Json[] | { readonly [key
 export type PodFragment = { readonly [key: string]: Json };
 
 export interface ReaperInjection {
-  /** Set on the pod spec: a shared PID namespace, no token for the agent containers. */
+  /** Set on the pod spec: a shared PID namespace (and, when the pod keeps no account of its own, no token for the agent). */
   readonly podSpec: PodFragment;
-  readonly container: PodFragment;
+  /** The native sidecar: prepend it to the pod's init containers. */
+  readonly initContainer: PodFragment;
   readonly volumes: readonly PodFragment[];
   /** Added to every agent container: the socket read-only, the output directory read-write. */
   readonly agentVolumeMounts: readonly PodFragment[];
@@ -59,13 +82,56 @@ const fieldEnv = (name: string, fieldPath: string): PodFragment => ({
   valueFrom: { fieldRef: { fieldPath } },
 });
 
+const securityContextOf = (mode: ReaperMode): PodFragment => {
+  const common = {
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    privileged: false,
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+  return mode.kind === 'SameUser'
+    ? {
+        ...common,
+        runAsUser: mode.uid,
+        runAsGroup: mode.gid,
+        runAsNonRoot: true,
+        capabilities: { drop: ['ALL'] },
+      }
+    : {
+        ...common,
+        runAsUser: 0,
+        runAsNonRoot: false,
+        capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH'] },
+      };
+};
+
+/** The socket belongs to the agent: its owner in SameUser mode, chown'd to it by a root sidecar. */
+const socketEnv = (mode: ReaperMode): PodFragment[] => {
+  if (mode.kind === 'SameUser') return [{ name: CONFIG_ENV.socketMode, value: '0600' }];
+  if (mode.agent === undefined) return [{ name: CONFIG_ENV.socketMode, value: '0666' }];
+  return [
+    { name: CONFIG_ENV.socketOwner, value: `${mode.agent.uid}:${mode.agent.gid}` },
+    { name: CONFIG_ENV.socketMode, value: '0600' },
+  ];
+};
+
+/** Connects to the socket: the kubelet starts the agent containers only once this succeeds. */
+const PROBE_SCRIPT =
+  "require('node:net').connect(process.argv[1]).on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))";
+
 export function reaperInjection(input: ReaperInjectionInput): ReaperInjection {
   return {
     podSpec: { shareProcessNamespace: true, automountServiceAccountToken: false },
-    container: {
+    initContainer: {
       name: REAPER_CONTAINER,
       image: input.image,
       command: [...input.command],
+      restartPolicy: 'Always',
+      startupProbe: {
+        exec: { command: ['node', '-e', PROBE_SCRIPT, REAPER_PATHS.socket] },
+        periodSeconds: 1,
+        failureThreshold: 120,
+      },
       env: [
         fieldEnv(CONFIG_ENV.namespace, 'metadata.namespace'),
         fieldEnv(CONFIG_ENV.podName, 'metadata.name'),
@@ -74,20 +140,15 @@ export function reaperInjection(input: ReaperInjectionInput): ReaperInjection {
         { name: CONFIG_ENV.socket, value: REAPER_PATHS.socket },
         { name: CONFIG_ENV.outputDir, value: REAPER_PATHS.outputDir },
         { name: CONFIG_ENV.stateDir, value: REAPER_PATHS.stateDir },
+        { name: CONFIG_ENV.mode, value: input.mode.kind },
+        ...socketEnv(input.mode),
       ],
-      securityContext: {
-        runAsUser: 0,
-        runAsNonRoot: false,
-        allowPrivilegeEscalation: false,
-        readOnlyRootFilesystem: true,
-        privileged: false,
-        capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH'] },
-        seccompProfile: { type: 'RuntimeDefault' },
-      },
+      securityContext: securityContextOf(input.mode),
       resources: { requests: { cpu: '20m', memory: '64Mi' }, limits: { memory: '256Mi' } },
       volumeMounts: [
         { name: REAPER_VOLUMES.socket, mountPath: REAPER_PATHS.socketDir },
-        { name: REAPER_VOLUMES.output, mountPath: REAPER_PATHS.outputDir, readOnly: true },
+        // Read-write: the sidecar truncates an output file at its cap and removes a retired shell's file.
+        { name: REAPER_VOLUMES.output, mountPath: REAPER_PATHS.outputDir },
         { name: REAPER_VOLUMES.state, mountPath: REAPER_PATHS.stateDir },
         { name: REAPER_VOLUMES.token, mountPath: REAPER_PATHS.token, readOnly: true },
         // The root filesystem is read-only; tsx keeps its transform cache in /tmp.

@@ -4,7 +4,7 @@
  * capped, typed by zod, and refused with 4xx before anything is read from /proc; no route takes a group id
  * to signal.
  */
-import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, unlink } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
@@ -12,6 +12,7 @@ import { errnoOf, SidecarError } from '../contract/errors.ts';
 import type { NoticeOutbox } from './ports.ts';
 import type { EndTurnOutcome, RegisterOutcome } from './reaper-outcomes.ts';
 import type { ShellReaper } from './reaper.ts';
+import type { TurnEndVerdict } from './turn-authority.ts';
 import {
   BODY_MAX_BYTES,
   endTurnRequestSchema,
@@ -19,6 +20,7 @@ import {
   invalidRequest,
   noticeQuerySchema,
   registerShellRequestSchema,
+  type EndTurnRequest,
   type ErrorBody,
   type ErrorCode,
 } from '../contract/requests.ts';
@@ -29,10 +31,14 @@ export type ReaperApi = Pick<ShellReaper, 'register' | 'endTurn' | 'turnStatus'>
 export interface EndpointDeps {
   readonly reaper: ReaperApi;
   readonly outbox: NoticeOutbox;
-  readonly protectedPids: () => ReadonlySet<number>;
   readonly logger: Logger;
   /** False once shutdown began: requests are answered 503. */
   readonly accepting: () => boolean;
+  /**
+   * Judges a turn end a caller sends against the SessionReference (turn-authority.ts). Absent only when
+   * the sidecar runs without a cluster, where the socket's word is all there is (docs/sidecar.md).
+   */
+  readonly authority?: (request: EndTurnRequest) => TurnEndVerdict;
 }
 
 type Reply = { readonly status: number; readonly body: unknown };
@@ -135,6 +141,14 @@ async function route(deps: EndpointDeps, req: IncomingMessage, url: URL, abort: 
   if (url.pathname === '/v1/turns/end') {
     const parsed = endTurnRequestSchema.safeParse(body.value);
     if (!parsed.success) return { status: 400, body: invalidRequest(parsed.error) };
+    const verdict = deps.authority?.(parsed.data) ?? { ok: true };
+    if (!verdict.ok) {
+      deps.logger.warn(
+        { request: parsed.data, reason: verdict.reason },
+        'turn end refused: the SessionReference does not say so',
+      );
+      return refuse('Disagrees', verdict.reason);
+    }
     return turnEnded(await deps.reaper.endTurn(parsed.data));
   }
   const parsed = registerShellRequestSchema.safeParse(body.value);
@@ -180,10 +194,15 @@ export function createEndpoint(deps: EndpointDeps): Server {
 }
 
 /**
- * Listens on the Unix socket and sets its mode (default 0660: the agent reaches it through the shared
- * volume's group). A stale socket from an earlier run is removed; any other file there is an error.
+ * Listens on the Unix socket, hands it to `owner` when given, and sets its mode (the injection passes the
+ * agent's user and 0600, or 0666 when a root sidecar does not know the agent's user). A stale socket from an earlier run is removed; any other file there is an error.
  */
-export async function listenOnSocket(server: Server, path: string, mode: number): Promise<void> {
+export async function listenOnSocket(
+  server: Server,
+  path: string,
+  mode: number,
+  owner?: { readonly uid: number; readonly gid: number },
+): Promise<void> {
   try {
     await mkdir(dirname(path), { recursive: true });
     const existing = await lstat(path).catch((error: unknown) => {
@@ -199,6 +218,8 @@ export async function listenOnSocket(server: Server, path: string, mode: number)
         resolve();
       });
     });
+    // A root sidecar hands the socket to the agent's user (issue 12: root:root 0660 is EACCES for it).
+    if (owner !== undefined) await chown(path, owner.uid, owner.gid);
     await chmod(path, mode);
   } catch (error) {
     throw new SidecarError('ListenFailed', path, { cause: error });

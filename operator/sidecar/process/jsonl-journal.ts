@@ -17,6 +17,7 @@ export function createJsonlJournal<E>(
   let tail: Promise<unknown> = Promise.resolve();
   /** Once closed (shutdown), appends are refused instead of silently reopening the file. */
   let closed = false;
+  let appends = 0;
 
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
     const run = tail.then(work, work);
@@ -44,6 +45,7 @@ export function createJsonlJournal<E>(
           const h = await appendHandle();
           await h.write(`${JSON.stringify(entry)}\n`);
           await h.sync();
+          appends += 1;
         } catch (error) {
           throw new SidecarError('JournalAppendFailed', path, { cause: error });
         }
@@ -83,6 +85,7 @@ export function createJsonlJournal<E>(
             await h.close();
           }
           await rename(temporary, path);
+          appends = 0;
           const dir = await open(dirname(path), 'r');
           try {
             await dir.sync();
@@ -94,6 +97,7 @@ export function createJsonlJournal<E>(
         }
       });
     },
+    appendsSinceRewrite: () => appends,
     close() {
       closed = true;
       return serial(closeHandle);

@@ -64,15 +64,15 @@ export function createNoticeOutbox(
     }
   };
 
-  /** Journals, then applies. A journal failure is logged and the outbox acts anyway: a dropped notice
-   * must be dropped now, even if a restart could resurrect it. */
+  /** Applies, then journals (so a compaction meanwhile includes it). A journal failure is logged and the
+   * outbox acts anyway: a dropped notice must be dropped now, even if a restart could resurrect it. */
   const record = async (entry: JournalEntry): Promise<void> => {
+    apply(entry);
     try {
       await journal.append(entry);
     } catch (error) {
       logger.error({ err: error, entry: entry.type }, 'notice journal append failed; acting in memory');
     }
-    apply(entry);
   };
 
   const due = (after: number): Notice[] => {

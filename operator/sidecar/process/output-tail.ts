@@ -3,7 +3,9 @@
  * `<outputDir>/<shell id>.log`, where the client's spawn helper sends the shell's stdout and stderr. The
  * file is opened without following a symlink and read only if it is a regular file, so an agent cannot
  * point the (privileged) sidecar at another file. Only complete lines are matched: a half-printed line
- * never becomes a match.
+ * never becomes a match. Each file is bounded (issue 12): once it has grown past `maxBytes` and been read,
+ * it is truncated in place — the spawn helper opens it O_APPEND, so the shell keeps writing at the new end
+ * — and a retired shell's file is removed, so output never fills the volume and gets the pod evicted.
  */
 import { constants } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
@@ -12,10 +14,14 @@ import { errnoOf } from '../contract/errors.ts';
 
 const READ_MAX = 64 * 1024;
 const PARTIAL_MAX = 4 * 1024;
+/** Default bound of one output file. */
+export const OUTPUT_FILE_MAX_BYTES = 8 * 1024 * 1024;
 
 export interface OutputTail {
   /** Complete lines written since the last call; empty when the file is absent or not a regular file. */
   nextLines(shell: string): Promise<readonly string[]>;
+  /** Truncates the shell's file once it exceeds the bound (for shells without a match literal). */
+  bound(shell: string): Promise<void>;
   /** Forgets the shell and removes its output file (a retired subagent shell's output is forgotten too). */
   forget(shell: string): Promise<void>;
 }
@@ -26,7 +32,7 @@ interface TailState {
   readonly decoder: StringDecoder;
 }
 
-export function createOutputTail(dir: string): OutputTail {
+export function createOutputTail(dir: string, maxBytes = OUTPUT_FILE_MAX_BYTES): OutputTail {
   const states = new Map<string, TailState>();
   const pathOf = (shell: string) => `${dir}/${shell}.log`;
   return {
@@ -44,7 +50,16 @@ export function createOutputTail(dir: string): OutputTail {
         const info = await handle.stat();
         const state = states.get(shell) ?? { offset: 0, partial: '', decoder: new StringDecoder('utf8') };
         states.set(shell, state);
-        if (!info.isFile() || info.size <= state.offset) return [];
+        if (!info.isFile()) return [];
+        if (info.size > maxBytes) {
+          // Lines past the cap are not matched: skipping them beats a file that fills the volume.
+          await truncateInPlace(pathOf(shell));
+          state.offset = 0;
+          state.partial = '';
+          return [];
+        }
+        if (info.size < state.offset) state.offset = 0; // truncated by someone else
+        if (info.size <= state.offset) return [];
         const length = Math.min(READ_MAX, info.size - state.offset);
         const buffer = Buffer.alloc(length);
         const { bytesRead } = await handle.read(buffer, 0, length, state.offset);
@@ -58,6 +73,31 @@ export function createOutputTail(dir: string): OutputTail {
         await handle.close();
       }
     },
+    async bound(shell) {
+      try {
+        const handle = await open(
+          pathOf(shell),
+          constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+        );
+        let size: number;
+        try {
+          size = (await handle.stat()).size;
+        } finally {
+          await handle.close();
+        }
+        if (size <= maxBytes) return;
+        await truncateInPlace(pathOf(shell));
+        const state = states.get(shell);
+        if (state !== undefined) {
+          state.offset = 0;
+          state.partial = '';
+        }
+      } catch (error) {
+        const code = errnoOf(error);
+        if (code === 'ENOENT' || code === 'ELOOP') return;
+        throw error;
+      }
+    },
     async forget(shell) {
       states.delete(shell);
       try {
@@ -67,4 +107,15 @@ export function createOutputTail(dir: string): OutputTail {
       }
     },
   };
+}
+
+/** Truncates a regular, singly linked file without following a symlink (the agent owns the directory). */
+async function truncateInPlace(path: string): Promise<void> {
+  const handle = await open(path, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const info = await handle.stat();
+    if (info.isFile() && info.nlink === 1) await handle.truncate(0);
+  } finally {
+    await handle.close();
+  }
 }

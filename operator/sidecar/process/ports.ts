@@ -49,6 +49,8 @@ export interface Journal<E> {
   replay(): Promise<{ readonly entries: readonly E[]; readonly skipped: number }>;
   /** Atomically replaces the journal with a compacted equivalent. */
   rewrite(entries: readonly E[]): Promise<void>;
+  /** Entries appended since the last rewrite (or start): the reaper compacts when it grows too large. */
+  appendsSinceRewrite(): number;
 }
 
 /** Monotonic time shared by every process on the node (CLOCK_MONOTONIC), so it survives a restart. */

@@ -1,5 +1,30 @@
-/** What the reaper answers a registration and a turn end; the endpoint maps each to HTTP. */
+/** The reaper's dependencies and options, and what it answers (the endpoint maps each answer to HTTP). */
+import type { Logger } from 'pino';
+import type { JournalEntry } from './journal-entries.ts';
+import type { JournaledOutbox } from './notice-outbox.ts';
+import type { OutputTail } from './output-tail.ts';
+import type { Clock, Journal, ProcessTable, RetireReporter, Signaller } from './ports.ts';
+import type { RetireLimits } from './retire-plan.ts';
 import type { KeepReason, TurnEndDecision } from './turn-decision.ts';
+
+export interface ReaperOptions extends RetireLimits {
+  /** How long an exit notice is held before the host may read it. */
+  readonly noticeHoldMs: number;
+  /** Interval of the exit/match monitor; 0 turns the loop off (tests tick it by hand). */
+  readonly pollMs: number;
+}
+
+export interface ReaperDeps {
+  readonly table: ProcessTable;
+  readonly signaller: Signaller;
+  readonly journal: Journal<JournalEntry>;
+  readonly outbox: JournaledOutbox;
+  readonly clock: Clock;
+  readonly reporter: RetireReporter;
+  readonly logger: Logger;
+  readonly options: ReaperOptions;
+  readonly tail?: OutputTail;
+}
 
 export type RegisterOutcome =
   | { readonly kind: 'Registered' | 'AlreadyRegistered'; readonly shell: string }

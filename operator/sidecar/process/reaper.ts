@@ -7,17 +7,15 @@
 import type { Logger } from 'pino';
 import { messageOf } from '../contract/errors.ts';
 import type { JournalEntry } from './journal-entries.ts';
-import type { JournaledOutbox } from './notice-outbox.ts';
-import type { OutputTail } from './output-tail.ts';
-import type { Clock, Journal, ProcessTable, RetireReport, RetireReporter, Signaller } from './ports.ts';
+import type { RetireReport } from './ports.ts';
 import { protectedPidIn, type EndTurnRequest, type RegisterShellRequest } from '../contract/requests.ts';
 import { syncProtectedHosts } from './host-protection.ts';
+import { compactJournal, journalGrown } from './journal-compaction.ts';
 import { driveRetire, type RetireContext } from './retire-driver.ts';
-import { startProgress, type RetireLimits } from './retire-plan.ts';
+import { startProgress } from './retire-plan.ts';
 import { createShellMonitor } from './shell-monitor.ts';
 import {
   applyEntry,
-  compactLedger,
   emptyLedger,
   fenceOf,
   isFinishable,
@@ -26,27 +24,8 @@ import {
   type Ledger,
 } from './shell-ledger.ts';
 import { decideTurnEnd, turnKey } from './turn-decision.ts';
-import type { EndTurnOutcome, RegisterOutcome } from './reaper-outcomes.ts';
+import type { EndTurnOutcome, ReaperDeps, RegisterOutcome } from './reaper-outcomes.ts';
 import { verifyRegistration } from './registration.ts';
-
-export interface ReaperOptions extends RetireLimits {
-  /** How long an exit notice is held before the host may read it. */
-  readonly noticeHoldMs: number;
-  /** Interval of the exit/match monitor; 0 turns the loop off (tests tick it by hand). */
-  readonly pollMs: number;
-}
-
-export interface ReaperDeps {
-  readonly table: ProcessTable;
-  readonly signaller: Signaller;
-  readonly journal: Journal<JournalEntry>;
-  readonly outbox: JournaledOutbox;
-  readonly clock: Clock;
-  readonly reporter: RetireReporter;
-  readonly logger: Logger;
-  readonly options: ReaperOptions;
-  readonly tail?: OutputTail;
-}
 
 type Phase = { readonly kind: 'Created' } | { readonly kind: 'Running' } | { readonly kind: 'Stopped' };
 
@@ -61,6 +40,7 @@ export class ShellReaper {
   #lock: Promise<unknown> = Promise.resolve();
   #phase: Phase = { kind: 'Created' };
   #monitorLoop: Promise<void> = Promise.resolve();
+  #monitorStarted = false;
   readonly #monitor;
 
   constructor(deps: ReaperDeps) {
@@ -76,12 +56,16 @@ export class ShellReaper {
     });
   }
 
-  /** Replays and compacts the journal, resumes unfinished retires, starts the monitor. */
+  /**
+   * Replays and compacts the journal and resumes unfinished retires. The monitor starts only with
+   * `startMonitor`, which the app calls after the first list of turns: a shell whose turn completed while
+   * the sidecar was down must be fenced before its exit can be published (issue 12).
+   */
   async start(): Promise<void> {
     const { entries, skipped } = await this.#deps.journal.replay();
     for (const entry of entries) applyEntry(this.#ledger, entry);
     this.#deps.outbox.restore(entries);
-    await this.#deps.journal.rewrite([...compactLedger(this.#ledger), ...this.#deps.outbox.snapshot()]);
+    await this.#compact();
     await this.#syncHosts();
     this.#phase = { kind: 'Running' };
     const unfinished = [...this.#ledger.retires.values()].filter((r) => r.finished === undefined);
@@ -90,7 +74,13 @@ export class ShellReaper {
       'journal replayed; resuming unfinished retires',
     );
     for (const retire of unfinished) this.#ensureDriver(retire.key);
-    if (this.#deps.options.pollMs > 0) this.#monitorLoop = this.#runMonitor();
+  }
+
+  /** Starts the exit/match monitor loop (once; not at all when pollMs is 0). */
+  startMonitor(): void {
+    if (this.#phase.kind !== 'Running' || this.#monitorStarted || this.#deps.options.pollMs === 0) return;
+    this.#monitorStarted = true;
+    this.#monitorLoop = this.#runMonitor();
   }
 
   /** Stops the monitor and waits up to `deadlineMs` for running retires; the journal holds the rest. */
@@ -216,6 +206,7 @@ export class ShellReaper {
   async tickMonitor(): Promise<void> {
     await this.#syncHosts();
     await this.#monitor.tick();
+    await this.#compactWhenGrown();
   }
 
   /** Protects exactly the live, proven hosts of the shells in the ledger (host-protection.ts). */
@@ -230,7 +221,29 @@ export class ShellReaper {
     return run;
   }
 
+  #compact(): Promise<void> {
+    return compactJournal(this.#deps.journal, this.#ledger, this.#deps.outbox);
+  }
+
+  #compactWhenGrown(): Promise<void> {
+    if (!journalGrown(this.#deps.journal)) return Promise.resolve();
+    return this.#withLock(async () => {
+      if (!journalGrown(this.#deps.journal)) return;
+      try {
+        await this.#compact();
+        this.#log.info({ shells: this.#ledger.shells.size }, 'journal compacted');
+      } catch (error) {
+        this.#log.error({ err: error }, 'journal compaction failed; the next check retries');
+      }
+    });
+  }
+
+  /**
+   * Applies an entry to the ledger, then journals it durably; callers act (signal) only after it resolves.
+   * Applying first means a compaction running meanwhile rewrites the journal with the entry included.
+   */
   async #record(entry: JournalEntry): Promise<void> {
+    applyEntry(this.#ledger, entry);
     try {
       await this.#deps.journal.append(entry);
     } catch (error) {
@@ -240,7 +253,6 @@ export class ShellReaper {
         'journal append failed; acting on the in-memory ledger anyway',
       );
     }
-    applyEntry(this.#ledger, entry);
   }
 
   #retireContext(): RetireContext {
@@ -274,6 +286,7 @@ export class ShellReaper {
   }
 
   async #afterFinish(report: RetireReport, shells: readonly string[]): Promise<void> {
+    await this.#compactWhenGrown();
     for (const shell of shells) {
       try {
         await this.#deps.tail?.forget(shell);

@@ -187,29 +187,25 @@ const FINISHED_RETIRES_KEPT = 512;
 const TURN_ENDS_KEPT = 2048;
 
 /**
- * The turn ends compaction keeps: every kept (failed, interrupted) turn that still has shells in the ledger,
- * whatever its age — dropping it would let those shells escape the next completed turn (issue 12) — and
- * the newest others, bounded, for idempotency.
+ * Bounds the ledger in place, before it is journaled compactly. It keeps every kept (failed, interrupted)
+ * turn that still has shells, whatever its age — dropping it would let those shells escape the next
+ * completed turn (issue 12) — and the newest other turn ends and finished retires, bounded, so duplicate
+ * turn-end signals stay idempotent. Unfinished retires are always kept.
  */
-function keptTurnEnds(ledger: Ledger): TurnEndRecord[] {
+export function pruneLedger(ledger: Ledger): void {
   const withShells = new Set([...ledger.shells.values()].map((r) => turnKey(r.group.session, r.group.turn)));
   const ends = [...ledger.turnEnds.entries()];
-  const needed = new Set(
-    ends.filter(([key, end]) => end.decision.kind === 'Keep' && withShells.has(key)).map(([key]) => key),
-  );
-  const recent = new Set(
-    ends
-      .filter(([key]) => !needed.has(key))
-      .slice(-TURN_ENDS_KEPT)
-      .map(([key]) => key),
-  );
-  return ends.filter(([key]) => needed.has(key) || recent.has(key)).map(([, end]) => end);
+  const needed = (key: string, end: TurnEndRecord) => end.decision.kind === 'Keep' && withShells.has(key);
+  const others = ends.filter(([key, end]) => !needed(key, end)).map(([key]) => key);
+  for (const key of others.slice(0, Math.max(0, others.length - TURN_ENDS_KEPT))) ledger.turnEnds.delete(key);
+  const finished = [...ledger.retires.values()].filter((r) => r.finished !== undefined);
+  for (const retire of finished.slice(0, Math.max(0, finished.length - FINISHED_RETIRES_KEPT))) {
+    ledger.retires.delete(retire.key);
+    for (const [fence, key] of ledger.fences) if (key === retire.key) ledger.fences.delete(fence);
+  }
 }
 
-/**
- * Entries that rebuild this ledger, for compacting the journal at start. Finished retires and turn ends are
- * kept (newest first, bounded) so duplicate turn-end signals stay idempotent across restarts.
- */
+/** Entries that rebuild this ledger (prune it first), for compacting the journal. */
 export function compactLedger(ledger: Ledger): JournalEntry[] {
   const entries: JournalEntry[] = [];
   for (const record of ledger.shells.values()) {
@@ -218,10 +214,8 @@ export function compactLedger(ledger: Ledger): JournalEntry[] {
     if (record.status === 'Exited') entries.push({ type: 'ShellExited', at: record.registeredAt, shell });
     if (record.matched) entries.push({ type: 'ShellMatched', at: record.registeredAt, shell });
   }
-  for (const end of keptTurnEnds(ledger)) entries.push({ type: 'TurnEnded', ...end });
-  const retires = [...ledger.retires.values()];
-  const finished = retires.filter((r) => r.finished !== undefined).slice(-FINISHED_RETIRES_KEPT);
-  for (const retire of [...finished, ...retires.filter((r) => r.finished === undefined)]) {
+  for (const end of ledger.turnEnds.values()) entries.push({ type: 'TurnEnded', ...end });
+  for (const retire of ledger.retires.values()) {
     const { key, session, turn, turns, fencedAt } = retire;
     entries.push({ type: 'RetireFenced', at: fencedAt, key, session, turn, turns: [...turns] });
     for (const progress of retire.targets.values()) entries.push({ type: 'TargetUpdated', key, progress });

@@ -43,7 +43,11 @@ export function createShellMonitor(ctx: MonitorContext): { tick(): Promise<void>
 
   const matchLine = async (record: ShellRecord): Promise<string | undefined> => {
     const pattern = record.group.match;
-    if (pattern === undefined || record.matched || ctx.tail === undefined) return undefined;
+    if (ctx.tail === undefined) return undefined;
+    if (pattern === undefined || record.matched) {
+      await ctx.tail.bound(record.group.shell);
+      return undefined;
+    }
     const lines = await ctx.tail.nextLines(record.group.shell);
     return lines.find((line) => line.includes(pattern));
   };

@@ -21,6 +21,7 @@ import { parseProcStat } from '../contract/proc-stat.ts';
 import { createProcTable } from './proc-table.ts';
 import { ShellReaper } from './reaper.ts';
 import { createSignaller } from './signaller.ts';
+import { judgeTurnEnd } from './turn-authority.ts';
 
 export interface SidecarApp {
   readonly reaper: ShellReaper;
@@ -96,11 +97,18 @@ export async function startSidecar(
   const server = createEndpoint({
     reaper,
     outbox,
-    protectedPids: () => signaller.protectedPids(),
     logger,
     accepting: () => accepting,
+    // With a cluster the SessionReference decides; before its first list nothing is confirmed.
+    ...(references === undefined
+      ? {}
+      : { authority: (request) => judgeTurnEnd(request, references.factsOf(request.session)) }),
   });
-  await listenOnSocket(server, config.socket, config.socketMode);
+  if (references === undefined)
+    logger.warn(
+      'no cluster configured: turn ends sent to the socket are believed as sent (development only)',
+    );
+  await listenOnSocket(server, config.socket, config.socketMode, config.socketOwner);
   const watch = await references?.watch((signal) => {
     const { session, turn, phase, role, origin } = signal;
     reaper.endTurn({ session, turn, phase, role, origin }).catch((error: unknown) => {
@@ -110,11 +118,16 @@ export async function startSidecar(
       );
     });
   });
+  // After the first list: every turn that ended while the sidecar was down is fenced before any exit of
+  // its shells can be published.
+  reaper.startMonitor();
   logger.info(
     {
       socket: config.socket,
       cluster: cluster === undefined ? 'none' : `${cluster.namespace}/${cluster.sandbox}`,
       graceSeconds: config.graceSeconds,
+      mode: config.mode ?? 'unset',
+      socketOwner: config.socketOwner ?? 'self',
     },
     'shell reaper ready',
   );

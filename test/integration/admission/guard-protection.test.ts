@@ -1,8 +1,8 @@
 /**
  * The guards are guarded, against the real API server with the operator running: a user cannot delete or
  * loosen a sandbox's eviction guard (a drain would evict through the gap before the operator re-creates it),
- * and a `kubectl replace` cannot strip the finalizer from a Sandbox being deleted (it would vanish with no
- * decision). Both were found by the soak (docs/soak.md).
+ * and a `kubectl replace` cannot strip the finalizer from a Sandbox, live or being deleted (it would vanish with
+ * no decision). Both were found by the soak (docs/soak.md).
  */
 import { PolicyV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +64,34 @@ describe('the eviction guard', () => {
       (await budgets().readNamespacedPodDisruptionBudget({ name: 'shared-sandbox', namespace })).spec
         ?.maxUnavailable,
     ).toBe(0);
+  });
+});
+
+describe('a live Sandbox', () => {
+  it('keeps its finalizer through a kubectl replace; a replace that carries it goes through', async () => {
+    await createSandbox(namespace, 'replaced', { worktree: 'wt-1' });
+    await eventually('the finalizer', async () => {
+      const sandbox = await getSandbox(namespace, 'replaced');
+      return sandbox?.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) ? sandbox : undefined;
+    });
+    const manifest = sandboxManifest(namespace, 'replaced', { worktree: 'wt-1' });
+    // A replace at the live resourceVersion, as `kubectl replace -f` sends it; again if the operator's own
+    // status write moved the version in between (409 says nothing about admission).
+    const replace = (finalizers?: string[]) =>
+      eventually('a replace that is not a version conflict', async () => {
+        const resourceVersion = (await getSandbox(namespace, 'replaced'))?.metadata.resourceVersion ?? '';
+        const metadata = { ...manifest.metadata, resourceVersion, ...(finalizers ? { finalizers } : {}) };
+        const input = JSON.stringify({ ...manifest, metadata });
+        const result = await kubectl(['replace', '-f', '-', '-n', namespace], { input });
+        return result.stderr.includes('(Conflict)') ? undefined : result;
+      });
+    const result = await replace();
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain(`its finalizer ${EXCLUSIVITY_FINALIZER} belongs to the operator`);
+    expect(result.stderr).toContain('a replace must keep metadata.finalizers');
+    expect((await getSandbox(namespace, 'replaced'))?.metadata.finalizers).toContain(EXCLUSIVITY_FINALIZER);
+    // A replace that keeps the finalizer (what kubectl apply amounts to) goes through.
+    expect((await replace([EXCLUSIVITY_FINALIZER])).exitCode).toBe(0);
   });
 });
 

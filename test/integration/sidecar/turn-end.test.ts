@@ -4,6 +4,7 @@
  * as a ServiceAccount (kubeconfig impersonation) bound only to the Role docs/sidecar.md documents.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -63,8 +64,12 @@ async function createReference(name: string, sandbox: string, session: string, r
 
 /** What the agent host does at a turn boundary: a merge patch of status.turn. */
 async function writeTurn(name: string, turn: object) {
+  await writeStatus(name, { turn });
+}
+
+async function writeStatus(name: string, status: object) {
   await objects().patchNamespacedCustomObjectStatus(
-    { ...ref, namespace, name, body: { status: { turn } } },
+    { ...ref, namespace, name, body: { status } },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
 }
@@ -111,7 +116,11 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
     await createReference('parent', SANDBOX, `${prefix}-parent`, 'Root');
     await createReference('elsewhere', 'sbx-b', `${prefix}-elsewhere`, 'Subagent');
 
-    sidecar = spawn(process.execPath, ['--import', 'tsx', 'operator/cli/sidecar.ts'], {
+    sidecar = startSidecarProcess();
+  });
+
+  const startSidecarProcess = (): ChildProcess => {
+    const started = spawn(process.execPath, ['--import', 'tsx', 'operator/cli/sidecar.ts'], {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
@@ -126,9 +135,10 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
         SANDBOX_REAPER_GRACE_SECONDS: '2',
       },
     });
-    sidecar.stdout?.on('data', (c: Buffer) => log.push(c.toString('utf8')));
-    sidecar.stderr?.on('data', (c: Buffer) => log.push(c.toString('utf8')));
-  });
+    started.stdout.on('data', (c: Buffer) => log.push(c.toString('utf8')));
+    started.stderr.on('data', (c: Buffer) => log.push(c.toString('utf8')));
+    return started;
+  };
 
   afterAll(async () => {
     sidecar?.kill('SIGKILL');
@@ -186,5 +196,82 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
     expect((await liveMembers(parent.pid)).length).toBeGreaterThanOrEqual(2);
     expect((await liveMembers(elsewhere.pid)).length).toBeGreaterThanOrEqual(2);
     expect((await reference('elsewhere')).status?.shells).toBeUndefined();
+  });
+  it('refuses a socket turn end the SessionReference does not confirm, and logs it: a root named a subagent keeps its shells', async () => {
+    const client = createReaperClient({ socketPath: join(dir, 'reaper.sock') });
+    const root = await spawnRegisteredShell({
+      client,
+      session: `${prefix}-parent`,
+      turn: 'p2',
+      command: 'sleep 1000 & wait',
+    });
+    expect(root.registration.kind).toBe('Registered');
+    await waitFor('the root’s dev server to fork', async () =>
+      (await liveMembers(root.pid)).length >= 2 ? true : undefined,
+    );
+    // Any shell in the pod can reach the socket and read the root's ids from /proc/<pid>/environ.
+    const hostile = client.endTurn({
+      session: `${prefix}-parent`,
+      turn: 'p2',
+      phase: 'Completed',
+      role: 'Subagent',
+    });
+    await expect(hostile).rejects.toMatchObject({ status: 403, code: 'Disagrees' });
+    // A subagent turn the reference does not show ended is refused too.
+    await expect(
+      client.endTurn({ session: `${prefix}-child`, turn: 't9', phase: 'Completed', role: 'Subagent' }),
+    ).rejects.toMatchObject({ status: 403, code: 'Disagrees' });
+    expect(log.join('')).toContain('turn end refused: the SessionReference does not say so');
+    expect((await liveMembers(root.pid)).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('retires a completed turn that status.turn overwrote while the sidecar was down, and publishes no exit of its shells', async () => {
+    const socketPath = join(dir, 'reaper.sock');
+    const client = createReaperClient({ socketPath });
+    const session = `${prefix}-child`;
+    const running = await spawnRegisteredShell({ client, session, turn: 't2', command: 'sleep 1000 & wait' });
+    const exiting = await spawnRegisteredShell({ client, session, turn: 't2', command: 'exec sleep 1000' });
+    expect([running, exiting].map((s) => s.registration.kind)).toEqual(['Registered', 'Registered']);
+    await writeTurn('child', { id: 't2', phase: 'Running', origin: 'PersonMessage' });
+
+    const stopped = sidecar;
+    sidecar = undefined;
+    stopped?.kill('SIGKILL');
+    if (stopped !== undefined && stopped.exitCode === null) await once(stopped, 'exit');
+    // While the sidecar is down: t2 completes, one of its shells exits, and t3 overwrites status.turn.
+    exiting.child.kill('SIGKILL');
+    await waitFor('the exiting shell to be gone', async () =>
+      (await liveMembers(exiting.pid)).length === 0 ? true : undefined,
+    );
+    await writeStatus('child', {
+      turn: { id: 't2', phase: 'Completed', origin: 'PersonMessage' },
+      endedTurns: [
+        { id: 't1', phase: 'Completed' },
+        { id: 't2', phase: 'Completed' },
+      ],
+    });
+    await writeTurn('child', { id: 't3', phase: 'Running', origin: 'ParentMessage' });
+
+    sidecar = startSidecarProcess();
+    await waitFor(
+      'the restarted sidecar to listen',
+      async () => ((await client.health()) ? true : undefined),
+      60_000,
+    );
+    await waitFor(
+      'the overwritten turn’s group to be empty',
+      async () => ((await liveMembers(running.pid)).length === 0 ? true : undefined),
+      60_000,
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}; sidecar log:\n${log.join('')}`);
+    });
+    await waitFor(
+      'status.shells for t2',
+      async () => ((await reference('child')).status?.shells?.retiredTurn === 't2' ? true : undefined),
+      60_000,
+    );
+    // A long-poll that returns as soon as any notice is due: the exited shell's notice must never come.
+    const page = await client.readNotices(0, 3_000);
+    expect(page.notices.filter((n) => n.session === session)).toEqual([]);
   });
 });

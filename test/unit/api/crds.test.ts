@@ -113,7 +113,10 @@ describe('the chart’s admission policy template', () => {
     renderChartAdmissionPolicy()
       .split('\n')
       .filter((line) => !line.startsWith('{{- if') && !line.startsWith('{{- end'))
+      // operator.watchNamespace is set (team-a below): the scope's if-branch stays, its else and end go.
+      .filter((line) => !/^ +\{\{- (else|end) \}\}/.test(line))
       .join('\n')
+      .replaceAll(' {{- if .Values.operator.watchNamespace }}', '')
       .replaceAll('{{ .Release.Namespace }}', 'ops')
       .replaceAll(
         '{{ include "sandbox-operator.podProtectionPolicy" . }}',
@@ -169,7 +172,11 @@ describe('the chart’s admission policy template', () => {
           },
           names.params,
         ),
-        ...admissionPolicies('ops', names),
+        ...admissionPolicies('ops', names, {
+          namespaceSelector: {
+            matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a'] }],
+          },
+        }),
       ].map(withLabels),
     );
     const objects = documents as {

@@ -46,7 +46,7 @@ describe('sandboxPod', () => {
       automountServiceAccountToken: false,
       serviceAccountName: 'sandbox-shell-reaper',
     });
-    const reaper = pod.spec?.containers.find((c) => c.name === 'shell-reaper');
+    const reaper = pod.spec?.initContainers?.find((c) => c.name === 'shell-reaper');
     expect(reaper?.securityContext?.capabilities).toEqual({
       drop: ['ALL'],
       add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH'],

@@ -4,16 +4,17 @@ import {
   decideCompletionReport,
   IS_HOST_NOTICE,
   type CompletionFacts,
-} from '../../../operator/sidecar/host/completion-report.ts';
+} from '../../../operator/client/completion-report.ts';
 import { decideTurnEnd } from '../../../operator/sidecar/process/turn-decision.ts';
 
-const answeredTurn = (origin: TurnOrigin | undefined, joinedOrigins?: TurnOrigin[]): CompletionFacts => ({
+/** A turn of an answered delegation whose host recorded its joins (none by default). */
+const answeredTurn = (origin: TurnOrigin | undefined, joinedOrigins: TurnOrigin[] = []): CompletionFacts => ({
   childSession: 'child',
   delegation: 'Answered',
   turn: {
     id: 't2',
     ...(origin === undefined ? {} : { origin }),
-    ...(joinedOrigins === undefined ? {} : { joinedOrigins }),
+    joinedOrigins,
   },
   latestTurn: { kind: 'Read', id: 't2' },
 });
@@ -81,6 +82,25 @@ describe('completion report (docs/sidecar.md)', () => {
     expect(decideCompletionReport(answeredTurn('ShellNotice', ['WatchNotice', 'BrowserNotice']))).toEqual({
       report: false,
       reason: 'HostNoticeTurn',
+    });
+  });
+
+  it('reports a host-notice turn whose host recorded no joins at all: silence would be the worse failure', () => {
+    const { turn, ...rest } = answeredTurn('ShellNotice');
+    const unrecorded: CompletionFacts = { ...rest, turn: { id: turn.id, origin: 'ShellNotice' } };
+    expect(decideCompletionReport(unrecorded)).toMatchObject({
+      report: true,
+      reason: 'JoinUnrecorded',
+    });
+  });
+
+  it('keeps one key per delegation and turn', () => {
+    const facts = answeredTurn('ParentMessage');
+    expect(decideCompletionReport({ ...facts, delegationId: 'op-1' })).toMatchObject({
+      key: 'resume:op-1:t2:answer',
+    });
+    expect(decideCompletionReport({ ...facts, delegationId: 'op-2' })).toMatchObject({
+      key: 'resume:op-2:t2:answer',
     });
   });
 

@@ -7,8 +7,9 @@ const injection = reaperInjection({
   command: ['node', '--import', 'tsx', 'operator/cli/sidecar.ts'],
   sandbox: 'sbx-a',
   gracePeriodSeconds: 7,
+  mode: { kind: 'Privileged' },
 });
-const container = injection.container as {
+const container = injection.initContainer as {
   env: { name: string; value?: string }[];
   securityContext: {
     runAsUser: number;

@@ -5,6 +5,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { RetireReporter } from '../ports.ts';
+import type { ReferenceFacts } from '../turn-authority.ts';
 import { startReferenceWatch, type ReferenceWatch, type TurnEndSignal } from './reference-watch.ts';
 import { createKubeReporter } from './status-reporter.ts';
 
@@ -18,6 +19,8 @@ export interface ReferenceReporterOptions {
 
 export interface ReferenceReporter {
   readonly reporter: RetireReporter;
+  /** What a session's reference says; undefined before the first list or when no reference names it. */
+  factsOf(session: string): ReferenceFacts | undefined;
   /** Starts the watch; resolves after its first list. */
   watch(onTurnEnded: (signal: TurnEndSignal) => void): Promise<ReferenceWatch>;
 }
@@ -43,6 +46,7 @@ export function createReferenceReporter(options: ReferenceReporterOptions): Refe
         await reporter.reportFailure(failure);
       },
     },
+    factsOf: (session) => current?.factsOf(session),
     async watch(onTurnEnded) {
       current = await startReferenceWatch({ ...options, onTurnEnded });
       listed();

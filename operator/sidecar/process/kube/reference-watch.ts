@@ -1,15 +1,18 @@
 /**
  * Watches the SessionReferences of this sandbox only (fieldSelector `spec.sandbox=<name>`; the CRD declares
- * it a selectable field) and reports each ended turn written by the agent host to `status.turn`. The watch
- * is the operator's own supervised list+watch (operator/runtime/watcher.ts: relist on 410, backoff on any
- * other error, handlers total), so the sidecar has no recovery of its own.
+ * it a selectable field) and reports each ended turn the agent host wrote: `status.endedTurns` (oldest
+ * first) and `status.turn`, so a turn overwritten between two reads (a watch gap, a relist, a sidecar
+ * restart) is still reported. It also answers what a reference says (role, ended turns) to the socket's
+ * turn-authority check. The watch is the operator's own supervised list+watch (operator/runtime/watcher.ts:
+ * relist on 410, backoff on any other error, handlers total), so the sidecar has no recovery of its own.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { API_VERSION, GROUP, SESSION_REFERENCE, VERSION } from '../../../api/names.ts';
 import { parseSessionReference } from '../../../api/parse.ts';
-import type { Role, TurnOrigin } from '../../../api/session-reference.ts';
+import type { Role, SessionReferenceStatus, TurnOrigin } from '../../../api/session-reference.ts';
 import { Watcher } from '../../../runtime/watcher.ts';
+import type { ReferenceFacts } from '../turn-authority.ts';
 import type { EndedPhase } from '../turn-decision.ts';
 
 export interface TurnEndSignal {
@@ -38,6 +41,8 @@ export interface ReferenceWatchOptions {
 export interface ReferenceWatch {
   /** The SessionReference of a session in this sandbox, for status and Events. */
   referenceOf(session: string): ReferenceKey | undefined;
+  /** What that reference says: its role and the turns it shows ended. */
+  factsOf(session: string): ReferenceFacts | undefined;
   stop(): Promise<void>;
 }
 
@@ -45,6 +50,7 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
   const { kubeConfig, namespace, sandbox, logger } = options;
   const log = logger.child({ watch: SESSION_REFERENCE.plural, sandbox });
   const references = new Map<string, ReferenceKey>();
+  const facts = new Map<string, ReferenceFacts>();
   const seen = new Set<string>();
 
   const observe = (raw: unknown): void => {
@@ -59,27 +65,44 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
       spec.session,
       metadata.uid === undefined ? { name: metadata.name } : { name: metadata.name, uid: metadata.uid },
     );
-    const turn = status?.turn;
-    if (turn === undefined || turn.phase === 'Running') return;
-    const key = `${spec.session}/${turn.id}/${turn.phase}`;
-    if (seen.has(key)) return;
-    seen.add(key);
-    log.info(
-      { reference: metadata.name, session: spec.session, role: spec.role, turn: turn.id, phase: turn.phase },
-      'turn end seen on the SessionReference',
-    );
-    options.onTurnEnded({
+    const ended = endedTurnsOf(status);
+    facts.set(spec.session, {
       reference: metadata.name,
-      session: spec.session,
       role: spec.role,
-      turn: turn.id,
-      phase: turn.phase,
-      origin: turn.origin,
+      ended: new Map(ended.map((t) => [t.id, t.phase])),
     });
+    for (const turn of ended) {
+      const key = `${spec.session}/${turn.id}/${turn.phase}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const current = status?.turn;
+      const latest = current?.id === turn.id;
+      log.info(
+        {
+          reference: metadata.name,
+          session: spec.session,
+          role: spec.role,
+          turn: turn.id,
+          phase: turn.phase,
+          latest,
+        },
+        latest ? 'turn end seen on the SessionReference' : 'turn end found in status.endedTurns',
+      );
+      options.onTurnEnded({
+        reference: metadata.name,
+        session: spec.session,
+        role: spec.role,
+        turn: turn.id,
+        phase: turn.phase,
+        origin: current !== undefined && latest ? current.origin : 'Unknown',
+      });
+    }
   };
   const forget = (raw: unknown): void => {
     const parsed = parseSessionReference(raw);
-    if (parsed.ok) references.delete(parsed.value.spec.session);
+    if (!parsed.ok) return;
+    references.delete(parsed.value.spec.session);
+    facts.delete(parsed.value.spec.session);
   };
 
   const watcher = new Watcher(
@@ -96,6 +119,7 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
       // A relist is the whole set: sessions absent from it are gone.
       replace: (items) => {
         references.clear();
+        facts.clear();
         for (const item of items) observe(item);
       },
       apply: (type, object) => (type === 'DELETED' ? forget(object) : observe(object)),
@@ -125,9 +149,23 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
     referenceOf(session) {
       return references.get(session);
     },
+    factsOf(session) {
+      return facts.get(session);
+    },
     async stop() {
       stopping.abort();
       await running;
     },
   };
+}
+
+/** The ended turns a status shows, oldest first: the history, then the latest turn if it ended. */
+export function endedTurnsOf(
+  status: SessionReferenceStatus | undefined,
+): { readonly id: string; readonly phase: EndedPhase }[] {
+  const ended = [...(status?.endedTurns ?? [])];
+  const latest = status?.turn;
+  if (latest !== undefined && latest.phase !== 'Running' && !ended.some((t) => t.id === latest.id))
+    ended.push({ id: latest.id, phase: latest.phase });
+  return ended;
 }

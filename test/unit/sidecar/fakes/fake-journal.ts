@@ -4,6 +4,7 @@ import type { Journal } from '../../../../operator/sidecar/process/ports.ts';
 export class FakeJournal<E> implements Journal<E> {
   entries: E[] = [];
   rewrites = 0;
+  appends = 0;
   failAppends = false;
 
   constructor(initial: readonly E[] = []) {
@@ -13,6 +14,7 @@ export class FakeJournal<E> implements Journal<E> {
   append(entry: E): Promise<void> {
     if (this.failAppends) return Promise.reject(new Error('disk full'));
     this.entries.push(structuredClone(entry));
+    this.appends += 1;
     return Promise.resolve();
   }
 
@@ -20,8 +22,13 @@ export class FakeJournal<E> implements Journal<E> {
     return Promise.resolve({ entries: this.entries.map((e) => structuredClone(e)), skipped: 0 });
   }
 
+  appendsSinceRewrite(): number {
+    return this.appends;
+  }
+
   rewrite(entries: readonly E[]): Promise<void> {
     this.rewrites += 1;
+    this.appends = 0;
     this.entries = entries.map((e) => structuredClone(e));
     return Promise.resolve();
   }

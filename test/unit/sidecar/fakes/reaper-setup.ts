@@ -8,7 +8,8 @@ import type {
   RetireReport,
   RetireReporter,
 } from '../../../../operator/sidecar/process/ports.ts';
-import { ShellReaper, type ReaperOptions } from '../../../../operator/sidecar/process/reaper.ts';
+import type { ReaperOptions } from '../../../../operator/sidecar/process/reaper-outcomes.ts';
+import { ShellReaper } from '../../../../operator/sidecar/process/reaper.ts';
 import type { RegisterShellRequest } from '../../../../operator/sidecar/contract/requests.ts';
 import { FakeJournal } from './fake-journal.ts';
 import { FakeClock, FakeWorld, type FakeProcess, type SpawnOptions } from './fake-world.ts';
@@ -123,6 +124,9 @@ export class FakeTail implements OutputTail {
     const lines = this.pending.get(shell) ?? [];
     this.pending.delete(shell);
     return Promise.resolve(lines);
+  }
+  bound(_shell: string): Promise<void> {
+    return Promise.resolve();
   }
   forget(shell: string): Promise<void> {
     this.forgotten.push(shell);

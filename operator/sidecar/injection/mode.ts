@@ -1,0 +1,85 @@
+/**
+ * Which privilege mode the sidecar runs in (docs/sidecar.md "Privilege modes"), from what the pod template
+ * pins and the namespace's PodSecurity `enforce` level. Pure.
+ *
+ * - `SameUser` needs the agent's user and group: every agent container must run as one non-root UID and
+ *   GID (the ptrace access check behind /proc/<pid>/environ compares both). It is admitted at every level.
+ * - `Privileged` needs the `privileged` level; under `baseline` or `restricted` it is refused here, with
+ *   the fix, rather than by PodSecurity admission at pod creation.
+ * - `Auto` takes `SameUser` when the template pins the user, `Privileged` otherwise.
+ */
+import type { ReaperMode } from './injection.ts';
+
+export const REAPER_MODES = ['Auto', 'SameUser', 'Privileged'] as const;
+export type RequestedMode = (typeof REAPER_MODES)[number];
+export const POD_SECURITY_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
+export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
+
+export interface AgentUser {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+interface SecurityContextLike {
+  readonly runAsUser?: number;
+  readonly runAsGroup?: number;
+}
+interface ContainerLike {
+  readonly securityContext?: SecurityContextLike;
+}
+export interface PodSpecLike {
+  readonly securityContext?: SecurityContextLike;
+  readonly containers: readonly ContainerLike[];
+  readonly initContainers?: readonly ContainerLike[];
+}
+
+/** The one non-root user and group every container of the template runs as, or undefined. */
+export function agentUserOf(spec: PodSpecLike): AgentUser | undefined {
+  const users = [...spec.containers, ...(spec.initContainers ?? [])].map((c) => ({
+    uid: c.securityContext?.runAsUser ?? spec.securityContext?.runAsUser,
+    gid: c.securityContext?.runAsGroup ?? spec.securityContext?.runAsGroup,
+  }));
+  const first = users[0];
+  if (first?.uid === undefined || first.gid === undefined || first.uid === 0) return undefined;
+  if (!users.every((u) => u.uid === first.uid && u.gid === first.gid)) return undefined;
+  return { uid: first.uid, gid: first.gid };
+}
+
+export type ModeChoice =
+  { readonly ok: true; readonly mode: ReaperMode } | { readonly ok: false; readonly message: string };
+
+export interface ModeInput {
+  readonly requested: RequestedMode;
+  readonly agentUser: AgentUser | undefined;
+  /** The namespace's `pod-security.kubernetes.io/enforce` level; undefined when unknown or unset. */
+  readonly level: PodSecurityLevel | undefined;
+  readonly namespace: string;
+}
+
+const PIN_USER =
+  'set securityContext.runAsUser and runAsGroup (one non-root user for every container) in spec.podTemplate';
+
+export function chooseReaperMode(input: ModeInput): ModeChoice {
+  const { requested, agentUser, level, namespace } = input;
+  if (requested !== 'Privileged' && agentUser !== undefined)
+    return { ok: true, mode: { kind: 'SameUser', uid: agentUser.uid, gid: agentUser.gid } };
+  if (requested === 'SameUser') {
+    return {
+      ok: false,
+      message: `spec.shellReaper.mode SameUser runs the sidecar as the agent's user: ${PIN_USER}`,
+    };
+  }
+  if (level === 'baseline' || level === 'restricted') {
+    return {
+      ok: false,
+      message:
+        `namespace ${namespace} enforces PodSecurity ${level}, which refuses the shell reaper's Privileged ` +
+        `mode (root with KILL, SYS_PTRACE, DAC_READ_SEARCH): ${PIN_USER} so the sidecar runs as that user ` +
+        `(SameUser, admitted by restricted), or label the namespace pod-security.kubernetes.io/enforce=privileged`,
+    };
+  }
+  return {
+    ok: true,
+    mode: agentUser === undefined ? { kind: 'Privileged' } : { kind: 'Privileged', agent: agentUser },
+  };
+}

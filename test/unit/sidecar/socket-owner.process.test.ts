@@ -1,0 +1,47 @@
+/**
+ * The socket belongs to the agent's user (issue 12): a root sidecar serving a non-root agent used to leave
+ * it root:root, so the agent's connect(2) failed with EACCES. A real socket, and a real non-root client.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { listenOnSocket } from '../../../operator/sidecar/process/http-server.ts';
+
+const run = promisify(execFile);
+const NOBODY = 65534;
+const CONNECT =
+  'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("connected")';
+const asRoot = process.getuid?.() === 0;
+
+describe.skipIf(!asRoot)('the socket’s owner', () => {
+  let dir: string | undefined;
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.close();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('is handed to the agent’s user, who can then connect with mode 0600', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'reaper-owner-'));
+    await run('chmod', ['0755', dir]);
+    const socket = join(dir, 'reaper.sock');
+    server = createServer((_req, res) => res.end('{}'));
+    await listenOnSocket(server, socket, 0o600, { uid: NOBODY, gid: NOBODY });
+    const info = await stat(socket);
+    expect([info.uid, info.gid, info.mode & 0o777]).toEqual([NOBODY, NOBODY, 0o600]);
+    const { stdout } = await run('setpriv', [
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      '--clear-groups',
+      '/usr/bin/python3',
+      '-c',
+      CONNECT,
+      socket,
+    ]);
+    expect(stdout.trim()).toBe('connected');
+  });
+});
