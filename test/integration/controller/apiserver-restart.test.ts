@@ -113,8 +113,12 @@ describe('an API server restart', () => {
       async () => ((await get('after'))?.status?.reconciliation?.marker ? true : undefined),
       60_000,
     );
-    const pods = await core.listNamespacedPod({ namespace });
-    expect(pods.items.map((p) => p.metadata?.name)).toEqual(['after-0']);
+    // The marker is written before any pod exists (status first), so wait for the pod, then check it is the only one.
+    const pods = await eventually('the new sandbox’s pod', async () => {
+      const names = (await core.listNamespacedPod({ namespace })).items.map((p) => p.metadata?.name);
+      return names.length > 0 ? names : undefined;
+    });
+    expect(pods).toEqual(['after-0']);
     const metrics = await (await fetch(`http://127.0.0.1:${await port}/metrics`)).text();
     expect(metrics).toMatch(
       /sandbox_operator_watch_restarts_total\{resource="sessionreferences",reason="error"\} [1-9]/,
