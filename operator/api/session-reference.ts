@@ -20,7 +20,7 @@ export const REFERENCE_STATES = ['Attached', 'Detached'] as const;
 export type ReferenceState = (typeof REFERENCE_STATES)[number];
 export const TURN_PHASES = ['Running', 'Completed', 'Failed', 'Interrupted'] as const;
 export type TurnPhase = (typeof TURN_PHASES)[number];
-/** What opened a turn (seed 002). The first five are host notices. */
+/** What opened a turn (docs/sidecar.md, "Completion reports to the parent"). The first five are host notices. */
 export const TURN_ORIGINS = [
   'ShellNotice',
   'WatchNotice',

@@ -1,6 +1,6 @@
 /**
- * Whether a subagent's completed turn reports "completed its task" to its parent (seed 002, "Re-arm only
- * for resumptions"). Pure; the agent host calls it where it delivers completions (it alone knows whether the
+ * Whether a subagent's completed turn reports "completed its task" to its parent (docs/sidecar.md,
+ * "Completion reports to the parent"). Pure; the agent host calls it where it delivers completions (it alone knows whether the
  * delegation was answered), and it ships with the sidecar client so every host applies the same rule.
  *
  * Guarantees: the parent hears once per resumption. A turn opened by a host notice of an already-answered

@@ -105,12 +105,14 @@ export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
   if (facts.incarnation === undefined) return { kind: 'read-incarnation' };
   if (facts.incarnation !== 'Current') return { kind: 'stale', staleness: facts.incarnation };
   if (facts.cachedPods && !facts.guardKept) return { kind: 'keep-guard' };
+  // The legacy walk (up to its 20 s budget) before anything the decision reads: the erase's LIST, the prune
+  // and the cache are then as fresh as they can be when the decision is made, not 20 s old.
+  const { evidence } = facts;
+  if (!evidence) return { kind: 'gather-evidence' };
   if (facts.eraseRequest !== undefined && !facts.erased)
     return { kind: 'erase', request: facts.eraseRequest };
   if (facts.tombstones.length > 0 && facts.pruned === undefined)
     return { kind: 'prune', tombstones: facts.tombstones };
-  const { evidence } = facts;
-  if (!evidence) return { kind: 'gather-evidence' };
   if (!facts.cached) return { kind: 'decide', evidence };
   if (facts.cached.verdict.verdict === 'Exclusive' && !facts.live) return { kind: 'confirm-live', evidence };
   const decided = facts.live ?? facts.cached;

@@ -46,6 +46,7 @@ export async function reconcileDeletion(
   };
   for (;;) {
     const step = nextDeletionStep(facts);
+    log.debug({ step: step.kind }, 'deletion step');
     const next = await perform(ctx, sandbox, step, facts, log);
     if ('kind' in next) return next;
     facts = next;

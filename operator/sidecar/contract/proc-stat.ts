@@ -2,7 +2,7 @@
  * Parsing `/proc/<pid>/stat` (proc(5)). Pure: the text comes from the ProcessTable port.
  *
  * `comm` (field 2) is in parentheses and may itself contain spaces and `)`, so fields are read after the
- * LAST `)` (research/sidecar.md §2.1). `pgrp`, `session` and `starttime` are not ptrace-gated, so they are
+ * LAST `)` (proc(5)). `pgrp`, `session` and `starttime` are not ptrace-gated, so they are
  * readable for every process in the pod's shared PID namespace.
  */
 

@@ -1,7 +1,7 @@
 /**
  * The real Clock. `now()` is CLOCK_MONOTONIC (process.hrtime), which every process on the node shares, so a
  * grace period journaled before a restart is still measured correctly after it, and NTP steps or wall-clock
- * jumps never shorten or lengthen it (research/sidecar.md case 28).
+ * jumps never shorten or lengthen it (docs/sidecar.md, failure plan case 28).
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from './ports.ts';

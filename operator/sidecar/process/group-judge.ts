@@ -5,7 +5,7 @@
  * Guarantees: a group is `Proven` only when a live member is ours — the leader with its recorded start time,
  * a member already proven in an earlier survey (continuity: a member alive since then kept the group id from
  * being reused), or a member that started after the leader and carries this shell's marker.
- * Caveats: a group id is reserved only while it has members (research/sidecar.md §2.5), so a pgid whose
+ * Caveats: a group id is reserved only while it has members (POSIX setpgid(2)), so a pgid whose
  * number is now led by a newer process is `Recycled`, whatever markers its members carry.
  */
 import { markerNamesShell, type Marker, type MarkerRead } from '../contract/marker.ts';

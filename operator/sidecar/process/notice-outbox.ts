@@ -1,6 +1,6 @@
 /**
  * The journaled notice outbox. Notices are numbered, held until due (an exit notice waits a short hold so
- * a turn end racing the exit can still drop it — research/sidecar.md case 19), handed to the host by a
+ * a turn end racing the exit can still drop it — docs/sidecar.md, failure plan case 19), handed to the host by a
  * long-poll, and forgotten once acknowledged. Drops and acks are journaled, so a restart neither loses a
  * notice nor re-delivers a dropped one (case 20).
  */

@@ -2,7 +2,7 @@
  * The ledger: what the sidecar knows, as a fold of its journal (shells, turn ends, fences, retires). No I/O:
  * `applyEntry` is the only writer, so replaying the journal after a restart rebuilds exactly this state.
  *
- * Scope of a retire (seed 002): a completed subagent turn retires every shell the session registered for
+ * Scope of a retire (docs/sidecar.md, "Turn ends"): a completed subagent turn retires every shell the session registered for
  * that turn, plus the shells of its earlier turns that ended failed or interrupted (they were kept, not
  * forgiven). Shells of a later turn are never in it: a resumed turn's shells wait for that turn's end.
  */

@@ -1,7 +1,7 @@
 /**
  * The only place the sidecar calls `process.kill`. The guard comes first: Node signals the caller's own
  * group for 0, everything it may signal for -1, coerces numeric strings, and PID 1 is the pod's pause
- * (research/sidecar.md §3.1). ESRCH is "gone" and never falls back to signalling the pid alone: after
+ * (kill(2) with a negative pid). ESRCH is "gone" and never falls back to signalling the pid alone: after
  * ESRCH the number can only belong to a stranger.
  */
 import { errnoOf } from '../contract/errors.ts';

@@ -1,5 +1,5 @@
 /**
- * Which turn ends retire shells (seed 002, VC-754): only a *completed* turn of a *subagent* session. Failed
+ * Which turn ends retire shells (docs/sidecar.md, "Turn ends"): only a *completed* turn of a *subagent* session. Failed
  * and interrupted turns keep their shells (the next completed turn retires them); root, board and ticket
  * sessions' shells are never touched. Pure.
  */

@@ -113,7 +113,7 @@ describe('an API server restart', () => {
       async () => ((await get('after'))?.status?.reconciliation?.marker ? true : undefined),
       60_000,
     );
-    // Status comes before pods (a sandbox is born with its marker), so the pod may follow the marker.
+    // The marker is written before any pod exists (status first), so wait for the pod, then check it is the only one.
     const pods = await eventually('the new sandbox’s pod', async () => {
       const names = (await core.listNamespacedPod({ namespace })).items.map((p) => p.metadata?.name);
       return names.length > 0 ? names : undefined;

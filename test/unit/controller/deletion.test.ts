@@ -13,9 +13,14 @@ import { contextOf, deleted, expect_, listed, Script, silent } from './scripted-
 async function turn(
   subject: SandboxBuilder,
   expected: ConstructorParameters<typeof Script>[0],
+  options: { ledger?: boolean } = {},
 ): Promise<Action> {
   const script = new Script(expected);
-  const action = await reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent);
+  const action = await reconcileDeletion(
+    contextOf(subject.store(), script, options),
+    subject.build(),
+    silent,
+  );
   script.finish();
   return action;
 }
@@ -142,6 +147,30 @@ describe('a deletion turn', () => {
       expect_('sandboxes.readLive(sbx)', { uid: 'uid-of-a-new-sbx', deleting: false }),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('walks the legacy ledger before it prunes and decides, so no walk sits between a LIST and the decision', async () => {
+    const subject = sandbox('sbx')
+      .deleting()
+      .withAnnotation(ANNOTATIONS.adoptedFrom, 'legacy-pool')
+      .withReference(tombstone('old', 'wt-1'));
+    const stats = { owners: 1, lookedUp: 1, skippedLegacy: 0, timedOut: 0, failed: 0, elapsedMs: 5 };
+    await turn(
+      subject,
+      [
+        current,
+        expect_('legacy.walk(sbx)', { kind: 'Complete', stats }),
+        expect_('references.pruneTombstones(sbx, wt-1)', deleted('old')),
+        expect_('references.listLive(sbx)', []),
+        expect_('sandboxes.patchStatus(sbx)'),
+        expect_('events.record(Releasing)'),
+        expect_('pods.listLive(sbx)', []),
+        expect_('references.deleteAll(sbx)', deleted()),
+        expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+        expect_('events.record(Released)'),
+      ],
+      { ledger: true },
+    );
   });
 
   it('does nothing once our finalizer is gone', async () => {

@@ -1,22 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../../operator/api/index.ts';
 import { sandboxPod } from '../../../operator/controller/pod-template.ts';
+import { sandbox as sandboxBuilder } from '../builders.ts';
 
-const sandbox = (reaper: boolean): Sandbox => ({
-  apiVersion: 'sandbox.agents.dev/v1alpha1',
-  kind: 'Sandbox',
-  metadata: { name: 'sbx-a', namespace: 'team', uid: 'uid-1' },
-  spec: {
-    provider: 'kubernetes',
-    replicas: 1,
-    podTemplate: {
-      metadata: { labels: { app: 'agent' } },
-      spec: { containers: [{ name: 'agent', image: 'agent:1' }] },
-    },
-    cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 300 },
-    shellReaper: { enabled: reaper, gracePeriodSeconds: 7 },
-  },
-});
+const sandbox = (reaper: boolean): Sandbox =>
+  sandboxBuilder('sbx-a')
+    .withMetadata({ namespace: 'team', uid: 'uid-1' })
+    .withSpec({
+      replicas: 1,
+      podTemplate: {
+        metadata: { labels: { app: 'agent' } },
+        spec: { containers: [{ name: 'agent', image: 'agent:1' }] },
+      },
+      shellReaper: { enabled: reaper, gracePeriodSeconds: 7 },
+    })
+    .build();
 const sidecar = { image: 'operator:1', serviceAccountName: 'sandbox-shell-reaper' };
 
 describe('sandboxPod', () => {

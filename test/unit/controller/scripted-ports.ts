@@ -10,7 +10,8 @@
 import { pino } from 'pino';
 import { API_VERSION, INDEX_LIMITS, type SessionReference } from '../../../operator/api/index.ts';
 import type { Parsed } from '../../../operator/api/parse.ts';
-import type { ReconcilerContext } from '../../../operator/controller/context.ts';
+import type { ReconciliationOutcome } from '../../../operator/api/reconciliation-outcome.ts';
+import type { LegacyWalk, ReconcilerContext } from '../../../operator/controller/context.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import type { StoreReader } from '../../../operator/controller/store.ts';
 import type { ReferenceEntry } from '../../../operator/index/index.ts';
@@ -107,12 +108,25 @@ export function listed(entries: readonly ReferenceEntry[], sandbox: string): Par
 export const NOW = new Date('2026-11-30T12:00:00Z');
 export const silent = pino({ level: 'silent' });
 
-/** A reconcile context over scripted ports and a fixed store and clock; no ledger configured. */
-export function contextOf(store: StoreReader, script: Script): ReconcilerContext {
+/**
+ * A reconcile context over scripted ports and a fixed store and clock. With `ledger`, the legacy walk is
+ * configured and is one more scripted call, `legacy.walk(<sandbox>)`, answering a ReconciliationOutcome.
+ */
+export function contextOf(
+  store: StoreReader,
+  script: Script,
+  options: { ledger?: boolean } = {},
+): ReconcilerContext {
+  const legacy: LegacyWalk = {
+    run: (sandbox) =>
+      Promise.resolve().then(
+        () => script.answer(`legacy.walk(${sandbox.metadata.name})`) as ReconciliationOutcome,
+      ),
+  };
   return {
     store,
     ports: scriptedPorts(script),
-    legacy: undefined,
+    legacy: options.ledger === true ? legacy : undefined,
     sidecar: { image: 'operator:1', serviceAccountName: 'sandbox-operator' },
     limits: INDEX_LIMITS,
     now: () => NOW,

@@ -9,25 +9,17 @@ import {
 } from '../../../operator/controller/status.ts';
 import type { PodSummary } from '../../../operator/controller/pod-summary.ts';
 import { buildReferenceIndex } from '../../../operator/index/index.ts';
+import { sandbox as sandboxBuilder } from '../builders.ts';
 import { attached, ownReferences } from '../fixtures.ts';
 
 const now = new Date('2026-11-30T12:00:00Z');
 
 function sandbox(overrides: Partial<Sandbox['metadata']> = {}, status?: Sandbox['status']): Sandbox {
-  return {
-    apiVersion: 'sandbox.agents.dev/v1alpha1',
-    kind: 'Sandbox',
-    metadata: { name: 'sbx', namespace: 'ns', generation: 3, ...overrides },
-    spec: {
-      worktree: 'wt-1',
-      provider: 'kubernetes',
-      replicas: 2,
-      podTemplate: { spec: { containers: [{ name: 'a', image: 'b' }] } },
-      cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 300 },
-      shellReaper: { enabled: false, gracePeriodSeconds: 5 },
-    },
-    ...(status ? { status } : {}),
-  };
+  return sandboxBuilder('sbx')
+    .withMetadata({ generation: 3, ...overrides })
+    .withSpec({ replicas: 2, podTemplate: { spec: { containers: [{ name: 'a', image: 'b' }] } } })
+    .withStatus(status)
+    .build();
 }
 
 const pod = (ordinal: number, ready: boolean): PodSummary => ({

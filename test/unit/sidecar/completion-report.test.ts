@@ -36,7 +36,7 @@ const RESUMPTIONS: TurnOrigin[] = [
   'Unknown',
 ];
 
-describe('completion report (seed 002)', () => {
+describe('completion report (docs/sidecar.md)', () => {
   it('classifies every origin the API knows: the five host notices, and nothing else', () => {
     expect(TURN_ORIGINS.filter((o) => IS_HOST_NOTICE[o])).toEqual(HOST_NOTICES);
     expect(TURN_ORIGINS.filter((o) => !IS_HOST_NOTICE[o])).toEqual(RESUMPTIONS);
@@ -126,7 +126,7 @@ describe('completion report (seed 002)', () => {
   });
 });
 
-describe('turn-end decision (VC-754)', () => {
+describe('turn-end decision (docs/sidecar.md, "Turn ends")', () => {
   it('retires only a completed subagent turn', () => {
     expect(decideTurnEnd('Subagent', 'Completed')).toEqual({
       kind: 'Retire',

@@ -1,0 +1,178 @@
+/**
+ * The deletion's classification on its own: from what a turn knows to the one next step. `walk` plays a turn
+ * by giving each step the facts its shell would learn, so a test reads as the order of the steps.
+ */
+import { describe, expect, it } from 'vitest';
+import { INDEX_LIMITS } from '../../../operator/api/index.ts';
+import {
+  nextDeletionStep,
+  WRITE_STEPS,
+  type DeletionFacts,
+  type DeletionStep,
+} from '../../../operator/controller/deletion-steps.ts';
+import type { Verdict } from '../../../operator/index/exclusivity.ts';
+import { buildReferenceIndex } from '../../../operator/index/index.ts';
+import { pod } from '../builders.ts';
+
+const index = buildReferenceIndex([], INDEX_LIMITS);
+const exclusive: Verdict = { verdict: 'Exclusive', evidence: 'Index', reason: 'no foreign reference' };
+const foreign: Verdict = {
+  verdict: 'Foreign',
+  evidence: 'Index',
+  blockingReferences: ['r2'],
+  blockingCount: 1,
+  reason: 'r2 is foreign',
+};
+const evidence = {
+  evidence: { kind: 'Marked' as const },
+  reconciliation: { state: 'NotRequired' as const, marker: true },
+};
+
+const start: DeletionFacts = {
+  finalizer: true,
+  cachedPods: false,
+  eraseRequest: undefined,
+  tombstones: [],
+  budget: undefined,
+};
+
+type World = { readonly cached: Verdict; readonly live?: Verdict; readonly pods?: DeletionFacts['livePods'] };
+
+/** Plays one turn: each step gets the facts its shell would learn from `world`, until a step ends the turn. */
+function walk(facts: DeletionFacts, world: World): string[] {
+  const steps: string[] = [];
+  for (let guard = 0; guard < 50; guard += 1) {
+    const step: DeletionStep = nextDeletionStep(facts);
+    steps.push(step.kind);
+    const learned = learn(step, facts, world);
+    if (learned === undefined) return steps;
+    facts = learned;
+  }
+  throw new Error(`no end after ${steps.join(', ')}`);
+}
+
+function learn(step: DeletionStep, facts: DeletionFacts, world: World): DeletionFacts | undefined {
+  switch (step.kind) {
+    case 'read-incarnation':
+      return { ...facts, incarnation: 'Current' };
+    case 'keep-guard':
+      return { ...facts, guardKept: true };
+    case 'gather-evidence':
+      return { ...facts, evidence };
+    case 'erase':
+      return { ...facts, erased: { request: step.request, erased: 1, remaining: [] } };
+    case 'prune':
+      return { ...facts, pruned: step.tombstones };
+    case 'decide':
+      return { ...facts, cached: { index, verdict: world.cached } };
+    case 'confirm-live':
+      return { ...facts, live: { index, verdict: world.live ?? world.cached } };
+    case 'record-decision':
+      return { ...facts, recorded: true };
+    case 'check-namespace':
+      return { ...facts, namespaceLifts: false };
+    case 'list-pods':
+      return { ...facts, livePods: world.pods ?? [], budget: { name: 'sbx-sandbox', uid: 'pdb' } };
+    case 'delete-pod':
+      return { ...facts, podDeleted: true };
+    case 'release-pod': {
+      const { podDeleted: _deleted, ...rest } = facts;
+      return { ...rest, podsHandled: (facts.podsHandled ?? 0) + 1 };
+    }
+    case 'remove-guard':
+      return { ...facts, guardRemoved: true };
+    case 'erase-index':
+      return { ...facts, indexErased: { deleted: ['own'], changed: [] } };
+    case 'remove-finalizer':
+      return { ...facts, finalizer: false };
+    case 'finished':
+    case 'stale':
+    case 'blocked':
+    case 'await-pods-gone':
+    case 'erase-again':
+      return undefined;
+  }
+}
+
+describe('the deletion steps', () => {
+  it('release pods first, then wait for them to be gone', () => {
+    const facts = { ...start, cachedPods: true, eraseRequest: 'INC-1', tombstones: ['old'] };
+    expect(
+      walk(facts, { cached: exclusive, pods: [pod('sbx', 0), pod('sbx', 1, { deleting: true })] }),
+    ).toEqual([
+      'read-incarnation',
+      'keep-guard',
+      'gather-evidence',
+      'erase',
+      'prune',
+      'decide',
+      'confirm-live',
+      'record-decision',
+      'list-pods',
+      'delete-pod',
+      'release-pod',
+      'release-pod',
+      'await-pods-gone',
+    ]);
+  });
+
+  it('then, with the pods gone, remove the guard, erase the index and remove the finalizer last', () => {
+    expect(walk(start, { cached: exclusive })).toEqual([
+      'read-incarnation',
+      'gather-evidence',
+      'decide',
+      'confirm-live',
+      'record-decision',
+      'list-pods',
+      'remove-guard',
+      'erase-index',
+      'remove-finalizer',
+      'finished',
+    ]);
+  });
+
+  it('stop at the decision when the cache finds a foreign reference: no LIST, no pod, no namespace read', () => {
+    expect(walk(start, { cached: foreign })).toEqual([
+      'read-incarnation',
+      'gather-evidence',
+      'decide',
+      'record-decision',
+      'blocked',
+    ]);
+  });
+
+  it('stop when the live LIST contradicts a cache miss', () => {
+    expect(walk(start, { cached: exclusive, live: foreign })).toEqual([
+      'read-incarnation',
+      'gather-evidence',
+      'decide',
+      'confirm-live',
+      'record-decision',
+      'blocked',
+    ]);
+  });
+
+  it('ask the namespace only for a verdict its deletion may lift', () => {
+    const unavailable: Verdict = { verdict: 'Unavailable', evidence: 'Ledger', reason: 'no ledger' };
+    expect(walk(start, { cached: unavailable }).slice(-2)).toEqual(['check-namespace', 'blocked']);
+  });
+
+  it('touch nothing of a stale incarnation, and nothing once the finalizer is gone', () => {
+    expect(nextDeletionStep({ ...start, incarnation: 'Replaced' })).toEqual({
+      kind: 'stale',
+      staleness: 'Replaced',
+    });
+    expect(nextDeletionStep({ ...start, finalizer: false })).toEqual({ kind: 'finished' });
+  });
+
+  it('name every failpoint after a step the classification can return', () => {
+    const seen = new Set([
+      ...walk(
+        { ...start, cachedPods: true, eraseRequest: 'x', tombstones: ['t'] },
+        { cached: exclusive, pods: [pod('sbx', 0)] },
+      ),
+      ...walk(start, { cached: exclusive }),
+    ]);
+    for (const step of WRITE_STEPS) expect(seen).toContain(step);
+  });
+});
