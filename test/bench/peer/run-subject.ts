@@ -51,7 +51,8 @@ export async function runSubject(
   count: number,
   options: RunOptions = {},
 ): Promise<SubjectResult> {
-  const namespace = `peer-${subject.name}-${count}-${Date.now().toString(36)}`;
+  const slug = subject.name.replace(/[^a-z0-9]+/g, '-').replace(/-$/, '');
+  const namespace = `peer-${slug}-${count}-${Date.now().toString(36)}`;
   await c.core.createNamespace({ body: { metadata: { name: namespace } } });
   const names = Array.from({ length: count }, (_, i) => `sbx-${String(i).padStart(4, '0')}`);
   const apiserver = cluster.pids()['kube-apiserver'];

@@ -32,7 +32,7 @@ export interface Controller {
 }
 
 export interface Subject {
-  readonly name: 'raw' | 'agent-sandbox' | 'ours';
+  readonly name: 'raw' | 'agent-sandbox' | 'ours' | 'ours (profiled)';
   /** The controller process, or null for the raw client. */
   start(cluster: LocalCluster, namespace: string): Promise<Controller | null>;
   create(c: Clients, namespace: string, name: string): Promise<unknown>;
@@ -135,7 +135,7 @@ export type OursOptions = {
 
 export function ours(options: OursOptions): Subject {
   return {
-    name: 'ours',
+    name: options.profileDir === null ? 'ours' : 'ours (profiled)',
     async start(cluster, namespace) {
       const port = await freePort();
       const profile =

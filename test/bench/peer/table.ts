@@ -56,13 +56,14 @@ const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
 
 export function printTable(count: number, results: readonly SubjectResult[], peerNote: string | null): void {
   const by = (name: SubjectResult['subject']) => results.find((r) => r.subject === name) ?? null;
-  const [raw, peer, ours] = [by('raw'), by('agent-sandbox'), by('ours')];
+  const [raw, peer, ours, profiled] = [by('raw'), by('agent-sandbox'), by('ours'), by('ours (profiled)')];
+  const extra = profiled === null ? [] : ['ours under --cpu-prof'];
   console.log(`\n## Side by side, N = ${count} (one pod each, created at once, then deleted at once)`);
   if (peerNote !== null) console.log(`  ${peerNote}`);
   console.log(
-    line([`N = ${count}`, 'raw pods', 'agent-sandbox', 'ours (compiled)', 'ours/raw', 'ours/peer']),
+    line([`N = ${count}`, 'raw pods', 'agent-sandbox', 'ours (compiled)', 'ours/raw', 'ours/peer', ...extra]),
   );
-  console.log(line(['---', '---', '---', '---', '---', '---']));
+  console.log(line(['---', '---', '---', '---', '---', '---', ...extra.map(() => '---')]));
   for (const row of ROWS) {
     const [r, p, o] = [raw, peer, ours].map((s) => (s === null ? null : row.pick(s)));
     console.log(
@@ -73,6 +74,7 @@ export function printTable(count: number, results: readonly SubjectResult[], pee
         format(o ?? null, row.unit),
         ratioOf(o ?? null, r ?? null),
         ratioOf(o ?? null, p ?? null),
+        ...(profiled === null ? [] : [format(row.pick(profiled), row.unit)]),
       ]),
     );
   }
