@@ -14,6 +14,7 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { meteredHttp, type RequestObserver } from './metered-http.ts';
+import { pooledAuthentication } from './pooled-auth.ts';
 
 export type KubeClients = {
   readonly config: KubeConfig;
@@ -60,7 +61,7 @@ function meteredConfiguration(config: KubeConfig, observe: RequestObserver): Con
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   return createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
-    authMethods: { default: config },
+    authMethods: { default: pooledAuthentication(config) },
     httpApi: meteredHttp(observe),
     middleware: [setHeaderMiddleware('User-Agent', FIELD_MANAGER)],
   });

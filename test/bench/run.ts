@@ -1,16 +1,19 @@
 /**
  * `npm run bench [-- suite...]`: prints figures and ratios against baselines measured in the same run.
  * Suites: core (index and legacy walk), sidecar (shell reaper), controller (deletions and memory on a local
- * control plane).
+ * control plane), peer (issue 13: ours compiled vs kubernetes-sigs/agent-sandbox vs raw pod requests, on a local
+ * control plane; see test/bench/peer/bench.ts for its settings).
  */
 import { controllerBenchmarks } from './controller/bench.ts';
 import { coreBenchmarks } from './core/bench.ts';
+import { peerBenchmarks } from './peer/bench.ts';
 import { sidecarBenchmarks } from './sidecar/bench.ts';
 
 const suites: Record<string, () => Promise<void>> = {
   core: coreBenchmarks,
   sidecar: sidecarBenchmarks,
   controller: controllerBenchmarks,
+  peer: peerBenchmarks,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

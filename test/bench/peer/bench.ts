@@ -1,0 +1,139 @@
+/**
+ * `npm run bench -- peer`: issue 13's side-by-side run on one local control plane (kwok nodes) — a raw
+ * client doing only the pod creates and deletes, kubernetes-sigs/agent-sandbox built from its Go module,
+ * and our operator compiled as the image runs it — for N = 200 and 1,000 sandboxes of one pod each.
+ *   BENCH_PEER_N=50            other sizes (comma-separated), for a quick run
+ *   BENCH_PEER_SUBJECTS=ours   a subset of raw,agent-sandbox,ours
+ *   BENCH_PROFILE=DIR          our operator under --cpu-prof, and a heap snapshot at steady state, into DIR
+ *   BENCH_OPERATOR_MAIN=FILE   a compiled operator entry point to use instead of building one
+ */
+import { execFile } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import {
+  DEFAULT_CRD_DIR,
+  provisionOperatorIdentity,
+  startLocalCluster,
+} from '../../../operator/local-cluster/index.ts';
+import { clients } from '../controller/cluster.ts';
+import { ensurePeer, PEER_VERSION } from './agent-sandbox.ts';
+import { summarizeProfile } from './profile.ts';
+import { runSubject, type SubjectResult } from './run-subject.ts';
+import { agentSandbox, ours, raw, type Subject } from './subjects.ts';
+import { printTable } from './table.ts';
+
+const sizes = (process.env['BENCH_PEER_N'] ?? '200,1000').split(',').map(Number);
+const wanted = new Set((process.env['BENCH_PEER_SUBJECTS'] ?? 'raw,agent-sandbox,ours').split(','));
+const profileDir = process.env['BENCH_PROFILE'] ? resolve(process.env['BENCH_PROFILE']) : null;
+
+/** Compiles the operator as the image runs it (tsc of tsconfig.build.json), outside dist/. */
+async function buildOperator(): Promise<string> {
+  const given = process.env['BENCH_OPERATOR_MAIN'];
+  if (given) return resolve(given);
+  // Inside node_modules so the build resolves the repo's packages; its package.json makes it ES modules.
+  const out = resolve('node_modules', '.cache', 'sandbox-operator', 'bench-build');
+  await rm(out, { recursive: true, force: true });
+  await mkdir(out, { recursive: true });
+  await promisify(execFile)(process.execPath, [
+    join('node_modules', 'typescript', 'bin', 'tsc'),
+    '-p',
+    'tsconfig.build.json',
+    '--outDir',
+    out,
+    '--declaration',
+    'false',
+    '--sourceMap',
+    'false',
+  ]);
+  await writeFile(join(out, 'package.json'), '{ "type": "module" }\n');
+  return join(out, 'operator', 'cli', 'main.js');
+}
+
+/** Our CRDs and policies plus the peer's Sandbox CRD, so all are installed before the garbage collector starts. */
+async function crdDir(peerCrd: Record<string, unknown> | null): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-peer-crds-'));
+  await cp(DEFAULT_CRD_DIR, dir, { recursive: true });
+  if (peerCrd !== null)
+    await writeFile(join(dir, 'zz-agent-sandbox-sandboxes.yaml'), JSON.stringify(peerCrd));
+  return dir;
+}
+
+/** SIGUSR2 makes node write a heap snapshot into the diagnostic directory; wait until it is complete. */
+async function heapSnapshot(signal: (s: NodeJS.Signals) => void, dir: string): Promise<void> {
+  const snapshots = async () => (await readdir(dir)).filter((f) => f.endsWith('.heapsnapshot'));
+  const before = (await snapshots()).length;
+  signal('SIGUSR2');
+  for (let waited = 0; waited < 120_000; waited += 500) {
+    await delay(500);
+    const files = await snapshots();
+    if (files.length > before) {
+      const file = join(dir, files.sort().at(-1)!);
+      const size = (await stat(file)).size;
+      await delay(1_000);
+      if ((await stat(file)).size === size && size > 0) return;
+    }
+  }
+  console.error('bench: no heap snapshot after 120 s');
+}
+
+export async function peerBenchmarks(): Promise<void> {
+  const peer = wanted.has('agent-sandbox')
+    ? await ensurePeer()
+    : ({ ok: false, reason: 'agent-sandbox not selected (BENCH_PEER_SUBJECTS)' } as const);
+  const peerNote = peer.ok ? null : peer.reason;
+  if (peerNote !== null) console.log(`  ${peerNote}; printing ours and raw only`);
+  const main = await buildOperator();
+  if (profileDir !== null) await mkdir(profileDir, { recursive: true });
+  const [load1] = loadavg();
+  console.log(
+    `  machine: ${cpus().length} cores, load average ${load1?.toFixed(1)} at start; ours: ${main}; agent-sandbox ${PEER_VERSION}${profileDir === null ? '' : `; and ours again under the profiler, into ${profileDir}`}`,
+  );
+  const dir = await crdDir(peer.ok ? peer.crd : null);
+  const cluster = await startLocalCluster({ logger: pino({ level: 'warn' }), crdDir: dir });
+  try {
+    const c = clients(cluster);
+    // Ours runs as the chart's ServiceAccount with the chart's RBAC, as `npm start` runs it: the admission
+    // policies trust it as they trust the Deployment, and the raw client and the peer (admin) stay outside them.
+    const operatorKubeconfig = await provisionOperatorIdentity(cluster);
+    const subjects: Subject[] = [
+      ...(wanted.has('raw') ? [raw] : []),
+      ...(peer.ok ? [agentSandbox(peer.binary)] : []),
+      ...(wanted.has('ours') ? [ours({ main, profileDir: null, kubeconfig: operatorKubeconfig })] : []),
+      // Profiled in a run of its own, so the profiler's overhead stays out of the table's "ours".
+      ...(profileDir !== null ? [ours({ main, profileDir, kubeconfig: operatorKubeconfig })] : []),
+    ];
+    for (const count of sizes) {
+      const results: SubjectResult[] = [];
+      for (const subject of subjects) {
+        const profiled = subject.name === 'ours (profiled)' && profileDir !== null;
+        try {
+          results.push(
+            await runSubject(cluster, c, subject, count, {
+              ...(profiled
+                ? { atSteadyState: (pid: number) => heapSnapshot((s) => process.kill(pid, s), profileDir) }
+                : {}),
+            }),
+          );
+        } catch (error: unknown) {
+          // One subject failing still leaves the others' figures to print.
+          console.error(`bench: ${subject.name} at N = ${count} failed:`, error);
+          process.exitCode = 1;
+        }
+      }
+      printTable(count, results, peerNote);
+      console.log(
+        `  load average after N = ${count}: ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}`,
+      );
+    }
+  } finally {
+    await cluster.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  if (profileDir !== null) await summarizeProfile(profileDir);
+}
