@@ -104,7 +104,8 @@ export async function startKwok(
     command: binary,
     args: [
       `--kubeconfig=${kubeconfigPath}`,
-      '--manage-all-nodes=true',
+      // Only its own nodes: a real node beside them runs its pods with its kubelet (node/index.ts).
+      '--manage-nodes-with-label-selector=type=kwok',
       `--config=${KWOK_STAGES_FILE}`,
       '--node-ip=10.240.0.10',
       '--cidr=10.244.0.0/16',
@@ -121,6 +122,8 @@ export async function startKwok(
         name,
         labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', type: 'kwok' },
       },
+      // Pods name a kwok node (spec.nodeName); a scheduler (with a real node) never places one here.
+      spec: { taints: [{ key: 'kwok.x-k8s.io/node', value: 'fake', effect: 'NoSchedule' }] },
     };
     await core.createNode({ body: node });
   }
