@@ -45,6 +45,11 @@ export function imageConfigJson(config: ImageConfig, diffIds: readonly string[])
       ...(config.workingDir === undefined ? {} : { WorkingDir: config.workingDir }),
     },
     rootfs: { type: 'layers', diff_ids: diffIds.map((id) => `sha256:${id}`) },
+    // One entry per layer: buildah counts them against the layers when it builds on top.
+    history: diffIds.map(() => ({
+      created: '1970-01-01T00:00:00Z',
+      created_by: 'operator/local-cluster/images (assembled locally)',
+    })),
   });
 }
 
