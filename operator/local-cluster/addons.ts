@@ -29,14 +29,17 @@ export async function startControllerManager(
   binary: string,
   kubeconfigPath: string,
   kc: KubeConfig,
+  options: { readonly rootCaFile: string | null } = { rootCaFile: null },
 ): Promise<ManagedProcess> {
+  const publisher = options.rootCaFile === null ? '' : ',root-ca-certificate-publisher-controller';
   const proc = startProcess({
     name: 'kube-controller-manager',
     command: binary,
     args: [
       `--kubeconfig=${kubeconfigPath}`,
       // GC rediscovers resources only every 30 s: the caller starts us after installing the CRDs.
-      '--controllers=garbage-collector-controller,namespace-controller,disruption-controller',
+      `--controllers=garbage-collector-controller,namespace-controller,disruption-controller${publisher}`,
+      ...(options.rootCaFile === null ? [] : [`--root-ca-file=${options.rootCaFile}`]),
       '--leader-elect=false',
       '--secure-port=0',
       '--use-service-account-credentials=false',

@@ -168,14 +168,17 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       options.controllerManager === false
         ? null
         : phase('kube-controller-manager', () =>
-            startControllerManager(ctx, binaries['kube-controller-manager'], kubeconfigPath, kc),
+            startControllerManager(ctx, binaries['kube-controller-manager'], kubeconfigPath, kc, {
+              // Pods on a real node mount kube-root-ca.crt (the shell reaper's projected token volume).
+              rootCaFile: options.realNode ? join(tempDir, 'ca.crt') : null,
+            }),
           ),
       options.kwok === false
         ? null
         : phase('kwok', () => startKwok(ctx, binaries.kwok, kubeconfigPath, kc, { nodes: kwokNodes })),
     ]);
     for (const proc of addons) if (proc !== null) running.push(proc);
-    const nodeEnv = { root, kubeconfigPath, kc, report: options.report };
+    const nodeEnv = { root, kubeconfigPath, kc, report: options.report, apiPort: api.port, kubectl };
     const node =
       options.realNode === undefined || options.realNode === false
         ? { node: null, skipReason: null }
@@ -247,7 +250,14 @@ async function writeAuditPolicy(
 async function maybeRealNode(
   options: LocalClusterOptions,
   ctx: ComponentContext,
-  env: { root: string; kubeconfigPath: string; kc: KubeConfig; report: BuildReporter | undefined },
+  env: {
+    root: string;
+    kubeconfigPath: string;
+    kc: KubeConfig;
+    report: BuildReporter | undefined;
+    apiPort: number;
+    kubectl: (args: readonly string[], options?: KubectlOptions) => Promise<KubectlResult>;
+  },
 ): Promise<{ node: RealNode | null; skipReason: string | null }> {
   if (options.realNode === undefined || options.realNode === false) return { node: null, skipReason: null };
   const verdict = realNodeVerdict();
@@ -270,6 +280,8 @@ async function maybeRealNode(
     cacheRoot: env.root,
     report,
     taint: options.realNode.taint,
+    apiPort: env.apiPort,
+    kubectl: env.kubectl,
   });
   return { node, skipReason: null };
 }

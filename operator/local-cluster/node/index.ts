@@ -14,6 +14,8 @@ import type { BuildReporter } from '../run-step.ts';
 import { createNodeCgroups, nodeCgroupPids } from './cgroups.ts';
 import { importImage, startContainerd } from './containerd.ts';
 import { REAL_NODE_NAME, startKubelet, startScheduler } from './kubelet.ts';
+import { loopbackApiPolicy } from './loopback-api.ts';
+import type { KubectlOptions, KubectlResult } from '../kubectl.ts';
 import { runTeardownSync, writeTeardownScript, type NodeResources } from './teardown.ts';
 
 export { REAL_NODE_NAME, NODE_KIND_LABEL, REAL_NODE_TAINT } from './kubelet.ts';
@@ -28,6 +30,8 @@ export interface RealNodeOptions {
   readonly report: BuildReporter;
   /** Taint the node so only pods that tolerate REAL_NODE_TAINT land on it (the test harness). */
   readonly taint: boolean;
+  readonly apiPort: number;
+  readonly kubectl: (args: readonly string[], options?: KubectlOptions) => Promise<KubectlResult>;
 }
 
 export interface RealNode {
@@ -83,6 +87,15 @@ export async function startRealNode(ctx: ComponentContext, options: RealNodeOpti
     });
     processes.push(kubelet);
     await waitReady(options.kc, kubelet);
+    const policy = await options.kubectl(['apply', '--server-side', '-f', '-'], {
+      input: loopbackApiPolicy(options.apiPort),
+    });
+    if (policy.exitCode !== 0)
+      throw new LocalClusterError('not-ready', 'the loopback API policy was refused', {
+        subject: 'real node',
+        step: 'apply MutatingAdmissionPolicy',
+        outputTail: policy.stderr,
+      });
     return {
       name: REAL_NODE_NAME,
       images: { pause: pause.tag, shell: shell.tag },

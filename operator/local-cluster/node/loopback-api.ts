@@ -1,0 +1,51 @@
+// How pods on the real node reach the API server, with no kube-proxy and traffic kept on loopback: a
+// MutatingAdmissionPolicy of the local control plane (never of the product) puts the pods that talk to
+// the API server on the host network and points their in-cluster clients at 127.0.0.1:<port>. Those
+// pods are the ones carrying the shell reaper and the chart's operator pods, and only when no node is
+// named yet (pods bound to a kwok node stay as they were).
+import { stringify } from 'yaml';
+
+export const LOOPBACK_API_POLICY = 'sandbox-operator-local-loopback-api';
+
+/** The policy and its binding (pure). */
+export function loopbackApiPolicy(apiPort: number): string {
+  const env = `[Object.spec.containers.env{name: "KUBERNETES_SERVICE_HOST", value: "127.0.0.1"}, Object.spec.containers.env{name: "KUBERNETES_SERVICE_PORT", value: "${String(apiPort)}"}]`;
+  const policy = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingAdmissionPolicy',
+    metadata: { name: LOOPBACK_API_POLICY },
+    spec: {
+      failurePolicy: 'Fail',
+      reinvocationPolicy: 'Never',
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] },
+        ],
+      },
+      matchConditions: [
+        { name: 'unbound', expression: "!has(object.spec.nodeName) || object.spec.nodeName == ''" },
+        {
+          name: 'talks-to-the-api-server',
+          expression:
+            "object.spec.containers.exists(c, c.name == 'shell-reaper') || " +
+            "(has(object.metadata.labels) && object.metadata.labels[?'app.kubernetes.io/name'].orValue('') == 'sandbox-operator')",
+        },
+      ],
+      mutations: [
+        {
+          patchType: 'ApplyConfiguration',
+          applyConfiguration: {
+            expression: `Object{spec: Object.spec{hostNetwork: true, containers: object.spec.containers.map(c, Object.spec.containers{name: c.name, env: ${env}})}}`,
+          },
+        },
+      ],
+    },
+  };
+  const binding = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingAdmissionPolicyBinding',
+    metadata: { name: LOOPBACK_API_POLICY },
+    spec: { policyName: LOOPBACK_API_POLICY },
+  };
+  return `${stringify(policy)}---\n${stringify(binding)}`;
+}
