@@ -51,7 +51,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     'realNode',
     node === null
       ? null
-      : { name: node.name, shellImage: node.images.shell, cgroupName: node.resources.cgroupName },
+      : {
+          name: node.name,
+          shellImage: node.images.shell,
+          cgroupName: node.resources.cgroupName,
+          containerdSocket: node.containerdSocket,
+        },
   );
   project.provide('realNodeSkipReason', cluster.realNodeSkipReason);
   if (node === null && shared.users === 1)

@@ -9,7 +9,7 @@ declare module 'vitest' {
     kubectl: string;
     clusterKind: 'local' | 'external';
     /** The local control plane's real node (kubelet + containerd), or null (see realNodeSkipReason). */
-    realNode: { name: string; shellImage: string; cgroupName: string } | null;
+    realNode: { name: string; shellImage: string; cgroupName: string; containerdSocket: string } | null;
     realNodeSkipReason: string | null;
   }
 }

@@ -6,6 +6,12 @@
 import { stringify } from 'yaml';
 
 export const LOOPBACK_API_POLICY = 'sandbox-operator-local-loopback-api';
+/**
+ * The API server runs without the ServiceAccount admission plugin (no token controller here), so no pod
+ * gets its token mounted; this policy mounts one, as that plugin would, into the chart's operator pods.
+ */
+export const SERVICE_ACCOUNT_TOKEN_POLICY = 'sandbox-operator-local-service-account-token';
+const TOKEN_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** The policy and its binding (pure). */
 export function loopbackApiPolicy(apiPort: number): string {
@@ -47,5 +53,54 @@ export function loopbackApiPolicy(apiPort: number): string {
     metadata: { name: LOOPBACK_API_POLICY },
     spec: { policyName: LOOPBACK_API_POLICY },
   };
-  return `${stringify(policy)}---\n${stringify(binding)}`;
+  return [policy, binding, ...serviceAccountTokenPolicy()].map((doc) => stringify(doc)).join('---\n');
+}
+
+function serviceAccountTokenPolicy(): object[] {
+  const volume = 'kube-api-access-local';
+  const policy = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingAdmissionPolicy',
+    metadata: { name: SERVICE_ACCOUNT_TOKEN_POLICY },
+    spec: {
+      failurePolicy: 'Fail',
+      reinvocationPolicy: 'Never',
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] },
+        ],
+      },
+      matchConditions: [
+        { name: 'unbound', expression: "!has(object.spec.nodeName) || object.spec.nodeName == ''" },
+        {
+          name: 'operator-pod',
+          expression:
+            "has(object.metadata.labels) && object.metadata.labels[?'app.kubernetes.io/name'].orValue('') == 'sandbox-operator' && " +
+            "!object.spec.containers.exists(c, c.name == 'shell-reaper') && object.spec.?automountServiceAccountToken.orValue(true)",
+        },
+      ],
+      mutations: [
+        {
+          patchType: 'ApplyConfiguration',
+          applyConfiguration: {
+            expression:
+              `Object{spec: Object.spec{` +
+              `volumes: [Object.spec.volumes{name: "${volume}", projected: Object.spec.volumes.projected{sources: [` +
+              `Object.spec.volumes.projected.sources{serviceAccountToken: Object.spec.volumes.projected.sources.serviceAccountToken{path: "token", expirationSeconds: 3607}}, ` +
+              `Object.spec.volumes.projected.sources{configMap: Object.spec.volumes.projected.sources.configMap{name: "kube-root-ca.crt", items: [Object.spec.volumes.projected.sources.configMap.items{key: "ca.crt", path: "ca.crt"}]}}, ` +
+              `Object.spec.volumes.projected.sources{downwardAPI: Object.spec.volumes.projected.sources.downwardAPI{items: [Object.spec.volumes.projected.sources.downwardAPI.items{path: "namespace", fieldRef: Object.spec.volumes.projected.sources.downwardAPI.items.fieldRef{fieldPath: "metadata.namespace"}}]}}` +
+              `]}}], ` +
+              `containers: object.spec.containers.map(c, Object.spec.containers{name: c.name, volumeMounts: [Object.spec.containers.volumeMounts{name: "${volume}", mountPath: "${TOKEN_DIR}", readOnly: true}]})}}`,
+          },
+        },
+      ],
+    },
+  };
+  const binding = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingAdmissionPolicyBinding',
+    metadata: { name: SERVICE_ACCOUNT_TOKEN_POLICY },
+    spec: { policyName: SERVICE_ACCOUNT_TOKEN_POLICY },
+  };
+  return [policy, binding];
 }

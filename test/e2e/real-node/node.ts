@@ -8,6 +8,7 @@ export interface RealNodeInfo {
   readonly name: string;
   readonly shellImage: string;
   readonly cgroupName: string;
+  readonly containerdSocket: string;
 }
 
 /** The real node, or a skip that names why there is none (never a silent pass). */
