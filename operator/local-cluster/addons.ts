@@ -31,7 +31,12 @@ export async function startControllerManager(
   kc: KubeConfig,
   options: { readonly rootCaFile: string | null } = { rootCaFile: null },
 ): Promise<ManagedProcess> {
-  const publisher = options.rootCaFile === null ? '' : ',root-ca-certificate-publisher-controller';
+  // With a real node: kube-root-ca.crt for the pods' projected tokens, and Deployments that make pods
+  // (the chart's operator).
+  const publisher =
+    options.rootCaFile === null
+      ? ''
+      : ',root-ca-certificate-publisher-controller,deployment-controller,replicaset-controller';
   const proc = startProcess({
     name: 'kube-controller-manager',
     command: binary,

@@ -58,6 +58,14 @@ export function loopbackApiPolicy(apiPort: number): string {
 
 function serviceAccountTokenPolicy(): object[] {
   const volume = 'kube-api-access-local';
+  const sources = 'Object.spec.volumes.projected.sources';
+  const tokenVolume =
+    `Object.spec.volumes{name: "${volume}", projected: Object.spec.volumes.projected{sources: [` +
+    `${sources}{serviceAccountToken: ${sources}.serviceAccountToken{path: "token", expirationSeconds: 3607}}, ` +
+    `${sources}{configMap: ${sources}.configMap{name: "kube-root-ca.crt", items: [${sources}.configMap.items{key: "ca.crt", path: "ca.crt"}]}}, ` +
+    `${sources}{downwardAPI: ${sources}.downwardAPI{items: [${sources}.downwardAPI.items{path: "namespace", fieldRef: ${sources}.downwardAPI.items.fieldRef{fieldPath: "metadata.namespace"}}]}}` +
+    `]}}`;
+  const tokenMount = `Object.spec.containers.volumeMounts{name: "${volume}", mountPath: "${TOKEN_DIR}", readOnly: true}`;
   const policy = {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingAdmissionPolicy',
@@ -79,18 +87,15 @@ function serviceAccountTokenPolicy(): object[] {
             "!object.spec.containers.exists(c, c.name == 'shell-reaper') && object.spec.?automountServiceAccountToken.orValue(true)",
         },
       ],
+      // JSON Patch: an apply configuration may not set the volume's atomic lists. The chart's operator pod
+      // has one container; it gets the mount.
       mutations: [
         {
-          patchType: 'ApplyConfiguration',
-          applyConfiguration: {
+          patchType: 'JSONPatch',
+          jsonPatch: {
             expression:
-              `Object{spec: Object.spec{` +
-              `volumes: [Object.spec.volumes{name: "${volume}", projected: Object.spec.volumes.projected{sources: [` +
-              `Object.spec.volumes.projected.sources{serviceAccountToken: Object.spec.volumes.projected.sources.serviceAccountToken{path: "token", expirationSeconds: 3607}}, ` +
-              `Object.spec.volumes.projected.sources{configMap: Object.spec.volumes.projected.sources.configMap{name: "kube-root-ca.crt", items: [Object.spec.volumes.projected.sources.configMap.items{key: "ca.crt", path: "ca.crt"}]}}, ` +
-              `Object.spec.volumes.projected.sources{downwardAPI: Object.spec.volumes.projected.sources.downwardAPI{items: [Object.spec.volumes.projected.sources.downwardAPI.items{path: "namespace", fieldRef: Object.spec.volumes.projected.sources.downwardAPI.items.fieldRef{fieldPath: "metadata.namespace"}}]}}` +
-              `]}}], ` +
-              `containers: object.spec.containers.map(c, Object.spec.containers{name: c.name, volumeMounts: [Object.spec.containers.volumeMounts{name: "${volume}", mountPath: "${TOKEN_DIR}", readOnly: true}]})}}`,
+              `(has(object.spec.volumes) ? [JSONPatch{op: "add", path: "/spec/volumes/-", value: ${tokenVolume}}] : [JSONPatch{op: "add", path: "/spec/volumes", value: [${tokenVolume}]}]) + ` +
+              `(has(object.spec.containers[0].volumeMounts) ? [JSONPatch{op: "add", path: "/spec/containers/0/volumeMounts/-", value: ${tokenMount}}] : [JSONPatch{op: "add", path: "/spec/containers/0/volumeMounts", value: [${tokenMount}]}])`,
           },
         },
       ],
