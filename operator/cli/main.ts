@@ -4,7 +4,10 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { runOperator } from '../controller/run.ts';
+import { operatorImageOnNode } from '../local-cluster/images/on-node.ts';
 import {
+  cacheRoot,
+  formatBuildEvent,
   OPERATOR_RELEASE,
   provisionOperatorIdentity,
   startLocalCluster,
@@ -45,7 +48,10 @@ function banner(cluster: LocalCluster): string {
     `  export KUBECONFIG=${cluster.kubeconfigPath}`,
     '  kubectl get sandboxes -A',
     `No kubectl? The one built for this cluster is ${cluster.binaries.kubectl}`,
-    `Fake nodes kwok-node-0..2 run pods that set spec.nodeName. Logs of each component: ${cluster.tempDir}`,
+    cluster.realNode === null
+      ? `No real node (${cluster.realNodeSkipReason ?? ''}): sandbox pods stay Pending; fake nodes kwok-node-0..2 run pods that set spec.nodeName.`
+      : `Sandbox pods run as real containers on node ${cluster.realNode.name} (shell image ${cluster.realNode.images.shell}); kwok-node-0..2 run pods that set spec.nodeName.`,
+    `Logs of each component: ${cluster.tempDir}`,
     `The operator runs as system:serviceaccount:${OPERATOR_RELEASE.namespace}:${OPERATOR_RELEASE.name}, the chart's ServiceAccount.`,
     'Ctrl-C stops the operator and the control plane.',
     '',
@@ -71,11 +77,16 @@ async function connect(
       return { kubeconfig, cluster: null };
     case 'local': {
       logger.info('no cluster configured (KUBECONFIG unset, not in a pod): starting the local control plane');
-      const cluster = await startLocalCluster({ logger: logger.child({ component: 'local-cluster' }) });
+      // With a real node (root, containerd: docs/real-node.md) sandbox pods run as real containers.
+      const cluster = await startLocalCluster({
+        logger: logger.child({ component: 'local-cluster' }),
+        realNode: { taint: false },
+      });
       // The operator runs as the chart's ServiceAccount, which the pod-protection policy trusts; the admin
       // kubeconfig in the banner is the user's, and its `kubectl delete pod` of a sandbox pod is refused.
       try {
         kubeconfig.loadFromFile(await provisionOperatorIdentity(cluster));
+        if (cluster.realNode !== null) await putSidecarImageOnNode(cluster.realNode.containerdSocket, logger);
       } catch (error) {
         await cluster.stop();
         throw error;
@@ -90,6 +101,15 @@ async function connect(
       return { kubeconfig, cluster };
     }
   }
+}
+
+/** The sidecar is the operator image: built from the Dockerfile, imported, and named to the operator. */
+async function putSidecarImageOnNode(containerdSocket: string, logger: Logger): Promise<void> {
+  const tag = await operatorImageOnNode(cacheRoot(), containerdSocket, (event) => {
+    logger.info({ step: event.step, phase: event.phase }, formatBuildEvent(event));
+  });
+  process.env['SANDBOX_OPERATOR_SIDECAR_IMAGE'] ??= tag;
+  logger.info({ image: process.env['SANDBOX_OPERATOR_SIDECAR_IMAGE'] }, 'sidecar image on the real node');
 }
 
 async function main(): Promise<void> {

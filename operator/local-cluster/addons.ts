@@ -29,14 +29,22 @@ export async function startControllerManager(
   binary: string,
   kubeconfigPath: string,
   kc: KubeConfig,
+  options: { readonly rootCaFile: string | null } = { rootCaFile: null },
 ): Promise<ManagedProcess> {
+  // With a real node: kube-root-ca.crt for the pods' projected tokens, and Deployments that make pods
+  // (the chart's operator).
+  const publisher =
+    options.rootCaFile === null
+      ? ''
+      : ',root-ca-certificate-publisher-controller,deployment-controller,replicaset-controller';
   const proc = startProcess({
     name: 'kube-controller-manager',
     command: binary,
     args: [
       `--kubeconfig=${kubeconfigPath}`,
       // GC rediscovers resources only every 30 s: the caller starts us after installing the CRDs.
-      '--controllers=garbage-collector-controller,namespace-controller,disruption-controller',
+      `--controllers=garbage-collector-controller,namespace-controller,disruption-controller${publisher}`,
+      ...(options.rootCaFile === null ? [] : [`--root-ca-file=${options.rootCaFile}`]),
       '--leader-elect=false',
       '--secure-port=0',
       '--use-service-account-credentials=false',
@@ -104,7 +112,8 @@ export async function startKwok(
     command: binary,
     args: [
       `--kubeconfig=${kubeconfigPath}`,
-      '--manage-all-nodes=true',
+      // Only its own nodes: a real node beside them runs its pods with its kubelet (node/index.ts).
+      '--manage-nodes-with-label-selector=type=kwok',
       `--config=${KWOK_STAGES_FILE}`,
       '--node-ip=10.240.0.10',
       '--cidr=10.244.0.0/16',
@@ -121,6 +130,8 @@ export async function startKwok(
         name,
         labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', type: 'kwok' },
       },
+      // Pods name a kwok node (spec.nodeName); a scheduler (with a real node) never places one here.
+      spec: { taints: [{ key: 'kwok.x-k8s.io/node', value: 'fake', effect: 'NoSchedule' }] },
     };
     await core.createNode({ body: node });
   }

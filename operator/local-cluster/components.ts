@@ -138,7 +138,9 @@ export function startApiServer(ctx: ComponentContext, spec: ApiServerArgs): Prom
         '--allow-privileged=true',
         '--authorization-mode=RBAC',
         // Pods need no default ServiceAccount (no token controller runs); ValidatingAdmissionPolicy stays on.
-        '--disable-admission-plugins=ServiceAccount',
+        // No node-lifecycle controller runs to lift the not-ready taint TaintNodesByCondition puts on a new
+        // node, so the real node would never take a pod; kwok nodes carry their own taint (addons.ts).
+        '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
         `--token-auth-file=${spec.credentials.tokenAuthFile}`,
         `--service-account-issuer=${server}`,
         `--service-account-key-file=${spec.credentials.serviceAccountPublicKeyFile}`,

@@ -23,8 +23,10 @@ import { runKubectl, type KubectlOptions, type KubectlResult } from './kubectl.t
 import { registry } from './process-registry.ts';
 import type { ManagedProcess } from './processes.ts';
 import { reapOrphans } from './reaper.ts';
-import type { BuildReporter } from './run-step.ts';
-import { CONTROL_PLANE_TOOLS } from './versions.ts';
+import { formatBuildEvent, type BuildReporter } from './run-step.ts';
+import { LocalClusterError } from './errors.ts';
+import { CONTROL_PLANE_TOOLS, REAL_NODE_TOOLS } from './versions.ts';
+import { realNodeRequired, realNodeVerdict, startRealNode, type RealNode } from './node/index.ts';
 
 export const DEFAULT_CRD_DIR = fileURLToPath(new URL('../../crds/', import.meta.url));
 
@@ -42,6 +44,11 @@ export interface LocalClusterOptions {
   readonly keepTempDir?: boolean;
   /** An audit.k8s.io/v1 Policy (YAML): turns on the API server's audit log, at `auditLogPath`. */
   readonly auditPolicy?: string;
+  /**
+   * A real node (kubelet + containerd) beside the kwok nodes, where the machine can run one; default
+   * off. `taint: true` keeps pods that do not tolerate REAL_NODE_TAINT off it.
+   */
+  readonly realNode?: false | { readonly taint: boolean };
 }
 
 export type ControlPlaneTool = (typeof CONTROL_PLANE_TOOLS)[number];
@@ -58,6 +65,9 @@ export interface LocalCluster {
   readonly auditLogPath: string | null;
   readonly binaries: BinaryPaths<ControlPlaneTool>;
   readonly crds: readonly CrdSummary[];
+  /** The real node, or null with the reason in `realNodeSkipReason` (null when it was not asked for). */
+  readonly realNode: RealNode | null;
+  readonly realNodeSkipReason: string | null;
   /** Wall time of startLocalCluster, binaries already built. */
   readonly startupMs: number;
   /** Runs the built kubectl as admin. */
@@ -87,8 +97,10 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   const keepTempDir = options.keepTempDir ?? process.env['SANDBOX_OPERATOR_KEEP_TMP'] === '1';
   const ctx: ComponentContext = { tempDir, stateDir, logger };
   const running: ManagedProcess[] = [];
+  const nodes: RealNode[] = [];
 
   const cleanUp = async (): Promise<void> => {
+    for (const node of nodes.splice(0)) await node.stop();
     // Reverse start order: clients of the apiserver first, etcd last.
     for (const proc of [...running].reverse())
       await proc.stop(proc.name === 'kube-apiserver' ? 15_000 : 5_000);
@@ -156,13 +168,22 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       options.controllerManager === false
         ? null
         : phase('kube-controller-manager', () =>
-            startControllerManager(ctx, binaries['kube-controller-manager'], kubeconfigPath, kc),
+            startControllerManager(ctx, binaries['kube-controller-manager'], kubeconfigPath, kc, {
+              // Pods on a real node mount kube-root-ca.crt (the shell reaper's projected token volume).
+              rootCaFile: options.realNode ? join(tempDir, 'ca.crt') : null,
+            }),
           ),
       options.kwok === false
         ? null
         : phase('kwok', () => startKwok(ctx, binaries.kwok, kubeconfigPath, kc, { nodes: kwokNodes })),
     ]);
     for (const proc of addons) if (proc !== null) running.push(proc);
+    const nodeEnv = { root, kubeconfigPath, kc, report: options.report, apiPort: api.port, kubectl };
+    const node =
+      options.realNode === undefined || options.realNode === false
+        ? { node: null, skipReason: null }
+        : await phase('real node', () => maybeRealNode(options, ctx, nodeEnv));
+    if (node.node !== null) nodes.push(node.node);
 
     let stopping: Promise<void> | null = null;
     const startupMs = Date.now() - started;
@@ -179,9 +200,16 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
       auditLogPath: audit?.logPath ?? null,
       binaries,
       crds: installed.crds,
+      realNode: node.node,
+      realNodeSkipReason: node.skipReason,
       startupMs,
       kubectl,
-      pids: () => Object.fromEntries(running.filter((p) => p.running()).map((p) => [p.name, p.pid])),
+      pids: () =>
+        Object.fromEntries(
+          [...running, ...nodes.flatMap((n) => n.processes)]
+            .filter((p) => p.running())
+            .map((p) => [p.name, p.pid]),
+        ),
       async restartApiServer() {
         const index = running.indexOf(api.process);
         await api.process.stop(15_000);
@@ -218,3 +246,46 @@ async function writeAuditPolicy(
   await writeFile(policyFile, policy);
   return { policyFile, logPath: join(tempDir, 'audit.log') };
 }
+
+async function maybeRealNode(
+  options: LocalClusterOptions,
+  ctx: ComponentContext,
+  env: {
+    root: string;
+    kubeconfigPath: string;
+    kc: KubeConfig;
+    report: BuildReporter | undefined;
+    apiPort: number;
+    kubectl: (args: readonly string[], options?: KubectlOptions) => Promise<KubectlResult>;
+  },
+): Promise<{ node: RealNode | null; skipReason: string | null }> {
+  if (options.realNode === undefined || options.realNode === false) return { node: null, skipReason: null };
+  const verdict = realNodeVerdict();
+  if (!verdict.ok) {
+    if (realNodeRequired())
+      throw new LocalClusterError(
+        'not-ready',
+        `real node required (SANDBOX_OPERATOR_REAL_NODE=1): ${verdict.reason}`,
+      );
+    ctx.logger.warn({ reason: verdict.reason }, `no real node: ${verdict.reason}; running on kwok alone`);
+    return { node: null, skipReason: verdict.reason };
+  }
+  const report = env.report ?? defaultReport;
+  const binaries = await ensureBinaries({ tools: REAL_NODE_TOOLS, cacheDir: env.root, report });
+  const node = await startRealNode(ctx, {
+    kubeletBinary: binaries.kubelet,
+    schedulerBinary: binaries['kube-scheduler'],
+    kubeconfigPath: env.kubeconfigPath,
+    kc: env.kc,
+    cacheRoot: env.root,
+    report,
+    taint: options.realNode.taint,
+    apiPort: env.apiPort,
+    kubectl: env.kubectl,
+  });
+  return { node, skipReason: null };
+}
+
+const defaultReport: BuildReporter = (event) => {
+  process.stderr.write(`${formatBuildEvent(event)}\n`);
+};

@@ -41,6 +41,9 @@ export async function provisionOperatorIdentity(
       TOOLS['kube-apiserver'].version,
       '--show-only',
       'templates/rbac.yaml',
+      // The shell reaper's ClusterRole: a namespace's sandboxes bind their ServiceAccount to it.
+      '--show-only',
+      'templates/shell-reaper-rbac.yaml',
     ]));
   } catch (error) {
     throw new LocalClusterError(

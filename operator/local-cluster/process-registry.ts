@@ -12,6 +12,7 @@ import { mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:f
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { processStartTime } from './pids.ts';
+import { runTeardownSync } from './node/teardown.ts';
 
 export interface TrackedChild {
   readonly name: string;
@@ -27,6 +28,8 @@ export interface RunState {
   readonly host: string;
   readonly children: readonly { name: string; pid: number; startTime: string | null; executable: string }[];
   readonly tempDirs: readonly string[];
+  /** Teardown scripts of real nodes (node/teardown.ts): run before the directories go. */
+  readonly teardowns?: readonly string[];
 }
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -34,21 +37,26 @@ const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 const WATCHDOG_SCRIPT = `
 trap '' INT HUP
 groups=" "
+teardowns=" "
 while read -r op pgid; do
   case "$op" in
     add) groups="$groups$pgid " ;;
     del) kept=" "; for g in $groups; do [ "$g" = "$pgid" ] || kept="$kept$g "; done; groups=$kept ;;
+    teardown) teardowns="$teardowns$pgid " ;;
+    untrack) kept=" "; for t in $teardowns; do [ "$t" = "$pgid" ] || kept="$kept$t "; done; teardowns=$kept ;;
   esac
 done
-[ "$groups" = " " ] && exit 0
+[ "$groups" = " " ] && [ "$teardowns" = " " ] && exit 0
 for g in $groups; do kill -TERM -$g 2>/dev/null; done
-sleep 2
+[ "$groups" = " " ] || sleep 2
 for g in $groups; do kill -KILL -$g 2>/dev/null; done
+for t in $teardowns; do [ -f "$t" ] && /bin/sh "$t"; done
 `;
 
 class ProcessRegistry {
   private readonly children = new Map<number, TrackedChild & { startTime: string | null }>();
   private readonly tempDirs = new Map<string, string>(); // path -> stateDir
+  private readonly teardowns = new Map<string, string>(); // script -> stateDir
   private watchdog: Watchdog | null = null;
   private hooksInstalled = false;
 
@@ -81,6 +89,22 @@ class ProcessRegistry {
     this.persist(stateDir);
   }
 
+  /** A real node's teardown script (node/teardown.ts), run on exit, by the watchdog and by the reaper. */
+  trackTeardown(script: string, stateDir: string): void {
+    this.teardowns.set(script, stateDir);
+    this.installHooks();
+    this.tellWatchdog(`teardown ${script}`);
+    this.persist(stateDir);
+  }
+
+  forgetTeardown(script: string): void {
+    const stateDir = this.teardowns.get(script);
+    if (stateDir === undefined) return;
+    this.teardowns.delete(script);
+    this.tellWatchdog(`untrack ${script}`);
+    this.persist(stateDir);
+  }
+
   livePids(): number[] {
     return [...this.children.keys()];
   }
@@ -96,6 +120,11 @@ class ProcessRegistry {
       }
     }
     const stateDirs = new Set([...this.children.values()].map((c) => c.stateDir));
+    for (const [script, stateDir] of this.teardowns) {
+      stateDirs.add(stateDir);
+      runTeardownSync(script);
+    }
+    this.teardowns.clear();
     for (const [dir, stateDir] of this.tempDirs) {
       stateDirs.add(stateDir);
       rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
@@ -112,8 +141,9 @@ class ProcessRegistry {
   private persist(stateDir: string): void {
     const children = [...this.children.values()].filter((c) => c.stateDir === stateDir);
     const tempDirs = [...this.tempDirs].filter(([, s]) => s === stateDir).map(([dir]) => dir);
+    const teardowns = [...this.teardowns].filter(([, s]) => s === stateDir).map(([script]) => script);
     const file = this.stateFile(stateDir);
-    if (children.length === 0 && tempDirs.length === 0) {
+    if (children.length === 0 && tempDirs.length === 0 && teardowns.length === 0) {
       try {
         unlinkSync(file);
       } catch (error: unknown) {
@@ -132,6 +162,7 @@ class ProcessRegistry {
         executable,
       })),
       tempDirs,
+      teardowns,
     };
     mkdirSync(stateDir, { recursive: true });
     // Written aside and renamed, so the reaper never reads a torn file.
@@ -141,9 +172,10 @@ class ProcessRegistry {
 
   private tellWatchdog(line: string): void {
     if (this.watchdog === null || this.watchdog.exitCode !== null) {
-      if (!line.startsWith('add ')) return;
+      if (!line.startsWith('add ') && !line.startsWith('teardown ')) return;
       this.watchdog = startWatchdog();
       for (const pid of this.children.keys()) this.watchdog.stdin.write(`add ${pid}\n`);
+      for (const script of this.teardowns.keys()) this.watchdog.stdin.write(`teardown ${script}\n`);
       return;
     }
     this.watchdog.stdin.write(`${line}\n`);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { processExecutable, sameProcessAlive } from './pids.ts';
 import type { RunState } from './process-registry.ts';
 import { signalGroup } from './processes.ts';
+import { runTeardownSync } from './node/teardown.ts';
 
 export interface ReapedRun {
   readonly stateFile: string;
@@ -36,6 +37,8 @@ export async function reapOrphans(stateDir: string): Promise<ReapedRun[]> {
       signalGroup(child.pid, 'SIGKILL');
       killed.push({ name: child.name, pid: child.pid });
     }
+    // A real node's containers are not in the recorded groups: its teardown kills them by cgroup.
+    for (const script of state.teardowns ?? []) runTeardownSync(script);
     for (const dir of state.tempDirs) await rm(dir, { recursive: true, force: true, maxRetries: 3 });
     await unlink(stateFile);
     reaped.push({ stateFile, ownerPid: state.ownerPid, killed, removedDirs: state.tempDirs });

@@ -2,7 +2,15 @@
 // version, with which version ldflags. Bumping a version here rebuilds that tool into a new cache key.
 
 export type ToolName =
-  'kube-apiserver' | 'kube-controller-manager' | 'kubectl' | 'etcd' | 'kwok' | 'helm' | 'promtool';
+  | 'kube-apiserver'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'kubelet'
+  | 'kubectl'
+  | 'etcd'
+  | 'kwok'
+  | 'helm'
+  | 'promtool';
 
 /** A throwaway Go module that builds one or more tools from one upstream module. */
 export interface ToolGroup {
@@ -62,7 +70,9 @@ function kubernetesVersionVars(): Record<string, string> {
   return vars;
 }
 
-function kubernetesTool(name: 'kube-apiserver' | 'kube-controller-manager' | 'kubectl'): ToolSpec {
+function kubernetesTool(
+  name: 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubelet' | 'kubectl',
+): ToolSpec {
   return {
     name,
     group: kubernetes,
@@ -76,6 +86,9 @@ function kubernetesTool(name: 'kube-apiserver' | 'kube-controller-manager' | 'ku
 export const TOOLS: Readonly<Record<ToolName, ToolSpec>> = {
   'kube-apiserver': kubernetesTool('kube-apiserver'),
   'kube-controller-manager': kubernetesTool('kube-controller-manager'),
+  // The real node (operator/local-cluster/node): it places pods and runs them with containerd.
+  'kube-scheduler': kubernetesTool('kube-scheduler'),
+  kubelet: kubernetesTool('kubelet'),
   kubectl: kubernetesTool('kubectl'),
   // etcd's release number is a constant in go.etcd.io/etcd/api/v3/version; only the commit is a var.
   etcd: {
@@ -130,6 +143,9 @@ export const CONTROL_PLANE_TOOLS = [
   'kwok',
   'kubectl',
 ] as const satisfies readonly ToolName[];
+
+/** What the real node adds beside the kwok nodes (when the machine can run one). */
+export const REAL_NODE_TOOLS = ['kube-scheduler', 'kubelet'] as const satisfies readonly ToolName[];
 
 export function ldflags(tool: ToolSpec): string {
   const assignments = Object.entries(tool.versionVars).map(([name, value]) => `-X ${name}=${value}`);

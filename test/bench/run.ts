@@ -8,12 +8,14 @@ import { controllerBenchmarks } from './controller/bench.ts';
 import { coreBenchmarks } from './core/bench.ts';
 import { peerBenchmarks } from './peer/bench.ts';
 import { sidecarBenchmarks } from './sidecar/bench.ts';
+import { realNodeBenchmarks } from './real-node/bench.ts';
 
 const suites: Record<string, () => Promise<void>> = {
   core: coreBenchmarks,
   sidecar: sidecarBenchmarks,
   controller: controllerBenchmarks,
   peer: peerBenchmarks,
+  'real-node': realNodeBenchmarks,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

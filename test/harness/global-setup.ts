@@ -28,12 +28,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('restrictedKubeconfig', null);
     project.provide('kubectl', kubectl);
     project.provide('clusterKind', 'external');
+    project.provide('realNode', null);
+    project.provide('realNodeSkipReason', 'an external cluster (SANDBOX_OPERATOR_E2E_EXTERNAL=1)');
     return () => Promise.resolve();
   }
 
   let shared = Reflect.get(globalThis, KEY) as SharedCluster | undefined;
   if (shared === undefined) {
-    shared = { users: 0, cluster: startLocalCluster() };
+    // A real node beside the kwok nodes where the machine can run one, tainted so that only tests which
+    // tolerate it (test/e2e/real-node) place pods there; otherwise one line says why, and kwok runs alone.
+    shared = { users: 0, cluster: startLocalCluster({ realNode: { taint: true } }) };
     Reflect.set(globalThis, KEY, shared);
   }
   shared.users++;
@@ -42,6 +46,23 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('restrictedKubeconfig', cluster.restrictedKubeconfigPath);
   project.provide('kubectl', cluster.binaries.kubectl);
   project.provide('clusterKind', 'local');
+  const node = cluster.realNode;
+  project.provide(
+    'realNode',
+    node === null
+      ? null
+      : {
+          name: node.name,
+          shellImage: node.images.shell,
+          cgroupName: node.resources.cgroupName,
+          containerdSocket: node.containerdSocket,
+        },
+  );
+  project.provide('realNodeSkipReason', cluster.realNodeSkipReason);
+  if (node === null && shared.users === 1)
+    process.stderr.write(
+      `[harness] no real node: ${cluster.realNodeSkipReason ?? ''}; tests that need it skip\n`,
+    );
   return async () => {
     shared.users--;
     if (shared.users > 0) return;

@@ -8,6 +8,9 @@ declare module 'vitest' {
     /** The kubectl built by the local-cluster tooling. */
     kubectl: string;
     clusterKind: 'local' | 'external';
+    /** The local control plane's real node (kubelet + containerd), or null (see realNodeSkipReason). */
+    realNode: { name: string; shellImage: string; cgroupName: string; containerdSocket: string } | null;
+    realNodeSkipReason: string | null;
   }
 }
 

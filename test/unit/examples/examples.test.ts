@@ -18,6 +18,8 @@ async function load(file: string): Promise<{ sandboxes: Sandbox[]; references: S
   const references: SessionReference[] = [];
   for (const doc of parseAllDocuments(await readFile(join(dir, file), 'utf8'))) {
     const raw = doc.toJS() as { kind?: string; metadata?: object };
+    // real-node-sandbox.yaml also carries the sidecar's ServiceAccount and RoleBinding.
+    if (raw.kind !== 'Sandbox' && raw.kind !== 'SessionReference') continue;
     // Examples leave the namespace to `kubectl apply -n`.
     const object = { ...raw, metadata: { ...raw.metadata, namespace: 'team-a' } };
     const parsed = raw.kind === 'Sandbox' ? parseSandbox(object) : parseSessionReference(object);
@@ -36,7 +38,7 @@ const foreignOf = ({ sandboxes, references }: Awaited<ReturnType<typeof load>>) 
     .map((ref) => ref.metadata.name);
 
 describe('the examples', () => {
-  it.each(['cleanup-policy.yaml', 'isolated-sandbox.yaml', 'shared-sandbox.yaml'])(
+  it.each(['cleanup-policy.yaml', 'isolated-sandbox.yaml', 'real-node-sandbox.yaml', 'shared-sandbox.yaml'])(
     '%s parses with the operator’s schemas, references only its own sandbox, and sets no namespace',
     async (file) => {
       const { sandboxes, references } = await load(file);
@@ -46,10 +48,11 @@ describe('the examples', () => {
     },
   );
 
-  it('are exactly the three documented files', async () => {
+  it('are exactly the four documented files', async () => {
     expect((await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort()).toEqual([
       'cleanup-policy.yaml',
       'isolated-sandbox.yaml',
+      'real-node-sandbox.yaml',
       'shared-sandbox.yaml',
     ]);
   });

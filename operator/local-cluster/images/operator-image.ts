@@ -1,0 +1,109 @@
+// The operator image, built from the repository's Dockerfile with buildah (Debian's), on the base image
+// node-base.ts assembles under the tag the Dockerfile names; no registry, no Docker. The result is a
+// docker-archive tar cached under <cache>/images/, keyed by a hash of everything the Dockerfile copies.
+import { createHash } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { access, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { runStep, type BuildReporter } from '../run-step.ts';
+import { DOCKERFILE, ensureNodeBase } from './node-base.ts';
+import { imagesDir, type LocalImage } from './node-images.ts';
+
+const run = promisify(execFile);
+const REPO = dirname(DOCKERFILE);
+/** What the Dockerfile copies (see .dockerignore); a change to any of it is a new image. */
+const INPUTS = [
+  'Dockerfile',
+  '.dockerignore',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'operator',
+  'crds',
+  'scripts/bundle-plugin.mjs',
+];
+export const OPERATOR_IMAGE_NAME = 'sandbox-operator.local/sandbox-operator';
+
+async function filesUnder(path: string): Promise<string[]> {
+  if (!(await stat(path)).isDirectory()) return [path];
+  const entries = await readdir(path, { withFileTypes: true });
+  const nested = await Promise.all(entries.map((entry) => filesUnder(join(path, entry.name))));
+  return nested.flat();
+}
+
+/** sha256 over the relative path and contents of every input, in a stable order. */
+export async function inputsHash(repo: string = REPO): Promise<string> {
+  const hash = createHash('sha256');
+  const files = (await Promise.all(INPUTS.map((input) => filesUnder(join(repo, input))))).flat().sort();
+  for (const file of files) {
+    hash.update(`${relative(repo, file)}\0`);
+    hash.update(await readFile(file));
+    hash.update('\0');
+  }
+  return hash.digest('hex');
+}
+
+/** The CA bundle and npm's global config of this machine, mounted read-only so `npm ci` trusts the same CAs. */
+async function trustMounts(): Promise<string[]> {
+  const mounts: string[] = [];
+  const get = async (key: string): Promise<string> =>
+    (await run('npm', ['config', 'get', key])).stdout.trim();
+  const cafile = await get('cafile');
+  if (cafile !== '' && cafile !== 'null' && existsSync(cafile))
+    mounts.push('--volume', `${cafile}:${cafile}:ro`);
+  const globalconfig = await get('globalconfig');
+  if (existsSync(globalconfig)) mounts.push('--volume', `${globalconfig}:/usr/local/etc/npmrc:ro`);
+  return mounts;
+}
+
+export async function ensureOperatorImage(root: string, report: BuildReporter): Promise<LocalImage> {
+  const id = (await inputsHash()).slice(0, 12);
+  const tag = `${OPERATOR_IMAGE_NAME}:dev-${id}`;
+  const archive = join(imagesDir(root), `sandbox-operator-${id}.tar`);
+  try {
+    await access(archive);
+    return { tag, archive };
+  } catch {
+    // not built yet for these inputs
+  }
+  const base = await ensureNodeBase(root, report);
+  const step = (name: string, args: readonly string[]) =>
+    runStep({
+      subject: 'operator image',
+      version: id,
+      step: name,
+      command: 'buildah',
+      args,
+      cwd: REPO,
+      env: process.env,
+      report,
+      retryHint: 'Rerun the command; buildah keeps the layers it finished.',
+    });
+  await step('buildah pull (the local base)', ['pull', '--quiet', `docker-archive:${base.archive}`]);
+  await step('buildah bud (the Dockerfile)', [
+    'bud',
+    '--network',
+    'host',
+    '--pull-never',
+    '--layers',
+    ...(await trustMounts()),
+    '--build-arg',
+    `REVISION=local-${id}`,
+    '-t',
+    tag,
+    '-f',
+    DOCKERFILE,
+    REPO,
+  ]);
+  // Older builds of this cache go: one operator image is kept.
+  for (const entry of await readdir(imagesDir(root)))
+    if (entry.startsWith('sandbox-operator-') && entry.endsWith('.tar'))
+      await rm(join(imagesDir(root), entry), { force: true });
+  const partial = `${archive}.partial-${process.pid}`;
+  await step('buildah push (docker-archive)', ['push', '--quiet', tag, `docker-archive:${partial}:${tag}`]);
+  await run('mv', [partial, archive]);
+  return { tag, archive };
+}

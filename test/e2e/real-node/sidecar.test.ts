@@ -1,0 +1,230 @@
+// The shell reaper in a real sandbox pod: the agent container (the operator image, which carries the
+// project's client) registers real shells through the sidecar's socket, as an agent host would; a
+// subagent's completed turn (status.turn) ends its shell groups inside the agent container, the parent's
+// long-running shell keeps running, and a resumed turn starts shells again.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { cacheRoot } from '../../../operator/local-cluster/index.ts';
+import { operatorImageOnNode } from '../../../operator/local-cluster/images/on-node.ts';
+import { eventually } from '../../integration/controller/operator.ts';
+import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { startOperatorProcess, type OperatorProcess } from '../operator-process.ts';
+import { hostProcesses, realNodeToleration, type RealNodeInfo } from './node.ts';
+
+const node = inject('realNode');
+const namespace = testNamespace('real-sidecar');
+const tag = randomBytes(3).toString('hex');
+const POD = 'agent-0';
+let operator: OperatorProcess | undefined;
+
+/** Registers one shell through the sidecar's socket from inside the agent container, with the client. */
+async function registerShell(session: string, turn: string, command: string): Promise<string> {
+  const script = [
+    "const { createReaperClient, spawnRegisteredShell } = await import('/app/dist/operator/sidecar/client.js');",
+    'const client = createReaperClient({ socketPath: process.env.SANDBOX_REAPER_SOCKET });',
+    `const shell = await spawnRegisteredShell({ client, session: ${JSON.stringify(session)}, turn: ${JSON.stringify(turn)}, command: ${JSON.stringify(command)} });`,
+    "if (shell.registration.kind === 'Failed') console.error(String(shell.registration.error), shell.registration.error?.cause);",
+    'console.log(shell.registration.kind); process.exit(0);',
+  ].join('\n');
+  const result = await kubectl([
+    'exec',
+    '-n',
+    namespace,
+    POD,
+    '-c',
+    'agent',
+    '--',
+    'node',
+    '--input-type=module',
+    '-e',
+    script,
+  ]);
+  expect(result.exitCode, result.stderr).toBe(0);
+  if (result.stdout.trim() !== 'Registered')
+    console.error(`registration from the agent container: ${result.stderr}`);
+  return result.stdout.trim();
+}
+
+async function reference(name: string, session: string, role: 'Root' | 'Subagent'): Promise<void> {
+  await kubectlOk(['apply', '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'sandbox.agents.dev/v1alpha1',
+      kind: 'SessionReference',
+      metadata: { name, namespace },
+      spec: {
+        sandbox: 'agent',
+        session,
+        worktree: 'wt-agent',
+        route: `r/${session}`,
+        role,
+        ...(role === 'Subagent' ? { parentSession: `parent-${tag}` } : {}),
+      },
+    }),
+  });
+}
+
+const writeTurn = (name: string, turn: object) =>
+  kubectlOk([
+    'patch',
+    'sessionreference',
+    name,
+    '-n',
+    namespace,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ status: { turn } }),
+  ]);
+
+describe.skipIf(node === null)('the shell reaper in a real pod', () => {
+  beforeAll(async () => {
+    const real = node as RealNodeInfo;
+    const image = await operatorImageOnNode(cacheRoot(), real.containerdSocket, () => undefined);
+    // The sidecar's identity here: the chart's ClusterRole bound to its ServiceAccount.
+    await kubectlOk(['create', 'serviceaccount', 'sandbox-shell-reaper', '-n', namespace]);
+    await kubectlOk([
+      'create',
+      'role',
+      'shell-reaper',
+      '-n',
+      namespace,
+      '--verb=get,list,watch',
+      '--resource=sessionreferences.sandbox.agents.dev',
+    ]);
+    await kubectlOk([
+      'create',
+      'role',
+      'shell-reaper-status',
+      '-n',
+      namespace,
+      '--verb=patch',
+      '--resource=sessionreferences.sandbox.agents.dev/status',
+    ]);
+    await kubectlOk([
+      'create',
+      'role',
+      'shell-reaper-events',
+      '-n',
+      namespace,
+      '--verb=create',
+      '--resource=events',
+    ]);
+    for (const role of ['shell-reaper', 'shell-reaper-status', 'shell-reaper-events'])
+      await kubectlOk([
+        'create',
+        'rolebinding',
+        role,
+        '-n',
+        namespace,
+        `--role=${role}`,
+        `--serviceaccount=${namespace}:sandbox-shell-reaper`,
+      ]);
+    await reference('parent', `parent-${tag}`, 'Root');
+    await reference('child', `child-${tag}`, 'Subagent');
+    operator = await startOperatorProcess(namespace, { flags: ['--sidecar-image', image] });
+    await kubectlOk(['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'sandbox.agents.dev/v1alpha1',
+        kind: 'Sandbox',
+        metadata: { name: 'agent', namespace },
+        spec: {
+          worktree: 'wt-agent',
+          podTemplate: {
+            spec: {
+              nodeSelector: { 'kubernetes.io/hostname': real.name },
+              tolerations: [realNodeToleration],
+              containers: [
+                {
+                  name: 'agent',
+                  // Root, for now: the socket is 0660 root:root and nothing gives a non-root agent (uid 1000, the
+                  // operator image's user and examples/') its group, so connect(2) fails with EACCES — a defect
+                  // this pod found, for the sidecar's own issue; without this line the test fails that way.
+                  securityContext: { runAsUser: 0 },
+                  image,
+                  imagePullPolicy: 'IfNotPresent',
+                  command: ['node', '-e', 'setInterval(() => {}, 1 << 30)'],
+                },
+              ],
+            },
+          },
+          shellReaper: { enabled: true, gracePeriodSeconds: 2 },
+        },
+      }),
+    });
+    await eventually(
+      'the sandbox pod',
+      async () => ((await kubectl(['get', 'pod', POD, '-n', namespace])).exitCode === 0 ? true : undefined),
+      60_000,
+    );
+    await kubectlOk(['wait', '--for=condition=Ready', `pod/${POD}`, '-n', namespace, '--timeout=180s']);
+    await eventually(
+      'the sidecar ready',
+      async () =>
+        (await kubectlOk(['logs', '-n', namespace, POD, '-c', 'shell-reaper'])).includes('shell reaper ready')
+          ? true
+          : undefined,
+      60_000,
+    );
+  }, 600_000);
+
+  afterAll(async () => {
+    await operator?.stop();
+  });
+
+  it('ends a subagent’s shells at its completed turn, keeps the parent’s, and lets a resumed turn start shells', async () => {
+    // Distinct durations name each shell's processes on the host (bash -c's own command line names them too).
+    const seconds = 30_000 + (parseInt(tag, 16) % 9_000) * 10;
+    const childShell = `sleep ${String(seconds + 1)}`;
+    const parentShell = `sleep ${String(seconds + 2)}`;
+    const resumedShell = `sleep ${String(seconds + 3)}`;
+    await writeTurn('child', { id: 't1', phase: 'Running', origin: 'ParentMessage' });
+    await writeTurn('parent', { id: 'p1', phase: 'Running', origin: 'PersonMessage' });
+    expect(await registerShell(`child-${tag}`, 't1', `${childShell} & ${childShell} & wait`)).toBe(
+      'Registered',
+    );
+    expect(await registerShell(`parent-${tag}`, 'p1', `${parentShell} & wait`)).toBe('Registered');
+    await eventually(
+      'the shells running on the host',
+      () =>
+        Promise.resolve(
+          hostProcesses(childShell).length >= 2 && hostProcesses(parentShell).length >= 1 ? true : undefined,
+        ),
+      30_000,
+    );
+
+    await writeTurn('child', { id: 't1', phase: 'Completed', origin: 'ParentMessage' });
+    await eventually(
+      'the subagent’s shell group ended',
+      () => Promise.resolve(hostProcesses(childShell).length === 0 ? true : undefined),
+      60_000,
+    );
+    const shells = await eventually(
+      'status.shells',
+      async () => {
+        const text = await kubectlOk([
+          'get',
+          'sessionreference',
+          'child',
+          '-n',
+          namespace,
+          '-o',
+          'jsonpath={.status.shells}',
+        ]);
+        return text === ''
+          ? undefined
+          : (JSON.parse(text) as { retiredTurn?: string; retiredGroups?: number });
+      },
+      60_000,
+    );
+    expect(shells).toMatchObject({ retiredTurn: 't1', retiredGroups: 1 });
+    expect(hostProcesses(parentShell).length).toBeGreaterThanOrEqual(1); // the parent's shell is untouched
+
+    await writeTurn('child', { id: 't2', phase: 'Running', origin: 'ParentMessage' });
+    expect(await registerShell(`child-${tag}`, 't2', `${resumedShell} & wait`)).toBe('Registered');
+    await eventually(
+      'the resumed turn’s shell running',
+      () => Promise.resolve(hostProcesses(resumedShell).length >= 1 ? true : undefined),
+      30_000,
+    );
+  });
+});
