@@ -30,6 +30,8 @@ export function loopbackApiPolicy(apiPort: number): string {
       },
       matchConditions: [
         { name: 'unbound', expression: "!has(object.spec.nodeName) || object.spec.nodeName == ''" },
+        // Made by a controller (a Sandbox, a ReplicaSet): never a pod someone submits directly, e.g. helm's test hooks.
+        { name: 'owned', expression: 'size(object.metadata.?ownerReferences.orValue([])) > 0' },
         {
           name: 'talks-to-the-api-server',
           expression:
@@ -80,6 +82,8 @@ function serviceAccountTokenPolicy(): object[] {
       },
       matchConditions: [
         { name: 'unbound', expression: "!has(object.spec.nodeName) || object.spec.nodeName == ''" },
+        // Made by a controller (a Sandbox, a ReplicaSet): never a pod someone submits directly, e.g. helm's test hooks.
+        { name: 'owned', expression: 'size(object.metadata.?ownerReferences.orValue([])) > 0' },
         {
           name: 'operator-pod',
           expression:
