@@ -15,7 +15,9 @@ const TOKEN_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** The policy and its binding (pure). */
 export function loopbackApiPolicy(apiPort: number): string {
-  const env = `[Object.spec.containers.env{name: "KUBERNETES_SERVICE_HOST", value: "127.0.0.1"}, Object.spec.containers.env{name: "KUBERNETES_SERVICE_PORT", value: "${String(apiPort)}"}]`;
+  const envOf = (list: string) =>
+    `[Object.spec.${list}.env{name: "KUBERNETES_SERVICE_HOST", value: "127.0.0.1"}, Object.spec.${list}.env{name: "KUBERNETES_SERVICE_PORT", value: "${String(apiPort)}"}]`;
+  const env = envOf('containers');
   const policy = {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingAdmissionPolicy',
@@ -36,6 +38,8 @@ export function loopbackApiPolicy(apiPort: number): string {
           name: 'talks-to-the-api-server',
           expression:
             "object.spec.containers.exists(c, c.name == 'shell-reaper') || " +
+            // The shell reaper is a native sidecar: an init container that keeps running.
+            "object.spec.?initContainers.orValue([]).exists(c, c.name == 'shell-reaper') || " +
             "(has(object.metadata.labels) && object.metadata.labels[?'app.kubernetes.io/name'].orValue('') == 'sandbox-operator')",
         },
       ],
@@ -44,6 +48,12 @@ export function loopbackApiPolicy(apiPort: number): string {
           patchType: 'ApplyConfiguration',
           applyConfiguration: {
             expression: `Object{spec: Object.spec{hostNetwork: true, containers: object.spec.containers.map(c, Object.spec.containers{name: c.name, env: ${env}})}}`,
+          },
+        },
+        {
+          patchType: 'ApplyConfiguration',
+          applyConfiguration: {
+            expression: `has(object.spec.initContainers) ? Object{spec: Object.spec{initContainers: object.spec.initContainers.map(c, Object.spec.initContainers{name: c.name, env: ${envOf('initContainers')}})}} : Object{}`,
           },
         },
       ],

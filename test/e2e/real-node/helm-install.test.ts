@@ -124,6 +124,17 @@ suite('the chart on the real node', () => {
   afterAll(async () => {
     // The release adopted what the harness installed (crds/policies/, the operator's RBAC); keep those.
     await kubectl(['delete', 'deployment', RELEASE.name, '-n', RELEASE.namespace, '--wait=true']);
+    // Its metrics Service (on this run's free port) and helm's record of the release would meet the next
+    // install of the same release name: the Service's two ports would both be named http.
+    await kubectl([
+      'delete',
+      'service',
+      `${RELEASE.name}-metrics`,
+      '-n',
+      RELEASE.namespace,
+      '--ignore-not-found',
+    ]);
+    await kubectl(['delete', 'secret', '-n', RELEASE.namespace, '-l', `owner=helm,name=${RELEASE.name}`]);
     await kubectl(['delete', 'namespace', tenant, '--wait=false']);
   });
 

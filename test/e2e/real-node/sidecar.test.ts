@@ -20,7 +20,7 @@ let operator: OperatorProcess | undefined;
 /** Registers one shell through the sidecar's socket from inside the agent container, with the client. */
 async function registerShell(session: string, turn: string, command: string): Promise<string> {
   const script = [
-    "const { createReaperClient, spawnRegisteredShell } = await import('/app/dist/operator/sidecar/client.js');",
+    "const { createReaperClient, spawnRegisteredShell } = await import('/app/dist/operator/sidecar/host/index.js');",
     'const client = createReaperClient({ socketPath: process.env.SANDBOX_REAPER_SOCKET });',
     `const shell = await spawnRegisteredShell({ client, session: ${JSON.stringify(session)}, turn: ${JSON.stringify(turn)}, command: ${JSON.stringify(command)} });`,
     "if (shell.registration.kind === 'Failed') console.error(String(shell.registration.error), shell.registration.error?.cause);",

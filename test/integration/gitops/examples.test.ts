@@ -37,8 +37,15 @@ type Live = {
   };
 };
 
+/**
+ * The examples for kwok nodes. real-node-sandbox.yaml needs the real node (its shell image, the sidecar image)
+ * and is applied by test/e2e/real-node/npm-start.test.ts.
+ */
+const KWOK_EXAMPLES = ['cleanup-policy.yaml', 'isolated-sandbox.yaml', 'shared-sandbox.yaml'];
+const files = KWOK_EXAMPLES.flatMap((file) => ['-f', `${EXAMPLES}/${file}`]);
+
 const apply = () =>
-  kubectlOk(['apply', '--server-side', `--field-manager=${MANAGER}`, '-n', namespace, '-f', EXAMPLES]);
+  kubectlOk(['apply', '--server-side', `--field-manager=${MANAGER}`, '-n', namespace, ...files]);
 
 async function live(): Promise<Live[]> {
   const list = await kubectlOk([
@@ -68,11 +75,9 @@ afterAll(async () => {
 
 describe('the examples under GitOps', () => {
   it('are taken up by the operator: finalizer, status and pods', async () => {
-    expect((await readdir(EXAMPLES)).filter((f) => f.endsWith('.yaml')).sort()).toEqual([
-      'cleanup-policy.yaml',
-      'isolated-sandbox.yaml',
-      'shared-sandbox.yaml',
-    ]);
+    expect((await readdir(EXAMPLES)).filter((f) => f.endsWith('.yaml')).sort()).toEqual(
+      [...KWOK_EXAMPLES, 'real-node-sandbox.yaml'].sort(),
+    );
     await apply();
     // Settled: every sandbox has the finalizer, its pod, and a status that counts both pod and references.
     const objects = await eventually('the operator has taken up every sandbox', async () => {
@@ -122,8 +127,7 @@ describe('the examples under GitOps', () => {
       `--field-manager=${MANAGER}`,
       '-n',
       namespace,
-      '-f',
-      EXAMPLES,
+      ...files,
     ]);
     expect(diff.stderr).toBe('');
     expect(diff.stdout).toBe('');
