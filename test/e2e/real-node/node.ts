@@ -36,13 +36,16 @@ export function onRealNode<T extends object>(spec: T, node: RealNodeInfo): T & R
 }
 
 /** The processes of the host whose command line contains `needle` (the witness beyond the API). */
-export function hostProcesses(needle: string): number[] {
+export function hostProcesses(needle: string, podUid?: string): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      if (cmdline.includes(needle)) pids.push(Number(entry));
+      // A pod's containers live in its cgroup (kubelet's cgroupfs driver: .../pod<uid>/<container>), so
+      // other tests' pods on the same node do not count.
+      const inPod = podUid === undefined || readFileSync(`/proc/${entry}/cgroup`, 'utf8').includes(podUid);
+      if (cmdline.includes(needle) && inPod) pids.push(Number(entry));
     } catch {
       // exited while we looked: not running
     }

@@ -60,7 +60,11 @@ describe.runIf(inject('clusterKind') === 'local')('npm start with a real node', 
           ) || undefined,
         60_000,
       );
-      expect(hostProcesses(AGENT_LOOP).length).toBeGreaterThan(0);
+      const uid = (
+        await ok(['get', 'pod/agent-box-0', '-n', 'team-a', '-o', 'jsonpath={.metadata.uid}'])
+      ).trim();
+      expect(hostProcesses(AGENT_LOOP, uid).length).toBeGreaterThan(0);
+      expect(hostProcesses('dist/operator/cli/sidecar.js', uid).length).toBeGreaterThan(0);
 
       // No reference uses it: the deletion is exclusive, the operator releases the pod, kubelet stops it.
       await ok(['delete', 'sandbox', 'agent-box', '-n', 'team-a', '--timeout=120s']);
@@ -68,8 +72,8 @@ describe.runIf(inject('clusterKind') === 'local')('npm start with a real node', 
         'the containers gone from the host',
         () =>
           Promise.resolve(
-            hostProcesses(AGENT_LOOP).length === 0 &&
-              hostProcesses('dist/operator/cli/sidecar.js').length === 0
+            hostProcesses(AGENT_LOOP, uid).length === 0 &&
+              hostProcesses('dist/operator/cli/sidecar.js', uid).length === 0
               ? true
               : undefined,
           ),
