@@ -7,12 +7,11 @@
  *   BENCH_PROFILE=DIR          our operator under --cpu-prof, and a heap snapshot at steady state, into DIR
  *   BENCH_OPERATOR_MAIN=FILE   a compiled operator entry point to use instead of building one
  */
-import { execFile } from 'node:child_process';
+import { buildCompiledOperator } from '../../harness/compiled-operator.ts';
 import { cp, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import { pino } from 'pino';
 import {
   DEFAULT_CRD_DIR,
@@ -30,27 +29,10 @@ const sizes = (process.env['BENCH_PEER_N'] ?? '200,1000').split(',').map(Number)
 const wanted = new Set((process.env['BENCH_PEER_SUBJECTS'] ?? 'raw,agent-sandbox,ours').split(','));
 const profileDir = process.env['BENCH_PROFILE'] ? resolve(process.env['BENCH_PROFILE']) : null;
 
-/** Compiles the operator as the image runs it (tsc of tsconfig.build.json), outside dist/. */
+/** Compiles the operator as the image runs it, outside dist/ (or takes BENCH_OPERATOR_MAIN). */
 async function buildOperator(): Promise<string> {
   const given = process.env['BENCH_OPERATOR_MAIN'];
-  if (given) return resolve(given);
-  // Inside node_modules so the build resolves the repo's packages; its package.json makes it ES modules.
-  const out = resolve('node_modules', '.cache', 'sandbox-operator', 'bench-build');
-  await rm(out, { recursive: true, force: true });
-  await mkdir(out, { recursive: true });
-  await promisify(execFile)(process.execPath, [
-    join('node_modules', 'typescript', 'bin', 'tsc'),
-    '-p',
-    'tsconfig.build.json',
-    '--outDir',
-    out,
-    '--declaration',
-    'false',
-    '--sourceMap',
-    'false',
-  ]);
-  await writeFile(join(out, 'package.json'), '{ "type": "module" }\n');
-  return join(out, 'operator', 'cli', 'main.js');
+  return given ? resolve(given) : buildCompiledOperator('bench-build');
 }
 
 /** Our CRDs and policies plus the peer's Sandbox CRD, so all are installed before the garbage collector starts. */
