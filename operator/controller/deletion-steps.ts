@@ -11,7 +11,7 @@ import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
 import type { Verdict } from '../index/exclusivity.ts';
 import { releasedByNamespaceDeletion } from '../index/namespace-deletion.ts';
 import type { ReferenceIndex } from '../index/reference-index.ts';
-import { removeFinalizerPatch, type JsonPatchOp } from './finalizer.ts';
+import { removeFinalizerFromIncarnation, type JsonPatchOp } from './finalizer.ts';
 import type { LegacyResult } from './legacy-evidence.ts';
 import type { Erased } from './erase.ts';
 import type { Staleness } from './incarnation.ts';
@@ -135,7 +135,7 @@ function releaseStep(facts: DeletionFacts): DeletionStep {
   const pod = pods[handled];
   if (pod !== undefined) {
     if (!pod.deleting && !facts.podDeleted) return { kind: 'delete-pod', pod };
-    const patch = removeFinalizerPatch(pod, EXCLUSIVITY_FINALIZER);
+    const patch = removeFinalizerFromIncarnation(pod, EXCLUSIVITY_FINALIZER);
     if (patch) return { kind: 'release-pod', pod, patch };
     const { podDeleted: _deleted, ...rest } = facts;
     return releaseStep({ ...rest, podsHandled: handled + 1 });

@@ -48,3 +48,15 @@ export function removeFinalizerPatch(holder: FinalizerHolder, finalizer: string)
     { op: 'remove', path: `/metadata/finalizers/${position}` },
   ];
 }
+
+/**
+ * Removal bound to one incarnation as well as to its list: a same-named object created since the read (a new
+ * pod, a re-created Sandbox) may carry the same finalizers, and is not the one that was judged.
+ */
+export function removeFinalizerFromIncarnation(
+  holder: FinalizerHolder & { readonly uid: string },
+  finalizer: string,
+): JsonPatchOp[] | undefined {
+  const patch = removeFinalizerPatch(holder, finalizer);
+  return patch && [incarnationTest(holder.uid), ...patch];
+}

@@ -14,7 +14,7 @@ import { currentIndex } from './current-index.ts';
 import { eraseReferences } from './erase.ts';
 import { keepEvictionGuard } from './eviction-guard.ts';
 import { KubeRequestError } from '../kube/errors.ts';
-import { addFinalizerPatch, removeFinalizerPatch } from './finalizer.ts';
+import { addFinalizerPatch, removeFinalizerFromIncarnation } from './finalizer.ts';
 import type { PodSummary } from './pod-summary.ts';
 import { legacyEvidence, nextLegacyWalkInMs } from './legacy-evidence.ts';
 import { cleanUpWhenDue } from './cleanup.ts';
@@ -49,7 +49,7 @@ async function releaseTerminatingPods(
 ): Promise<void> {
   for (const pod of pods) {
     if (!pod.deleting) continue;
-    const patch = removeFinalizerPatch(pod, EXCLUSIVITY_FINALIZER);
+    const patch = removeFinalizerFromIncarnation(pod, EXCLUSIVITY_FINALIZER);
     if (!patch) continue;
     await ctx.ports.pods.patchMetadata(sandbox.metadata.namespace, pod.name, patch);
     log.warn(

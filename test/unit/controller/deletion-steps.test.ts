@@ -165,6 +165,27 @@ describe('the deletion steps', () => {
     expect(nextDeletionStep({ ...start, finalizer: false })).toEqual({ kind: 'finished' });
   });
 
+  it('bind each pod release to the pod incarnation that was deleted: a same-named new pod keeps its finalizer', () => {
+    const deleted = pod('sbx', 0, { deleting: true });
+    const step = nextDeletionStep({
+      ...start,
+      incarnation: 'Current',
+      evidence,
+      cached: { index, verdict: exclusive },
+      live: { index, verdict: exclusive },
+      recorded: true,
+      livePods: [deleted],
+      budget: undefined,
+    });
+    expect(step).toMatchObject({ kind: 'release-pod' });
+    const patch = step.kind === 'release-pod' ? step.patch : [];
+    expect(patch[0]).toEqual({ op: 'test', path: '/metadata/uid', value: deleted.uid });
+    expect(patch.slice(1)).toEqual([
+      { op: 'test', path: '/metadata/finalizers', value: deleted.finalizers },
+      { op: 'remove', path: '/metadata/finalizers/0' },
+    ]);
+  });
+
   it('name every failpoint after a step the classification can return', () => {
     const seen = new Set([
       ...walk(
