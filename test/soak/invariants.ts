@@ -46,7 +46,7 @@ export function actorOf(event: TimedEvent, operatorUser: string): string {
 }
 
 type RefObject = {
-  metadata?: { name?: string };
+  metadata?: { name?: string; uid?: string };
   spec?: { sandbox?: string; worktree?: string; state?: string; session?: string };
 };
 
@@ -71,13 +71,29 @@ function deletedObjects(event: TimedEvent, lastWritten: ReadonlyMap<string, RefO
   const body = event.responseObject as { items?: RefObject[] } | RefObject | undefined;
   if (event.verb === 'deletecollection') return (body as { items?: RefObject[] } | undefined)?.items ?? [];
   const name = event.objectRef?.name ?? '';
+  // A DELETE preconditioned on a uid removed that incarnation, whatever completed around it: a create of
+  // the same name can complete first in the log yet commit after (its admission is slower than a delete).
+  const uid = preconditionUid(event);
+  if (uid !== undefined) return [lastWritten.get(incarnationKey(name, uid)) ?? { metadata: { name, uid } }];
   return [lastWritten.get(name) ?? { metadata: { name } }];
 }
+
+function preconditionUid(event: TimedEvent): string | undefined {
+  const uid = (event.requestObject as { preconditions?: { uid?: unknown } } | undefined)?.preconditions?.uid;
+  return typeof uid === 'string' && uid !== '' ? uid : undefined;
+}
+
+const incarnationKey = (name: string, uid: string) => `${name}\u0000${uid}`;
+
+/** Presence with the uid of the incarnation its establishing write produced (when the log shows it). */
+type RefinedReference = ModelReference & {
+  readonly presence: (ModelReference['presence'][number] & { readonly uid?: string | undefined })[];
+};
 
 const WRITE_VERBS = new Set(['create', 'patch', 'update']);
 
 /** Presence intervals with `from` refined to the moment the API server recorded the establishing write. */
-function refinedReferences(model: SoakModel, events: readonly TimedEvent[]): ModelReference[] {
+function refinedReferences(model: SoakModel, events: readonly TimedEvent[]): RefinedReference[] {
   const opOf = new Map(model.ops.map((op) => [op.id, op]));
   return [...model.references.values()].map((ref) => ({
     ...ref,
@@ -91,7 +107,8 @@ function refinedReferences(model: SoakModel, events: readonly TimedEvent[]): Mod
           e.objectRef?.name === ref.name &&
           (e.verb === 'create' || e.verb === 'patch'),
       );
-      return { ...p, from: write?.completed ?? p.from };
+      const uid = (write?.responseObject as RefObject | undefined)?.metadata?.uid;
+      return { ...p, from: write?.completed ?? p.from, uid };
     }),
   }));
 }
@@ -127,7 +144,12 @@ export function checkSequence(model: SoakModel, events: readonly TimedEvent[], o
   for (const e of sorted) {
     if (on(e, 'sessionreferences') && WRITE_VERBS.has(e.verb) && ok(e)) {
       const object = e.responseObject as RefObject | undefined;
-      if (object?.metadata?.name !== undefined) lastWritten.set(object.metadata.name, object);
+      const name = object?.metadata?.name;
+      if (name !== undefined) {
+        lastWritten.set(name, object ?? {});
+        const uid = object?.metadata?.uid;
+        if (uid !== undefined) lastWritten.set(incarnationKey(name, uid), object ?? {});
+      }
       continue;
     }
     if (!on(e, 'sessionreferences') || (e.verb !== 'delete' && e.verb !== 'deletecollection') || !ok(e))
@@ -149,7 +171,12 @@ export function checkSequence(model: SoakModel, events: readonly TimedEvent[], o
           message: `reference ${object.metadata?.name ?? '?'} (${object.spec?.state ?? '?'}, worktree ${object.spec?.worktree ?? 'none'}) deleted: ${reason}; ${evidence(e)}`,
         });
       } else if (ref) {
-        for (const p of ref.presence) if (p.from < e.received && p.until > e.received) p.until = e.received;
+        // Only the removed incarnation's presence ends; one a later create established is not this one.
+        const removed = object.metadata?.uid;
+        for (const p of ref.presence) {
+          const other = removed !== undefined && p.uid !== undefined && p.uid !== removed;
+          if (!other && p.from < e.received && p.until > e.received) p.until = e.received;
+        }
       }
     }
   }

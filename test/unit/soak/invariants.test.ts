@@ -203,6 +203,39 @@ describe('the soak invariants', () => {
     expect(signatures(model, raced)).toEqual(['no-lost-reference/prune']);
   });
 
+  it('judge a preconditioned DELETE by the incarnation it names: a re-create logged first is not what it removed', () => {
+    // Seed 20261430 of the 1,000 run: the prune's DELETE of the tombstone (uid-1) completed in the log 10 ms
+    // after the re-attach's create (uid-2) — the create committed after the delete, or it would have met 409.
+    const { model, events } = blockedSandbox({}, false);
+    const withUid = (state: string, uid: string) => {
+      const object = refObject(state, 'wt-2');
+      return { ...object, metadata: { ...object.metadata, uid } };
+    };
+    const detach = op(model, 'detach', 2500, 2510, { reference: 'ref-r', sandbox: 'sbx-a' });
+    const prune = op(model, 'prune', 3000, 3020, { worktree: 'wt-2' });
+    const reattach = op(model, 'attach', 3001, 3030, {
+      reference: 'ref-r',
+      sandbox: 'sbx-a',
+      outcome: 'attached',
+    });
+    const pruneOf = (uid: string) =>
+      event(3010, 'delete', 'sessionreferences', 'ref-r', 200, prune, {
+        requestObject: { preconditions: { uid, resourceVersion: '7' } },
+      });
+    const logged = [
+      ...events,
+      event(2501, 'patch', 'sessionreferences', 'ref-r', 200, detach, {
+        responseObject: withUid('Detached', 'uid-1'),
+      }),
+      event(3005, 'create', 'sessionreferences', 'ref-r', 201, reattach, {
+        responseObject: withUid('Attached', 'uid-2'),
+      }),
+    ];
+    expect(signatures(model, [...logged, pruneOf('uid-1')])).toEqual([]);
+    // The same DELETE naming the attached incarnation is still a lost reference.
+    expect(signatures(model, [...logged, pruneOf('uid-2')])).toEqual(['no-lost-reference/prune']);
+  });
+
   it('name an eviction of a pod of a live sandbox (#2) and of an adopted one (#3)', () => {
     const live = new SoakModel(NS, [], [sandbox()]);
     const drain = op(live, 'evict-pod', 100, 110, { sandbox: 'sbx-a' });
