@@ -15,6 +15,24 @@ export type RequestedMode = (typeof REAPER_MODES)[number];
 export const POD_SECURITY_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
 export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
 
+/** The namespace label PodSecurity admission enforces (https://kubernetes.io/docs/concepts/security/pod-security-admission/). */
+export const POD_SECURITY_ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce';
+
+/**
+ * The level a namespace's labels make PodSecurity admission enforce: undefined when unlabelled (the cluster's
+ * default applies, which the operator cannot see); `restricted` for a value admission cannot parse, as
+ * admission itself evaluates it (it fails closed to restricted).
+ */
+export function podSecurityLevelOf(
+  labels: Readonly<Record<string, string>> | undefined,
+): PodSecurityLevel | undefined {
+  const value = labels?.[POD_SECURITY_ENFORCE_LABEL];
+  if (value === undefined) return undefined;
+  return (POD_SECURITY_LEVELS as readonly string[]).includes(value)
+    ? (value as PodSecurityLevel)
+    : 'restricted';
+}
+
 export interface AgentUser {
   readonly uid: number;
   readonly gid: number;

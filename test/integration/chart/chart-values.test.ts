@@ -99,7 +99,20 @@ describe('the chart with non-default values', () => {
         { kind: 'User', name: 'sandbox-operator-dev' },
       ],
     });
-    expect(rendered.objects.some((o) => o.kind === 'ClusterRoleBinding')).toBe(false);
+    // The one cluster-wide binding reads the watched namespace alone (its PodSecurity label), by name.
+    expect(
+      rendered.objects.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name),
+    ).toEqual(['sbx-operator-namespace']);
+    expect(find(rendered, 'ClusterRole', 'sbx-operator-namespace')).toMatchObject({
+      rules: [
+        {
+          apiGroups: [''],
+          resources: ['namespaces'],
+          resourceNames: ['team-a'],
+          verbs: ['get', 'list', 'watch'],
+        },
+      ],
+    });
     expect(find(rendered, 'ConfigMap')).toMatchObject({
       data: { operatorUsers: 'system:serviceaccount:platform:sbx,break-glass-admin' },
     });

@@ -94,7 +94,7 @@ describe('the reaper in the sandbox pod', () => {
   });
 
   it('refuses, with the fix, a mode the namespace’s PodSecurity level would refuse', () => {
-    const inRestricted = { ...sidecar, podSecurityLevel: 'restricted' as const };
+    const inRestricted = { ...sidecar, podSecurityLevel: () => 'restricted' as const };
     expect(() => sandboxPod(sandbox(), 0, inRestricted)).toThrow(
       /enforces PodSecurity restricted.*runAsUser/,
     );
