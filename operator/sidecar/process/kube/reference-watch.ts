@@ -37,6 +37,18 @@ export interface ReferenceWatchOptions {
   readonly logger: Logger;
   /** Called once per (session, turn, phase) seen; the reaper makes repeats idempotent anyway. */
   readonly onTurnEnded: (signal: TurnEndSignal) => void;
+  /**
+   * Called, before that status's turn ends, when its history is full: turns may have ended unseen
+   * (turn-history.ts); `shown` names every turn the status shows.
+   */
+  readonly onHistoryFull?: (signal: HistoryFullSignal) => void;
+}
+
+export interface HistoryFullSignal {
+  readonly reference: string;
+  readonly session: string;
+  readonly role: Role;
+  readonly shown: ReadonlySet<string>;
 }
 
 export interface ReferenceWatch {
@@ -72,6 +84,10 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
       ended: new Map(endedTurnsOf(status).map((t) => [t.id, t.phase])),
     });
     const observed = history.observe(spec.session, status);
+    if (observed.full !== undefined) {
+      const { shown } = observed.full;
+      options.onHistoryFull?.({ reference: metadata.name, session: spec.session, role: spec.role, shown });
+    }
     for (const turn of observed.ended) {
       const { latest } = turn;
       log.info(
