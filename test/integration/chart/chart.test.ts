@@ -163,7 +163,7 @@ describe('the chart’s RBAC', () => {
       {
         apiGroups: ['sandbox.agents.dev'],
         resources: ['sessionreferences'],
-        verbs: ['get', 'list', 'watch'],
+        verbs: ['list', 'watch'],
       },
       { apiGroups: ['sandbox.agents.dev'], resources: ['sessionreferences/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },

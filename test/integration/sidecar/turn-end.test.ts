@@ -35,7 +35,7 @@ const prefix = `it${process.pid}`;
 
 /** The Role of docs/sidecar.md: read its sandbox's references, write their status.shells, create Events. */
 const ROLE_RULES = [
-  { apiGroups: [GROUP], resources: [SESSION_REFERENCE.plural], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [GROUP], resources: [SESSION_REFERENCE.plural], verbs: ['list', 'watch'] },
   { apiGroups: [GROUP], resources: [`${SESSION_REFERENCE.plural}/status`], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];
