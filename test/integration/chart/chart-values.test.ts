@@ -18,7 +18,9 @@ describe('the chart with non-default values', () => {
   it('adds the PodDisruptionBudget, ServiceMonitor, PrometheusRule, dashboard, NetworkPolicy and per-namespace shell reaper identities', async () => {
     expect(kinds(await template(NON_DEFAULT_VALUES, { release: 'sbx' }))).toEqual([
       'ClusterRole/sbx-operator',
+      'ClusterRole/sbx-operator-namespace',
       'ClusterRole/sbx-shell-reaper',
+      'ClusterRoleBinding/sbx-operator-namespace',
       'ConfigMap/sbx-admission',
       'ConfigMap/sbx-dashboard',
       'Deployment/sbx',
@@ -39,11 +41,13 @@ describe('the chart with non-default values', () => {
       'ValidatingAdmissionPolicy/sbx-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-pod-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/sbx-shell-reaper-events.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-shell-reaper-status.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-guard-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-pod-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/sbx-shell-reaper-events.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-shell-reaper-status.sandbox.agents.dev',
     ]);
   });
