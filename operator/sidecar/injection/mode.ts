@@ -92,7 +92,7 @@ export function chooseReaperMode(input: ModeInput): ModeChoice {
       ok: false,
       message:
         `namespace ${namespace} enforces PodSecurity ${level}, which refuses the shell reaper's Privileged ` +
-        `mode (root with KILL, SYS_PTRACE, DAC_READ_SEARCH): ${PIN_USER} so the sidecar runs as that user ` +
+        `mode (root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN): ${PIN_USER} so the sidecar runs as that user ` +
         `(SameUser, admitted by restricted), or label the namespace pod-security.kubernetes.io/enforce=privileged`,
     };
   }

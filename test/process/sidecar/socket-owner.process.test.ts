@@ -6,12 +6,14 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PRIVILEGED_CAPABILITIES } from '../../../operator/sidecar/injection/injection.ts';
 import { listenOnSocket } from '../../../operator/sidecar/process/http-server.ts';
 
 const run = promisify(execFile);
+const REPO = resolve(import.meta.dirname, '../../..');
 const NOBODY = 65534;
 const CONNECT =
   'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("connected")';
@@ -43,5 +45,37 @@ describe.skipIf(!asRoot)('the socket’s owner', () => {
       socket,
     ]);
     expect(stdout.trim()).toBe('connected');
+  });
+
+  it('is handed over by a root sidecar holding only the Privileged mode’s capabilities (its container drops the rest)', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'reaper-owner-'));
+    await run('chmod', ['0755', dir]);
+    const socket = join(dir, 'reaper.sock');
+    // The sidecar's container: root, every capability dropped but those the injection adds.
+    const bounding = ['-all', ...PRIVILEGED_CAPABILITIES.map((c) => `+${c.toLowerCase()}`)].join(',');
+    const script = [
+      "import { createServer } from 'node:http';",
+      "import { listenOnSocket } from './operator/sidecar/process/http-server.ts';",
+      'const server = createServer((_req, res) => res.end("{}"));',
+      `await listenOnSocket(server, ${JSON.stringify(socket)}, 0o600, { uid: ${String(NOBODY)}, gid: ${String(NOBODY)} });`,
+      "const { stat } = await import('node:fs/promises');",
+      `const info = await stat(${JSON.stringify(socket)});`,
+      'console.log(JSON.stringify([info.uid, info.gid, info.mode & 0o777])); server.close();',
+    ].join('\n');
+    const { stdout } = await run(
+      'setpriv',
+      [
+        `--bounding-set=${bounding}`,
+        '--inh-caps=-all',
+        process.execPath,
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      { cwd: REPO },
+    );
+    expect(JSON.parse(stdout)).toEqual([NOBODY, NOBODY, 0o600]);
   });
 });

@@ -84,11 +84,11 @@ describe('the reaper in the sandbox pod', () => {
     });
   });
 
-  it('runs as root with KILL, SYS_PTRACE, DAC_READ_SEARCH when asked (Privileged), handing the socket to the agent', () => {
+  it('runs as root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN when asked (Privileged), handing the socket to the agent', () => {
     const reaper = reaperOf(sandboxPod(sandbox(pinned, 'Privileged'), 0, sidecar).spec);
     expect(reaper?.securityContext).toMatchObject({
       runAsUser: 0,
-      capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH'] },
+      capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH', 'CHOWN'] },
     });
     expect(envOf(reaper)).toMatchObject({ SANDBOX_REAPER_SOCKET_OWNER: '1000:1000' });
   });
