@@ -100,6 +100,7 @@ const securityContextOf = (mode: ReaperMode): PodFragment => {
     : {
         ...common,
         runAsUser: 0,
+        runAsGroup: 0,
         runAsNonRoot: false,
         capabilities: { drop: ['ALL'], add: [...PRIVILEGED_CAPABILITIES] },
       };
@@ -116,9 +117,11 @@ export const PRIVILEGED_CAPABILITIES = ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH',
 const socketEnv = (mode: ReaperMode): PodFragment[] => {
   if (mode.kind === 'SameUser') return [{ name: CONFIG_ENV.socketMode, value: '0600' }];
   if (mode.agent === undefined) return [{ name: CONFIG_ENV.socketMode, value: '0666' }];
+  // The agent's user owns it; root's group keeps it reachable by the sidecar's own startup probe, which
+  // runs as this root without DAC_OVERRIDE and so may not write (connect to) a socket it does not own.
   return [
-    { name: CONFIG_ENV.socketOwner, value: `${mode.agent.uid}:${mode.agent.gid}` },
-    { name: CONFIG_ENV.socketMode, value: '0600' },
+    { name: CONFIG_ENV.socketOwner, value: `${mode.agent.uid}:0` },
+    { name: CONFIG_ENV.socketMode, value: '0660' },
   ];
 };
 

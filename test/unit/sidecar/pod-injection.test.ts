@@ -90,7 +90,11 @@ describe('the reaper in the sandbox pod', () => {
       runAsUser: 0,
       capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH', 'CHOWN'] },
     });
-    expect(envOf(reaper)).toMatchObject({ SANDBOX_REAPER_SOCKET_OWNER: '1000:1000' });
+    // The agent owns it; root's group lets the sidecar's own startup probe (root without DAC_OVERRIDE) connect.
+    expect(envOf(reaper)).toMatchObject({
+      SANDBOX_REAPER_SOCKET_OWNER: '1000:0',
+      SANDBOX_REAPER_SOCKET_MODE: '0660',
+    });
   });
 
   it('refuses, with the fix, a mode the namespace’s PodSecurity level would refuse', () => {
