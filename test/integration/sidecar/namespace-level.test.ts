@@ -149,6 +149,7 @@ describe('the shell reaper’s mode and the namespace’s PodSecurity level', { 
       'KILL',
       'SYS_PTRACE',
       'DAC_READ_SEARCH',
+      'CHOWN',
     ]);
   });
 });
