@@ -26,7 +26,8 @@ import { DEFAULT_BACKOFF, WorkQueue } from '../runtime/queue.ts';
 import { Runner } from '../runtime/runner.ts';
 import { reconcileSandbox } from './sandbox-reconciler.ts';
 import { ClusterStore } from './store.ts';
-import { Watcher, type WatchedResource } from '../runtime/watcher.ts';
+import { Watcher, type WatchedResource, type WatchSink } from '../runtime/watcher.ts';
+import { NamespaceLevels, namespaceLevelResource } from './namespace-levels.ts';
 
 export type ManagerOptions = {
   readonly kubeConfig: KubeConfig;
@@ -54,9 +55,20 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const store = new ClusterStore((keys) => {
     for (const key of keys) queue.add(key);
   });
-  const watchers = resources(config.namespace).map(
+  // A namespace's PodSecurity level picks the shell reaper's mode; a change may let its sandboxes' pods through.
+  const levels = new NamespaceLevels((namespace) => {
+    for (const key of store.sandboxKeys()) if (key.startsWith(`${namespace}/`)) queue.add(key);
+  });
+  const sinks: [WatchedResource, WatchSink][] = [
+    ...resources(config.namespace).map(([resource, sink]): [WatchedResource, WatchSink] => [
+      resource,
+      store[sink],
+    ]),
+    [namespaceLevelResource(config.namespace), levels],
+  ];
+  const watchers = sinks.map(
     ([resource, sink]) =>
-      new Watcher(kubeConfig, resource, store[sink], log.child({ component: 'watcher' }), {
+      new Watcher(kubeConfig, resource, sink, log.child({ component: 'watcher' }), {
         onRestart: (name, reason) => metrics.watchRestarts.inc({ resource: name, reason }),
       }),
   );
@@ -71,7 +83,11 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       events: kubeEventRecorder(clients, 'sandbox-operator', log),
     }),
     legacy: legacyWalk(config),
-    sidecar: { image: config.sidecarImage, serviceAccountName: config.sidecarServiceAccount },
+    sidecar: {
+      image: config.sidecarImage,
+      serviceAccountName: config.sidecarServiceAccount,
+      podSecurityLevel: (namespace) => levels.levelOf(namespace),
+    },
     limits: INDEX_LIMITS,
     now: () => new Date(),
     timing: {

@@ -20,8 +20,11 @@ export type SidecarSettings = {
   /** The operator's own image: the sidecar is the same image with another command. */
   readonly image: string;
   readonly serviceAccountName: string;
-  /** The namespace's PodSecurity enforce level, when known: the reaper's mode must fit it. */
-  readonly podSecurityLevel?: PodSecurityLevel;
+  /**
+   * A namespace's PodSecurity enforce level, when known (the manager's cached namespace watch,
+   * namespace-levels.ts): the reaper's mode must fit it.
+   */
+  readonly podSecurityLevel?: (namespace: string) => PodSecurityLevel | undefined;
 };
 
 /** The sidecar's command in the operator image (see Dockerfile). */
@@ -85,7 +88,7 @@ function injectReaper(pod: V1Pod, sandbox: Sandbox, sidecar: SidecarSettings): v
     namespace: sandbox.metadata.namespace,
     gracePeriodSeconds: sandbox.spec.shellReaper.gracePeriodSeconds,
     requestedMode: sandbox.spec.shellReaper.mode ?? 'Auto',
-    level: sidecar.podSecurityLevel,
+    level: sidecar.podSecurityLevel?.(sandbox.metadata.namespace),
     serviceAccountName: sidecar.serviceAccountName,
   });
 }

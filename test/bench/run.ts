@@ -2,13 +2,15 @@
  * `npm run bench [-- suite...]`: prints figures and ratios against baselines measured in the same run.
  * Suites: core (index and legacy walk), sidecar (shell reaper), controller (deletions and memory on a local
  * control plane), peer (issue 13: ours compiled vs kubernetes-sigs/agent-sandbox vs raw pod requests, on a local
- * control plane; see test/bench/peer/bench.ts for its settings).
+ * control plane; see test/bench/peer/bench.ts for its settings), real-node (real containers vs kwok), reaper-pod
+ * (the shell reaper inside a real pod, issue 12).
  */
 import { controllerBenchmarks } from './controller/bench.ts';
 import { coreBenchmarks } from './core/bench.ts';
 import { peerBenchmarks } from './peer/bench.ts';
 import { sidecarBenchmarks } from './sidecar/bench.ts';
 import { realNodeBenchmarks } from './real-node/bench.ts';
+import { reaperPodBenchmarks } from './real-node/reaper-pod.ts';
 
 const suites: Record<string, () => Promise<void>> = {
   core: coreBenchmarks,
@@ -16,6 +18,7 @@ const suites: Record<string, () => Promise<void>> = {
   controller: controllerBenchmarks,
   peer: peerBenchmarks,
   'real-node': realNodeBenchmarks,
+  'reaper-pod': reaperPodBenchmarks,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

@@ -45,7 +45,7 @@ export type ReaperMode =
       readonly gid: number;
     }
   | {
-      /** Needs PodSecurity `privileged`: root with KILL, SYS_PTRACE and DAC_READ_SEARCH. */
+      /** Needs PodSecurity `privileged`: root with KILL, SYS_PTRACE, DAC_READ_SEARCH and CHOWN. */
       readonly kind: 'Privileged';
       /** The agent's user and group when known: the socket is handed to them. */
       readonly agent?: { readonly uid: number; readonly gid: number };
@@ -100,18 +100,28 @@ const securityContextOf = (mode: ReaperMode): PodFragment => {
     : {
         ...common,
         runAsUser: 0,
+        runAsGroup: 0,
         runAsNonRoot: false,
-        capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH'] },
+        capabilities: { drop: ['ALL'], add: [...PRIVILEGED_CAPABILITIES] },
       };
 };
+
+/**
+ * What the Privileged mode's root sidecar keeps of root's capabilities (docs/sidecar.md, "Privilege modes"):
+ * KILL to signal other users, SYS_PTRACE and DAC_READ_SEARCH to read their environ, CHOWN to hand the
+ * socket to the agent's user (without it the chown fails with EPERM and the sidecar never listens).
+ */
+export const PRIVILEGED_CAPABILITIES = ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH', 'CHOWN'] as const;
 
 /** The socket belongs to the agent: its owner in SameUser mode, chown'd to it by a root sidecar. */
 const socketEnv = (mode: ReaperMode): PodFragment[] => {
   if (mode.kind === 'SameUser') return [{ name: CONFIG_ENV.socketMode, value: '0600' }];
   if (mode.agent === undefined) return [{ name: CONFIG_ENV.socketMode, value: '0666' }];
+  // The agent's user owns it; root's group keeps it reachable by the sidecar's own startup probe, which
+  // runs as this root without DAC_OVERRIDE and so may not write (connect to) a socket it does not own.
   return [
-    { name: CONFIG_ENV.socketOwner, value: `${mode.agent.uid}:${mode.agent.gid}` },
-    { name: CONFIG_ENV.socketMode, value: '0600' },
+    { name: CONFIG_ENV.socketOwner, value: `${mode.agent.uid}:0` },
+    { name: CONFIG_ENV.socketMode, value: '0660' },
   ];
 };
 

@@ -15,6 +15,24 @@ export type RequestedMode = (typeof REAPER_MODES)[number];
 export const POD_SECURITY_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
 export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
 
+/** The namespace label PodSecurity admission enforces (https://kubernetes.io/docs/concepts/security/pod-security-admission/). */
+export const POD_SECURITY_ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce';
+
+/**
+ * The level a namespace's labels make PodSecurity admission enforce: undefined when unlabelled (the cluster's
+ * default applies, which the operator cannot see); `restricted` for a value admission cannot parse, as
+ * admission itself evaluates it (it fails closed to restricted).
+ */
+export function podSecurityLevelOf(
+  labels: Readonly<Record<string, string>> | undefined,
+): PodSecurityLevel | undefined {
+  const value = labels?.[POD_SECURITY_ENFORCE_LABEL];
+  if (value === undefined) return undefined;
+  return (POD_SECURITY_LEVELS as readonly string[]).includes(value)
+    ? (value as PodSecurityLevel)
+    : 'restricted';
+}
+
 export interface AgentUser {
   readonly uid: number;
   readonly gid: number;
@@ -74,7 +92,7 @@ export function chooseReaperMode(input: ModeInput): ModeChoice {
       ok: false,
       message:
         `namespace ${namespace} enforces PodSecurity ${level}, which refuses the shell reaper's Privileged ` +
-        `mode (root with KILL, SYS_PTRACE, DAC_READ_SEARCH): ${PIN_USER} so the sidecar runs as that user ` +
+        `mode (root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN): ${PIN_USER} so the sidecar runs as that user ` +
         `(SameUser, admitted by restricted), or label the namespace pod-security.kubernetes.io/enforce=privileged`,
     };
   }

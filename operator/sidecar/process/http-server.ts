@@ -218,9 +218,10 @@ export async function listenOnSocket(
         resolve();
       });
     });
+    // Its mode first, while it is still ours: once handed over, a root without CAP_FOWNER may not chmod it.
+    await chmod(path, mode);
     // A root sidecar hands the socket to the agent's user (issue 12: root:root 0660 is EACCES for it).
     if (owner !== undefined) await chown(path, owner.uid, owner.gid);
-    await chmod(path, mode);
   } catch (error) {
     throw new SidecarError('ListenFailed', path, { cause: error });
   }

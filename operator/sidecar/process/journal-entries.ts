@@ -71,7 +71,10 @@ const targetProgressSchema: z.ZodType<TargetProgress> = z.object({
 
 const decisionSchema: z.ZodType<TurnEndDecision> = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('Retire'), reason: z.literal('CompletedSubagentTurn') }),
-  z.object({ kind: z.literal('Keep'), reason: z.enum(['NotSubagent', 'TurnFailed', 'TurnInterrupted']) }),
+  z.object({
+    kind: z.literal('Keep'),
+    reason: z.enum(['NotSubagent', 'TurnFailed', 'TurnInterrupted', 'TurnEndLost']),
+  }),
 ]);
 
 const summarySchema: z.ZodType<RetireSummary> = z.object({

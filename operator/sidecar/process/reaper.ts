@@ -7,7 +7,6 @@
 import type { Logger } from 'pino';
 import { messageOf } from '../contract/errors.ts';
 import type { JournalEntry } from './journal-entries.ts';
-import type { RetireReport } from './ports.ts';
 import { protectedPidIn, type EndTurnRequest, type RegisterShellRequest } from '../contract/requests.ts';
 import { syncProtectedHosts } from './host-protection.ts';
 import { compactJournal, journalGrown } from './journal-compaction.ts';
@@ -21,9 +20,12 @@ import {
   isFinishable,
   planRetire,
   summarize,
+  unshownTurns,
   type Ledger,
 } from './shell-ledger.ts';
-import { decideTurnEnd, turnKey } from './turn-decision.ts';
+import { decideTurnEnd, KEEP_REASONS, turnKey } from './turn-decision.ts';
+import type { Role } from '../../api/session-reference.ts';
+import { afterRetire } from './after-retire.ts';
 import type { EndTurnOutcome, ReaperDeps, RegisterOutcome } from './reaper-outcomes.ts';
 import { verifyRegistration } from './registration.ts';
 
@@ -185,6 +187,24 @@ export class ShellReaper {
     });
   }
 
+  /**
+   * Settles a subagent's shell-bearing turns that a full history no longer shows (turn-history.ts,
+   * `unshownTurns`): kept like interrupted turns (`TurnEndLost`), so the session's next completed turn
+   * retires their shells. Called before that status's own turn ends, so a completed one among them does.
+   */
+  async settleUnshownTurns(session: string, role: Role, shown: ReadonlySet<string>): Promise<string[]> {
+    if (role !== 'Subagent') return [];
+    return this.#withLock(async () => {
+      const lost = unshownTurns(this.#ledger, session, shown);
+      const at = this.#deps.clock.wallNow().toISOString();
+      const decision = { kind: 'Keep', reason: 'TurnEndLost' } as const;
+      for (const turn of lost)
+        await this.#record({ type: 'TurnEnded', at, session, turn, phase: 'Interrupted', role, decision });
+      if (lost.length > 0) this.#log.warn({ session, turns: lost }, KEEP_REASONS.TurnEndLost);
+      return lost;
+    });
+  }
+
   /** What the sidecar knows about one turn (for GET /v1/turns and tests). */
   turnStatus(session: string, turn: string) {
     const key = turnKey(session, turn);
@@ -280,29 +300,10 @@ export class ShellReaper {
       const shells = [...retire.targets.values()].flatMap((p) =>
         p.target.kind === 'Group' ? [p.target.group.shell] : [],
       );
-      void this.#afterFinish({ session: retire.session, turn: retire.turn, summary, finishedAt: at }, shells);
+      const report = { session: retire.session, turn: retire.turn, summary, finishedAt: at };
+      void afterRetire({ ...this.#deps, compact: () => this.#compactWhenGrown() }, report, shells);
       return true;
     });
-  }
-
-  async #afterFinish(report: RetireReport, shells: readonly string[]): Promise<void> {
-    await this.#compactWhenGrown();
-    for (const shell of shells) {
-      try {
-        await this.#deps.tail?.forget(shell);
-      } catch (error) {
-        this.#log.warn({ err: error, shell }, 'could not remove a retired shell’s output file');
-      }
-    }
-    try {
-      await this.#deps.reporter.reportRetired(report);
-    } catch (error) {
-      // A failure to report is logged and never costs the turn its answer.
-      this.#log.error(
-        { err: error, session: report.session, turn: report.turn },
-        'could not report the retire',
-      );
-    }
   }
 
   async #drive(key: string): Promise<void> {

@@ -140,6 +140,21 @@ export function planRetire(ledger: Ledger, session: string, turn: string): Retir
   return { turns: [...turns], groups };
 }
 
+/**
+ * The session's turns that have shells but no recorded end and no fence, and that `shown` (every turn a
+ * full status shows, turn-history.ts) does not name: by the registration contract (status.turn is written
+ * before its shells register) they ended while nobody read, and their end fell out of the history.
+ */
+export function unshownTurns(ledger: Ledger, session: string, shown: ReadonlySet<string>): string[] {
+  const turns = new Set<string>();
+  for (const { group } of ledger.shells.values()) {
+    if (group.session !== session || shown.has(group.turn)) continue;
+    const key = turnKey(session, group.turn);
+    if (!ledger.turnEnds.has(key) && !ledger.fences.has(key)) turns.add(group.turn);
+  }
+  return [...turns];
+}
+
 /** The unfinished retire a registration for this turn must join, or the finished one it must reopen. */
 export function fenceOf(ledger: Ledger, session: string, turn: string): TurnRetire | undefined {
   const key = ledger.fences.get(turnKey(session, turn));

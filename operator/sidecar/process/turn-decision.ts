@@ -11,6 +11,9 @@ export const KEEP_REASONS = {
   NotSubagent: 'only a subagent session retires its shells at turn end',
   TurnFailed: 'a failed turn keeps its shells; the next completed turn retires them',
   TurnInterrupted: 'an interrupted turn keeps its shells; the next completed turn retires them',
+  TurnEndLost:
+    'the turn ended while nobody read its SessionReference, and its end fell out of status.endedTurns: ' +
+    'how it ended is unknown, so it keeps its shells like an interrupted turn; the next completed turn retires them',
 } as const;
 export type KeepReason = keyof typeof KEEP_REASONS;
 

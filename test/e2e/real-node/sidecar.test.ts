@@ -1,7 +1,9 @@
-// The shell reaper in a real sandbox pod: the agent container (the operator image, which carries the
-// project's client) registers real shells through the sidecar's socket, as an agent host would; a
-// subagent's completed turn (status.turn) ends its shell groups inside the agent container, the parent's
-// long-running shell keeps running, and a resumed turn starts shells again.
+// The shell reaper in a real sandbox pod, in its Privileged mode under PodSecurity `privileged` (the level
+// docs/sidecar.md documents for it): the agent container (the operator image, which carries the project's
+// client) runs as uid 1000 and registers real shells through the socket the root sidecar handed to it, as
+// an agent host would; a subagent's completed turn (status.turn, through the sidecar's watch) ends its
+// shell groups inside the agent container, the parent's long-running shell keeps running, and a resumed
+// turn starts shells again. SameUser under `restricted`: sidecar-same-user.test.ts.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cacheRoot } from '../../../operator/local-cluster/index.ts';
@@ -9,6 +11,7 @@ import { operatorImageOnNode } from '../../../operator/local-cluster/images/on-n
 import { eventually } from '../../integration/controller/operator.ts';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { startOperatorProcess, type OperatorProcess } from '../operator-process.ts';
+import { registerShell as registerAgentShell, uidOf } from './agent-shell.ts';
 import { hostProcesses, realNodeToleration, type RealNodeInfo } from './node.ts';
 
 const node = inject('realNode');
@@ -17,33 +20,8 @@ const tag = randomBytes(3).toString('hex');
 const POD = 'agent-0';
 let operator: OperatorProcess | undefined;
 
-/** Registers one shell through the sidecar's socket from inside the agent container, with the client. */
-async function registerShell(session: string, turn: string, command: string): Promise<string> {
-  const script = [
-    "const { createReaperClient, spawnRegisteredShell } = await import('/app/dist/operator/sidecar/host/index.js');",
-    'const client = createReaperClient({ socketPath: process.env.SANDBOX_REAPER_SOCKET });',
-    `const shell = await spawnRegisteredShell({ client, session: ${JSON.stringify(session)}, turn: ${JSON.stringify(turn)}, command: ${JSON.stringify(command)} });`,
-    "if (shell.registration.kind === 'Failed') console.error(String(shell.registration.error), shell.registration.error?.cause);",
-    'console.log(shell.registration.kind); process.exit(0);',
-  ].join('\n');
-  const result = await kubectl([
-    'exec',
-    '-n',
-    namespace,
-    POD,
-    '-c',
-    'agent',
-    '--',
-    'node',
-    '--input-type=module',
-    '-e',
-    script,
-  ]);
-  expect(result.exitCode, result.stderr).toBe(0);
-  if (result.stdout.trim() !== 'Registered')
-    console.error(`registration from the agent container: ${result.stderr}`);
-  return result.stdout.trim();
-}
+const registerShell = (session: string, turn: string, command: string) =>
+  registerAgentShell(namespace, POD, { session, turn, command });
 
 async function reference(name: string, session: string, role: 'Root' | 'Subagent'): Promise<void> {
   await kubectlOk(['apply', '-f', '-'], {
@@ -80,6 +58,7 @@ describe.skipIf(node === null)('the shell reaper in a real pod', () => {
   beforeAll(async () => {
     const real = node as RealNodeInfo;
     const image = await operatorImageOnNode(cacheRoot(), real.containerdSocket, () => undefined);
+    await kubectlOk(['label', 'namespace', namespace, 'pod-security.kubernetes.io/enforce=privileged']);
     // The sidecar's identity here: the chart's ClusterRole bound to its ServiceAccount.
     await kubectlOk(['create', 'serviceaccount', 'sandbox-shell-reaper', '-n', namespace]);
     await kubectlOk([
@@ -88,7 +67,7 @@ describe.skipIf(node === null)('the shell reaper in a real pod', () => {
       'shell-reaper',
       '-n',
       namespace,
-      '--verb=get,list,watch',
+      '--verb=list,watch',
       '--resource=sessionreferences.sandbox.agents.dev',
     ]);
     await kubectlOk([
@@ -136,10 +115,8 @@ describe.skipIf(node === null)('the shell reaper in a real pod', () => {
               containers: [
                 {
                   name: 'agent',
-                  // Root, for now: the socket is 0660 root:root and nothing gives a non-root agent (uid 1000, the
-                  // operator image's user and examples/') its group, so connect(2) fails with EACCES — a defect
-                  // this pod found, for the sidecar's own issue; without this line the test fails that way.
-                  securityContext: { runAsUser: 0 },
+                  // Not root: the root sidecar hands the socket to this user (SANDBOX_REAPER_SOCKET_OWNER).
+                  securityContext: { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true },
                   image,
                   imagePullPolicy: 'IfNotPresent',
                   command: ['node', '-e', 'setInterval(() => {}, 1 << 30)'],
@@ -147,7 +124,7 @@ describe.skipIf(node === null)('the shell reaper in a real pod', () => {
               ],
             },
           },
-          shellReaper: { enabled: true, gracePeriodSeconds: 2 },
+          shellReaper: { enabled: true, gracePeriodSeconds: 2, mode: 'Privileged' },
         },
       }),
     });
@@ -156,7 +133,19 @@ describe.skipIf(node === null)('the shell reaper in a real pod', () => {
       async () => ((await kubectl(['get', 'pod', POD, '-n', namespace])).exitCode === 0 ? true : undefined),
       60_000,
     );
-    await kubectlOk(['wait', '--for=condition=Ready', `pod/${POD}`, '-n', namespace, '--timeout=180s']);
+    const ready = await kubectl(
+      ['wait', '--for=condition=Ready', `pod/${POD}`, '-n', namespace, '--timeout=180s'],
+      {
+        timeoutMs: 200_000,
+      },
+    );
+    if (ready.exitCode !== 0) {
+      const pod = await kubectl(['get', 'pod', POD, '-n', namespace, '-o', 'jsonpath={.status}']);
+      const logs = await kubectl(['logs', '-n', namespace, POD, '-c', 'shell-reaper', '--tail=20']);
+      throw new Error(
+        `the sandbox pod is not Ready: ${ready.stderr}\n${pod.stdout}\n${logs.stdout}${logs.stderr}`,
+      );
+    }
     await eventually(
       'the sidecar ready',
       async () =>
@@ -191,6 +180,13 @@ describe.skipIf(node === null)('the shell reaper in a real pod', () => {
         ),
       30_000,
     );
+
+    // The shells run as the agent's user; the sidecar that ends them as root (KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN).
+    expect(new Set([...hostProcesses(childShell), ...hostProcesses(parentShell)].map(uidOf))).toEqual(
+      new Set([1000]),
+    );
+    const podUid = await kubectlOk(['get', 'pod', POD, '-n', namespace, '-o', 'jsonpath={.metadata.uid}']);
+    expect(new Set(hostProcesses('dist/operator/cli/sidecar.js', podUid).map(uidOf))).toEqual(new Set([0]));
 
     await writeTurn('child', { id: 't1', phase: 'Completed', origin: 'ParentMessage' });
     await eventually(

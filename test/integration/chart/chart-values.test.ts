@@ -18,7 +18,9 @@ describe('the chart with non-default values', () => {
   it('adds the PodDisruptionBudget, ServiceMonitor, PrometheusRule, dashboard, NetworkPolicy and per-namespace shell reaper identities', async () => {
     expect(kinds(await template(NON_DEFAULT_VALUES, { release: 'sbx' }))).toEqual([
       'ClusterRole/sbx-operator',
+      'ClusterRole/sbx-operator-namespace',
       'ClusterRole/sbx-shell-reaper',
+      'ClusterRoleBinding/sbx-operator-namespace',
       'ConfigMap/sbx-admission',
       'ConfigMap/sbx-dashboard',
       'Deployment/sbx',
@@ -39,11 +41,13 @@ describe('the chart with non-default values', () => {
       'ValidatingAdmissionPolicy/sbx-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-pod-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/sbx-shell-reaper-events.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-shell-reaper-status.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-guard-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-pod-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/sbx-shell-reaper-events.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-shell-reaper-status.sandbox.agents.dev',
     ]);
   });
@@ -99,7 +103,20 @@ describe('the chart with non-default values', () => {
         { kind: 'User', name: 'sandbox-operator-dev' },
       ],
     });
-    expect(rendered.objects.some((o) => o.kind === 'ClusterRoleBinding')).toBe(false);
+    // The one cluster-wide binding reads the watched namespace alone (its PodSecurity label), by name.
+    expect(
+      rendered.objects.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name),
+    ).toEqual(['sbx-operator-namespace']);
+    expect(find(rendered, 'ClusterRole', 'sbx-operator-namespace')).toMatchObject({
+      rules: [
+        {
+          apiGroups: [''],
+          resources: ['namespaces'],
+          resourceNames: ['team-a'],
+          verbs: ['get', 'list', 'watch'],
+        },
+      ],
+    });
     expect(find(rendered, 'ConfigMap')).toMatchObject({
       data: { operatorUsers: 'system:serviceaccount:platform:sbx,break-glass-admin' },
     });

@@ -43,11 +43,13 @@ describe('the chart with default values', () => {
       'ValidatingAdmissionPolicy/sandbox-operator-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sandbox-operator-pod-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sandbox-operator-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/sandbox-operator-shell-reaper-events.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sandbox-operator-shell-reaper-status.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sandbox-operator-guard-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sandbox-operator-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sandbox-operator-pod-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sandbox-operator-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/sandbox-operator-shell-reaper-events.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sandbox-operator-shell-reaper-status.sandbox.agents.dev',
     ]);
   });
@@ -163,7 +165,7 @@ describe('the chart’s RBAC', () => {
       {
         apiGroups: ['sandbox.agents.dev'],
         resources: ['sessionreferences'],
-        verbs: ['get', 'list', 'watch'],
+        verbs: ['list', 'watch'],
       },
       { apiGroups: ['sandbox.agents.dev'], resources: ['sessionreferences/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },

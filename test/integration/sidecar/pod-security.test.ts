@@ -98,7 +98,7 @@ describe('privilege modes under PodSecurity admission', { timeout: 120_000 }, ()
     const settings = {
       image: 'operator:1',
       serviceAccountName: 'default',
-      podSecurityLevel: 'baseline' as const,
+      podSecurityLevel: () => 'baseline' as const,
     };
     expect(() => sandboxPod(sandbox(namespaceOf('baseline'), 'Privileged'), 0, settings)).toThrow(
       /enforces PodSecurity baseline.*runAsUser and runAsGroup/,

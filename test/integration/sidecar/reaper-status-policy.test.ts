@@ -54,18 +54,46 @@ function patchAs(pod: string | undefined, name: string, status: object) {
   ]);
 }
 
+/** An Event created as the reaper of `pod`, about `involved`, reported as `instance`. */
+function eventAs(pod: string, involved: { kind: string; apiVersion: string }, instance: string) {
+  const event = {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { generateName: 'reaper-', namespace },
+    involvedObject: { ...involved, name: 'own', namespace },
+    reason: 'ShellsRetired',
+    message: 'test',
+    type: 'Normal',
+    reportingComponent: `${GROUP}/shell-reaper`,
+    reportingInstance: instance,
+  };
+  return kubectl(
+    [
+      '-n',
+      namespace,
+      `--as=system:serviceaccount:${namespace}:${ACCOUNT}`,
+      `--as-user-extra=authentication.kubernetes.io/pod-name=${pod}`,
+      'create',
+      '-f',
+      '-',
+    ],
+    { input: JSON.stringify(event) },
+  );
+}
+
 const shells = (turn: string) => ({ shells: { retiredTurn: turn, retiredGroups: 1, unreachable: 0 } });
 
 describe('the shell reaper status policy', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     const rendered = await template({}, { release });
     const mine = rendered.objects.filter(
-      (o) =>
-        o.kind.startsWith('ValidatingAdmissionPolicy') && o.metadata.name.includes('shell-reaper-status'),
+      (o) => o.kind.startsWith('ValidatingAdmissionPolicy') && o.metadata.name.includes('shell-reaper-'),
     );
-    expect(mine.map((o) => o.kind).sort()).toEqual([
-      'ValidatingAdmissionPolicy',
-      'ValidatingAdmissionPolicyBinding',
+    expect(mine.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      `ValidatingAdmissionPolicy/${release}-shell-reaper-events.sandbox.agents.dev`,
+      `ValidatingAdmissionPolicy/${release}-shell-reaper-status.sandbox.agents.dev`,
+      `ValidatingAdmissionPolicyBinding/${release}-shell-reaper-events.sandbox.agents.dev`,
+      `ValidatingAdmissionPolicyBinding/${release}-shell-reaper-status.sandbox.agents.dev`,
     ]);
     const dir = await mkdtemp(join(tmpdir(), 'reaper-policy-'));
     policyFile = join(dir, 'policy.yaml');
@@ -78,6 +106,7 @@ describe('the shell reaper status policy', { timeout: 120_000 }, () => {
         metadata: { name: ACCOUNT },
         rules: [
           { apiGroups: [GROUP], resources: [`${SESSION_REFERENCE.plural}/status`], verbs: ['patch', 'get'] },
+          { apiGroups: [''], resources: ['events'], verbs: ['create'] },
         ],
       },
     });
@@ -112,6 +141,21 @@ describe('the shell reaper status policy', { timeout: 120_000 }, () => {
     // A sandbox whose name is a prefix of another's is still another sandbox.
     expect((await patchAs('sbx-a-extra-0', 'own', shells('t1'))).exitCode).not.toBe(0);
     const own = await patchAs('sbx-a-0', 'own', shells('t1'));
+    expect([own.exitCode, own.stderr]).toEqual([0, '']);
+  });
+
+  it('lets it record Events only about SessionReferences, and only as its own pod', async () => {
+    const reference = { kind: SESSION_REFERENCE.kind, apiVersion: API_VERSION };
+    const forged = await waitFor('the policy to refuse an Event about a Sandbox', async () => {
+      const result = await eventAs('sbx-a-0', { kind: 'Sandbox', apiVersion: API_VERSION }, 'sbx-a-0');
+      return result.exitCode !== 0 ? result.stderr : undefined;
+    });
+    expect(forged).toMatch(/may record Events only about SessionReferences/);
+    const pod = await eventAs('sbx-a-0', { kind: 'Pod', apiVersion: 'v1' }, 'sbx-a-0');
+    expect(pod.stderr).toMatch(/only about SessionReferences/);
+    const impostor = await eventAs('sbx-a-0', reference, 'sbx-b-0');
+    expect(impostor.stderr).toMatch(/may record Events only as itself \(reportingInstance\), not as sbx-b-0/);
+    const own = await eventAs('sbx-a-0', reference, 'sbx-a-0');
     expect([own.exitCode, own.stderr]).toEqual([0, '']);
   });
 });

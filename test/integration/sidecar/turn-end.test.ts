@@ -35,7 +35,7 @@ const prefix = `it${process.pid}`;
 
 /** The Role of docs/sidecar.md: read its sandbox's references, write their status.shells, create Events. */
 const ROLE_RULES = [
-  { apiGroups: [GROUP], resources: [SESSION_REFERENCE.plural], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [GROUP], resources: [SESSION_REFERENCE.plural], verbs: ['list', 'watch'] },
   { apiGroups: [GROUP], resources: [`${SESSION_REFERENCE.plural}/status`], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];
@@ -157,6 +157,8 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
     });
     const spawnFor = (session: string, turn: string): Promise<SpawnedShell> =>
       spawnRegisteredShell({ client, session: `${prefix}-${session}`, turn, command: 'sleep 1000 & wait' });
+    // The host writes each turn before it starts that turn's shells (docs/sidecar.md, registration contract).
+    await writeTurn('child', { id: 't1', phase: 'Running', origin: 'ParentMessage' });
     const child = await spawnFor('child', 't1');
     const parent = await spawnFor('parent', 'p1');
     const elsewhere = await spawnFor('elsewhere', 'e1');
@@ -166,7 +168,6 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
       'Registered',
     ]);
 
-    await writeTurn('child', { id: 't1', phase: 'Running', origin: 'ParentMessage' });
     await writeTurn('elsewhere', { id: 'e1', phase: 'Completed', origin: 'ParentMessage' });
     await writeTurn('parent', { id: 'p1', phase: 'Completed', origin: 'PersonMessage' });
     expect((await liveMembers(child.pid)).length).toBeGreaterThanOrEqual(2);
@@ -229,10 +230,10 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
     const socketPath = join(dir, 'reaper.sock');
     const client = createReaperClient({ socketPath });
     const session = `${prefix}-child`;
+    await writeTurn('child', { id: 't2', phase: 'Running', origin: 'PersonMessage' });
     const running = await spawnRegisteredShell({ client, session, turn: 't2', command: 'sleep 1000 & wait' });
     const exiting = await spawnRegisteredShell({ client, session, turn: 't2', command: 'exec sleep 1000' });
     expect([running, exiting].map((s) => s.registration.kind)).toEqual(['Registered', 'Registered']);
-    await writeTurn('child', { id: 't2', phase: 'Running', origin: 'PersonMessage' });
 
     const stopped = sidecar;
     sidecar = undefined;
@@ -273,5 +274,43 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
     // A long-poll that returns as soon as any notice is due: the exited shell's notice must never come.
     const page = await client.readNotices(0, 3_000);
     expect(page.notices.filter((n) => n.session === session)).toEqual([]);
+  });
+
+  it('retires a completed turn whose end fell out of status.endedTurns: 33 turns ended while the sidecar was down', async () => {
+    const client = createReaperClient({ socketPath: join(dir, 'reaper.sock') });
+    const session = `${prefix}-child`;
+    await writeTurn('child', { id: 't4', phase: 'Running', origin: 'ParentMessage' });
+    const shell = await spawnRegisteredShell({ client, session, turn: 't4', command: 'sleep 1000 & wait' });
+    expect(shell.registration.kind).toBe('Registered');
+
+    const stopped = sidecar;
+    sidecar = undefined;
+    stopped?.kill('SIGKILL');
+    if (stopped !== undefined && stopped.exitCode === null) await once(stopped, 'exit');
+    // While it is down: t4 completes, then 32 more turns end (31 fail, the last completes), so the host's
+    // history of 32 no longer holds t4; u33 runs.
+    const later = Array.from({ length: 32 }, (_, i) => ({
+      id: `u${i + 1}`,
+      phase: i === 31 ? 'Completed' : 'Failed',
+    }));
+    await writeStatus('child', {
+      turn: { id: 'u33', phase: 'Running', origin: 'ParentMessage' },
+      endedTurns: later,
+    });
+
+    sidecar = startSidecarProcess();
+    await waitFor(
+      'the restarted sidecar to listen',
+      async () => ((await client.health()) ? true : undefined),
+      60_000,
+    );
+    await waitFor(
+      'the lost turn’s group to be empty',
+      async () => ((await liveMembers(shell.pid)).length === 0 ? true : undefined),
+      30_000,
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}; sidecar log:\n${log.join('')}`);
+    });
+    expect(log.join('')).toContain('its end fell out of status.endedTurns');
   });
 });

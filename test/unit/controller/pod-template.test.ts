@@ -49,7 +49,7 @@ describe('sandboxPod', () => {
     const reaper = pod.spec?.initContainers?.find((c) => c.name === 'shell-reaper');
     expect(reaper?.securityContext?.capabilities).toEqual({
       drop: ['ALL'],
-      add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH'],
+      add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH', 'CHOWN'],
     });
     expect(reaper?.env).toEqual(expect.arrayContaining([expect.objectContaining({ value: '7' })]));
     expect(reaper?.command).toEqual(['node', 'dist/operator/cli/sidecar.js']);

@@ -86,3 +86,43 @@ describe('fence and drop before the scan', () => {
     expect((await h.outbox.read(0, 0, never)).notices).toEqual([]);
   });
 });
+
+describe('turn ends lost in a watch gap', () => {
+  // More than 32 turns ended between two reads: t1's end fell out of status.endedTurns (turn-history.ts).
+  const later = Array.from({ length: 32 }, (_, i) => `u${i + 1}`);
+  const shown = new Set([...later, 'u33']);
+
+  it('retires, with the next completed turn, the shells of a turn a full history no longer shows', async () => {
+    const h = await startHarness();
+    const lost = spawnShell(h.world, 'child', 't1', 'sh1');
+    const current = spawnShell(h.world, 'child', 'u33', 'sh2');
+    await h.reaper.register(lost.request);
+    await h.reaper.register(current.request);
+    expect(await h.reaper.settleUnshownTurns('child', 'Subagent', shown)).toEqual(['t1']);
+    for (const turn of later.slice(0, -1))
+      await h.reaper.endTurn({ ...completed('child', turn), phase: 'Failed' });
+    await h.reaper.endTurn(completed('child', 'u32'));
+    await h.reaper.settled();
+    expect(h.world.live(lost.leader.pid)).toEqual([]);
+    // The turn the status shows running keeps its shells until it ends.
+    expect(h.world.live(current.leader.pid).map((p) => p.pid)).toEqual([current.leader.pid]);
+    expect(h.reaper.turnStatus('child', 't1').turnEnd?.decision).toEqual({
+      kind: 'Keep',
+      reason: 'TurnEndLost',
+    });
+  });
+
+  it('settles nothing a status still shows, nothing already ended, and no root session', async () => {
+    const h = await startHarness();
+    const failed = spawnShell(h.world, 'child', 't0', 'sh0');
+    await h.reaper.register(failed.request);
+    await h.reaper.endTurn({ ...completed('child', 't0'), phase: 'Failed' });
+    const shownTurn = spawnShell(h.world, 'child', 'u5', 'sh5');
+    await h.reaper.register(shownTurn.request);
+    const root = spawnShell(h.world, 'parent', 'p1', 'sh9');
+    await h.reaper.register(root.request);
+    expect(await h.reaper.settleUnshownTurns('child', 'Subagent', shown)).toEqual([]);
+    expect(await h.reaper.settleUnshownTurns('parent', 'Root', shown)).toEqual([]);
+    expect(h.reaper.turnStatus('child', 't0').turnEnd?.decision.reason).toBe('TurnFailed');
+  });
+});

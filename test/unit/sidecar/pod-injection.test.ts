@@ -84,17 +84,21 @@ describe('the reaper in the sandbox pod', () => {
     });
   });
 
-  it('runs as root with KILL, SYS_PTRACE, DAC_READ_SEARCH when asked (Privileged), handing the socket to the agent', () => {
+  it('runs as root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN when asked (Privileged), handing the socket to the agent', () => {
     const reaper = reaperOf(sandboxPod(sandbox(pinned, 'Privileged'), 0, sidecar).spec);
     expect(reaper?.securityContext).toMatchObject({
       runAsUser: 0,
-      capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH'] },
+      capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH', 'CHOWN'] },
     });
-    expect(envOf(reaper)).toMatchObject({ SANDBOX_REAPER_SOCKET_OWNER: '1000:1000' });
+    // The agent owns it; root's group lets the sidecar's own startup probe (root without DAC_OVERRIDE) connect.
+    expect(envOf(reaper)).toMatchObject({
+      SANDBOX_REAPER_SOCKET_OWNER: '1000:0',
+      SANDBOX_REAPER_SOCKET_MODE: '0660',
+    });
   });
 
   it('refuses, with the fix, a mode the namespace’s PodSecurity level would refuse', () => {
-    const inRestricted = { ...sidecar, podSecurityLevel: 'restricted' as const };
+    const inRestricted = { ...sidecar, podSecurityLevel: () => 'restricted' as const };
     expect(() => sandboxPod(sandbox(), 0, inRestricted)).toThrow(
       /enforces PodSecurity restricted.*runAsUser/,
     );

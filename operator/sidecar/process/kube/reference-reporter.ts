@@ -6,7 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { RetireReporter } from '../ports.ts';
 import type { ReferenceFacts } from '../turn-authority.ts';
-import { startReferenceWatch, type ReferenceWatch, type TurnEndSignal } from './reference-watch.ts';
+import { startReferenceWatch, type ReferenceWatch, type ReferenceWatchOptions } from './reference-watch.ts';
 import { createKubeReporter } from './status-reporter.ts';
 
 export interface ReferenceReporterOptions {
@@ -22,7 +22,7 @@ export interface ReferenceReporter {
   /** What a session's reference says; undefined before the first list or when no reference names it. */
   factsOf(session: string): ReferenceFacts | undefined;
   /** Starts the watch; resolves after its first list. */
-  watch(onTurnEnded: (signal: TurnEndSignal) => void): Promise<ReferenceWatch>;
+  watch(handlers: Pick<ReferenceWatchOptions, 'onTurnEnded' | 'onHistoryFull'>): Promise<ReferenceWatch>;
 }
 
 export function createReferenceReporter(options: ReferenceReporterOptions): ReferenceReporter {
@@ -47,8 +47,8 @@ export function createReferenceReporter(options: ReferenceReporterOptions): Refe
       },
     },
     factsOf: (session) => current?.factsOf(session),
-    async watch(onTurnEnded) {
-      current = await startReferenceWatch({ ...options, onTurnEnded });
+    async watch(handlers) {
+      current = await startReferenceWatch({ ...options, ...handlers });
       listed();
       return current;
     },

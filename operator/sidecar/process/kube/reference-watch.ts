@@ -10,8 +10,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { API_VERSION, GROUP, SESSION_REFERENCE, VERSION } from '../../../api/names.ts';
 import { parseSessionReference } from '../../../api/parse.ts';
-import type { Role, SessionReferenceStatus, TurnOrigin } from '../../../api/session-reference.ts';
+import type { Role, TurnOrigin } from '../../../api/session-reference.ts';
 import { Watcher } from '../../../runtime/watcher.ts';
+import { endedTurnsOf, TurnHistory } from '../turn-history.ts';
 import type { ReferenceFacts } from '../turn-authority.ts';
 import type { EndedPhase } from '../turn-decision.ts';
 
@@ -36,6 +37,18 @@ export interface ReferenceWatchOptions {
   readonly logger: Logger;
   /** Called once per (session, turn, phase) seen; the reaper makes repeats idempotent anyway. */
   readonly onTurnEnded: (signal: TurnEndSignal) => void;
+  /**
+   * Called, before that status's turn ends, when its history is full: turns may have ended unseen
+   * (turn-history.ts); `shown` names every turn the status shows.
+   */
+  readonly onHistoryFull?: (signal: HistoryFullSignal) => void;
+}
+
+export interface HistoryFullSignal {
+  readonly reference: string;
+  readonly session: string;
+  readonly role: Role;
+  readonly shown: ReadonlySet<string>;
 }
 
 export interface ReferenceWatch {
@@ -51,32 +64,32 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
   const log = logger.child({ watch: SESSION_REFERENCE.plural, sandbox });
   const references = new Map<string, ReferenceKey>();
   const facts = new Map<string, ReferenceFacts>();
-  const seen = new Set<string>();
+  const history = new TurnHistory();
 
-  const observe = (raw: unknown): void => {
+  const observe = (raw: unknown): string | undefined => {
     const parsed = parseSessionReference(raw);
     if (!parsed.ok) {
       log.warn({ err: parsed.error, field: parsed.error.field }, 'ignoring a malformed SessionReference');
-      return;
+      return undefined;
     }
     const { metadata, spec, status } = parsed.value;
-    if (spec.sandbox !== sandbox) return;
+    if (spec.sandbox !== sandbox) return undefined;
     references.set(
       spec.session,
       metadata.uid === undefined ? { name: metadata.name } : { name: metadata.name, uid: metadata.uid },
     );
-    const ended = endedTurnsOf(status);
     facts.set(spec.session, {
       reference: metadata.name,
       role: spec.role,
-      ended: new Map(ended.map((t) => [t.id, t.phase])),
+      ended: new Map(endedTurnsOf(status).map((t) => [t.id, t.phase])),
     });
-    for (const turn of ended) {
-      const key = `${spec.session}/${turn.id}/${turn.phase}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const current = status?.turn;
-      const latest = current?.id === turn.id;
+    const observed = history.observe(spec.session, status);
+    if (observed.full !== undefined) {
+      const { shown } = observed.full;
+      options.onHistoryFull?.({ reference: metadata.name, session: spec.session, role: spec.role, shown });
+    }
+    for (const turn of observed.ended) {
+      const { latest } = turn;
       log.info(
         {
           reference: metadata.name,
@@ -94,15 +107,17 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
         role: spec.role,
         turn: turn.id,
         phase: turn.phase,
-        origin: current !== undefined && latest ? current.origin : 'Unknown',
+        origin: status?.turn !== undefined && latest ? status.turn.origin : 'Unknown',
       });
     }
+    return spec.session;
   };
   const forget = (raw: unknown): void => {
     const parsed = parseSessionReference(raw);
     if (!parsed.ok) return;
     references.delete(parsed.value.spec.session);
     facts.delete(parsed.value.spec.session);
+    history.forget(parsed.value.spec.session);
   };
 
   const watcher = new Watcher(
@@ -120,9 +135,13 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
       replace: (items) => {
         references.clear();
         facts.clear();
-        for (const item of items) observe(item);
+        const listed = items.flatMap((item) => observe(item) ?? []);
+        history.keepOnly(listed);
       },
-      apply: (type, object) => (type === 'DELETED' ? forget(object) : observe(object)),
+      apply: (type, object) => {
+        if (type === 'DELETED') forget(object);
+        else observe(object);
+      },
     },
     log,
     // As before the shared watcher: a first list that fails fails the start (a missing RBAC rule is said at
@@ -157,15 +176,4 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
       await running;
     },
   };
-}
-
-/** The ended turns a status shows, oldest first: the history, then the latest turn if it ended. */
-export function endedTurnsOf(
-  status: SessionReferenceStatus | undefined,
-): { readonly id: string; readonly phase: EndedPhase }[] {
-  const ended = [...(status?.endedTurns ?? [])];
-  const latest = status?.turn;
-  if (latest !== undefined && latest.phase !== 'Running' && !ended.some((t) => t.id === latest.id))
-    ended.push({ id: latest.id, phase: latest.phase });
-  return ended;
 }

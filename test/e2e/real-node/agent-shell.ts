@@ -1,0 +1,72 @@
+// What an agent host does from inside a real sandbox pod's agent container, with the project's client
+// (the operator image carries it): register a shell through the sidecar's socket, end a turn over it.
+import { readFileSync } from 'node:fs';
+import { expect } from 'vitest';
+import { kubectl } from '../../harness/kube.ts';
+
+const CLIENT =
+  "const { createReaperClient, spawnRegisteredShell } = await import('/app/dist/operator/sidecar/host/index.js');";
+const CONNECT = 'const client = createReaperClient({ socketPath: process.env.SANDBOX_REAPER_SOCKET });';
+
+async function runInAgent(namespace: string, pod: string, lines: readonly string[]) {
+  const script = [CLIENT, CONNECT, ...lines].join('\n');
+  const args = [
+    'exec',
+    '-n',
+    namespace,
+    pod,
+    '-c',
+    'agent',
+    '--',
+    'node',
+    '--input-type=module',
+    '-e',
+    script,
+  ];
+  const result = await kubectl(args);
+  expect(result.exitCode, result.stderr).toBe(0);
+  return result;
+}
+
+/** Registers one shell; answers the registration's kind (`Registered` when it runs). */
+export async function registerShell(
+  namespace: string,
+  pod: string,
+  shell: { readonly session: string; readonly turn: string; readonly command: string },
+): Promise<string> {
+  const { session, turn, command } = shell;
+  const result = await runInAgent(namespace, pod, [
+    `const shell = await spawnRegisteredShell({ client, session: ${JSON.stringify(session)}, turn: ${JSON.stringify(turn)}, command: ${JSON.stringify(command)} });`,
+    "if (shell.registration.kind === 'Failed') console.error(String(shell.registration.error), shell.registration.error?.cause);",
+    'console.log(shell.registration.kind); process.exit(0);',
+  ]);
+  if (result.stdout.trim() !== 'Registered')
+    console.error(`registration from the agent container: ${result.stderr}`);
+  return result.stdout.trim();
+}
+
+/** Ends a turn over the socket, as a host inside the pod does; answers the sidecar's decision. */
+export async function endTurnFromAgent(
+  namespace: string,
+  pod: string,
+  end: { readonly session: string; readonly turn: string; readonly role: 'Root' | 'Subagent' },
+): Promise<string> {
+  const request = { ...end, phase: 'Completed', origin: 'ParentMessage' };
+  const result = await runInAgent(namespace, pod, [
+    `const answer = await client.endTurn(${JSON.stringify(request)});`,
+    'console.log(answer.decision); process.exit(0);',
+  ]);
+  return result.stdout.trim();
+}
+
+/** The real and effective uid of a host process (the first field pair of /proc/<pid>/status's Uid line). */
+export function uidOf(pid: number): number | undefined {
+  try {
+    const line = readFileSync(`/proc/${String(pid)}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Uid:'));
+    return line === undefined ? undefined : Number(line.split(/\s+/)[1]);
+  } catch {
+    return undefined; // exited while we looked
+  }
+}
