@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { awaitChange, requeueAfter, type Action } from '../../../operator/runtime/action.ts';
+import { KubeRequestError } from '../../../operator/kube/errors.ts';
 import { WorkQueue } from '../../../operator/runtime/queue.ts';
 import { Runner } from '../../../operator/runtime/runner.ts';
 
@@ -86,3 +87,78 @@ describe('Runner', () => {
     expect(seen[1]! - seen[0]!).toBeGreaterThanOrEqual(29);
   });
 });
+
+describe('Runner and a misconfiguration', () => {
+  const refusal = () =>
+    new KubeRequestError('Create', 'pod team-a/sbx-0', 403, {
+      cause: {
+        body: JSON.stringify({
+          message:
+            'pods "sbx-0" is forbidden: User "dev" cannot create resource "pods" in API group "" in the namespace "team-a"',
+        }),
+      },
+    });
+
+  it('says it once with the fix, turns the key once at once, then waits for a change instead of backing off', async () => {
+    const queue = new WorkQueue({ baseMs: 1, maxMs: 10 });
+    type Line = { level: number; msg: string; fix?: string };
+    const lines: Line[] = [];
+    const log = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line) as Line) });
+    const heard: string[] = [];
+    let refusing = true;
+    let calls = 0;
+    const runner = new Runner(
+      queue,
+      () => {
+        calls += 1;
+        return refusing ? Promise.reject(refusal()) : Promise.resolve(awaitChange());
+      },
+      log,
+      {
+        onMisconfigured: (key, misconfiguration) => heard.push(`${key} ${misconfiguration.reason}`),
+        onReconfigured: (key) => heard.push(`${key} resolved`),
+      },
+      { misconfiguredRecheckMs: 3_600_000 },
+    );
+    runner.start(1);
+    queue.add('a');
+    await until(() => calls === 2); // the refusal, and the one turn that records it
+    await idle(queue);
+    expect(heard).toEqual(['a RBACForbidden']);
+    expect(queue.failuresOf('a')).toBe(0);
+    const errors = lines.filter((line) => line.level === 50);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.fix).toContain('grant dev "create" on pods in namespace team-a');
+    expect(errors[0]?.msg).toContain('User "dev" cannot create resource "pods"');
+    expect(lines.filter((line) => line.msg.includes('still misconfigured'))).toHaveLength(1);
+
+    queue.add('a'); // a change of the sandbox: looked at again, not said again
+    await until(() => calls === 3);
+    await idle(queue);
+    expect(lines.filter((line) => line.level === 50)).toHaveLength(1);
+
+    refusing = false; // someone granted the permission; the next change finds it fixed
+    queue.add('a');
+    await until(() => calls === 5); // the success, and the one turn that records the resolution
+    await idle(queue);
+    expect(heard).toEqual(['a RBACForbidden', 'a resolved']);
+    expect(lines.filter((line) => line.msg.includes('misconfiguration is resolved'))).toHaveLength(1);
+    expect(lines.filter((line) => line.msg.includes('backoff'))).toEqual([]);
+    queue.shutDown();
+    await runner.drained();
+  });
+});
+
+/** Lets the event loop run until `done` holds; fails, saying so, after 10,000 turns. */
+async function until(done: () => boolean): Promise<void> {
+  for (let turn = 0; turn < 10_000; turn += 1) {
+    if (done()) return;
+    await tick();
+  }
+  throw new Error('the condition never held');
+}
+
+/** Waits until no key is in flight or queued (delayed keys do not count). */
+async function idle(queue: WorkQueue): Promise<void> {
+  await until(() => queue.inFlightSince().length === 0 && queue.depth === 0);
+}
