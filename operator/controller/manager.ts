@@ -25,6 +25,7 @@ import { registerStateGauges } from './state-metrics.ts';
 import { DEFAULT_BACKOFF, WorkQueue } from '../runtime/queue.ts';
 import { Runner } from '../runtime/runner.ts';
 import { reconcileSandbox } from './sandbox-reconciler.ts';
+import { Misconfigurations, observingMisconfigurations } from './misconfiguration.ts';
 import { ClusterStore } from './store.ts';
 import { Watcher, type WatchedResource } from '../runtime/watcher.ts';
 
@@ -60,8 +61,10 @@ export async function runManager(options: ManagerOptions): Promise<void> {
         onRestart: (name, reason) => metrics.watchRestarts.inc({ resource: name, reason }),
       }),
   );
+  const misconfigurations = new Misconfigurations();
   const ctx: ReconcilerContext = {
     store,
+    misconfigurations,
     ports: (options.decoratePorts ?? ((ports: ControllerPorts) => ports))({
       sandboxes: kubeSandboxApi(clients),
       references: kubeReferenceApi(clients),
@@ -129,7 +132,8 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     queue,
     (key, reconcileLog) => reconcileSandbox(ctx, key, reconcileLog),
     log,
-    reconcileMetrics(metrics),
+    observingMisconfigurations(reconcileMetrics(metrics), misconfigurations),
+    { misconfiguredRecheckMs: config.resyncMs }, // a misconfiguration is looked at again on the resync
   );
 
   try {
