@@ -17,7 +17,13 @@ import { kubeGuardApi, kubeNamespaceApi, kubePodApi } from './adapters/pod-api.t
 import { kubeReferenceApi } from './adapters/reference-api.ts';
 import { kubeSandboxApi } from './adapters/sandbox-api.ts';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from '../runtime/leader.ts';
-import { admissionParamsRef, checkIdentity, identityAdvice, type IdentityVerdict } from './identity.ts';
+import {
+  admissionFix,
+  admissionParamsRef,
+  checkIdentity,
+  identityAdvice,
+  reportIdentity,
+} from './identity.ts';
 import { httpLedger, httpLocator, legacyEndpoints } from '../legacy/adapters/http.ts';
 import { CONTROLLER, createMetrics, queueMetrics, reconcileMetrics } from './metrics.ts';
 import { serveProbes } from '../runtime/probes.ts';
@@ -94,7 +100,8 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const watching = new AbortController();
   const watchRuns = watchers.map((watcher) => watcher.run(watching.signal));
   let stopping = false;
-  const identity = await checkIdentity(kubeConfig, admissionParamsRef(config.admissionParams));
+  const params = admissionParamsRef(config.admissionParams);
+  const identity = await checkIdentity(kubeConfig, params);
   reportIdentity(identity, log);
   const server = await serveProbes(
     { probe: config.probeBind, metrics: config.metricsBind },
@@ -132,7 +139,9 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     queue,
     (key, reconcileLog) => reconcileSandbox(ctx, key, reconcileLog),
     log,
-    observingMisconfigurations(reconcileMetrics(metrics), misconfigurations),
+    observingMisconfigurations(reconcileMetrics(metrics), misconfigurations, () =>
+      admissionFix(identity, params),
+    ),
     { misconfiguredRecheckMs: config.resyncMs }, // a misconfiguration is looked at again on the resync
   );
 
@@ -176,17 +185,6 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     await new Promise((resolve) => server.close(resolve));
     log.info('operator stopped');
   }
-}
-
-/** Said once, at start: a person can act on it; the deletion path says it again per sandbox if refused. */
-function reportIdentity(identity: IdentityVerdict, log: Logger): void {
-  const advice = identityAdvice(identity);
-  const fields = { identity: identity.kind, user: identity.user };
-  if (identity.kind === 'Trusted')
-    log.info(fields, 'the pod-protection policy trusts this operator to release sandbox pods');
-  else if (identity.kind === 'NotTrusted')
-    log.error({ ...fields, trusted: identity.trusted }, `not ready: ${advice ?? ''}`);
-  else log.warn(fields, advice ?? '');
 }
 
 type Sink = 'sandboxSink' | 'referenceSink' | 'podSink' | 'budgetSink';

@@ -66,14 +66,26 @@ export function misconfiguredCondition(
   return { type: 'Misconfigured', status: 'False', reason: 'Resolved', message: '' };
 }
 
-/** The runner's observer, telling this memory what the runner met (and keeping the other observer's calls). */
+/**
+ * The runner's observer, telling this memory what the runner met (and keeping the other observer's calls).
+ * An admission refusal gets the fix for this operator's own identity, when the start-up check knows it.
+ */
 export function observingMisconfigurations(
   observer: RunnerObserver,
   memory: Misconfigurations,
+  identityFix: () => string | undefined,
 ): RunnerObserver {
   return {
     ...observer,
-    onMisconfigured: (key, misconfiguration) => memory.record(key, misconfiguration),
+    onMisconfigured: (key, misconfiguration) => {
+      const fix = misconfiguration.reason === 'AdmissionRefused' ? identityFix() : undefined;
+      const known =
+        fix === undefined
+          ? misconfiguration
+          : { ...misconfiguration, fix: `${fix} (${misconfiguration.fix})` };
+      memory.record(key, known);
+      return known;
+    },
     onReconfigured: (key) => memory.resolve(key),
   };
 }

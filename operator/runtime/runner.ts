@@ -20,8 +20,14 @@ export type RunnerObserver = {
   readonly onActiveWorkers?: (active: number) => void;
   /** A reconcile threw a programming error (TypeError, RangeError, ...): controller-runtime's panic. */
   readonly onPanic?: () => void;
-  /** A key's reconcile met a misconfiguration it had not met since its last success (or ever). */
-  readonly onMisconfigured?: (key: string, misconfiguration: Misconfiguration) => void;
+  /**
+   * A key's reconcile met a misconfiguration it had not met since its last success (or ever). The domain may
+   * answer it with a better fix (it knows who the operator is); that is the one said.
+   */
+  readonly onMisconfigured?: (
+    key: string,
+    misconfiguration: Misconfiguration,
+  ) => Misconfiguration | undefined;
   /** A key that was misconfigured reconciled successfully. */
   readonly onReconfigured?: (key: string) => void;
 };
@@ -113,18 +119,21 @@ export class Runner {
           return;
         case 'AwaitFix': {
           this.queue.forget(key);
-          const { misconfiguration } = decision;
           const retryInMs = this.options.misconfiguredRecheckMs;
-          const said = `${misconfiguration.reason}\n${misconfiguration.refused}`;
+          const said = `${decision.misconfiguration.reason}\n${decision.misconfiguration.refused}`;
           if (this.misconfigured.get(key) === said) {
-            log.debug({ reason: misconfiguration.reason, retryInMs }, 'still misconfigured; said before');
+            log.debug(
+              { reason: decision.misconfiguration.reason, retryInMs },
+              'still misconfigured; said before',
+            );
           } else {
             this.misconfigured.set(key, said);
+            const misconfiguration =
+              this.observer.onMisconfigured?.(key, decision.misconfiguration) ?? decision.misconfiguration;
             log.error(
               { err: thrown, reason: misconfiguration.reason, fix: misconfiguration.fix, retryInMs },
               `${decision.why}: ${misconfiguration.refused}; fix: ${misconfiguration.fix}`,
             );
-            this.observer.onMisconfigured?.(key, misconfiguration);
             this.queue.add(key); // the next turn records it on the object
           }
           this.queue.addAfter(key, retryInMs);

@@ -48,10 +48,27 @@ class ListGate {
   }
 }
 
-/** Lets the controller's consistent LIST for one sandbox run, then holds its answer until released. */
+/**
+ * Lets the controller's consistent LIST for one sandbox run, then holds its answer until released; says how
+ * the cleanup's DELETE that follows it ended.
+ */
 class AfterListGate extends ListGate {
+  private deleteEnded: (outcome: string) => void = () => undefined;
+  readonly deleted = new Promise<string>((resolve) => (this.deleteEnded = resolve));
   override decorate = (ports: ControllerPorts): ControllerPorts => ({
     ...ports,
+    sandboxes: {
+      ...ports.sandboxes,
+      delete: async (ns, name, preconditions) => {
+        try {
+          await ports.sandboxes.delete(ns, name, preconditions);
+          if (name === this.sandbox) this.deleteEnded('deleted');
+        } catch (error) {
+          if (name === this.sandbox) this.deleteEnded(`refused: ${String(error)}`);
+          throw error;
+        }
+      },
+    },
     references: {
       ...ports.references,
       listLive: async (ns, sandbox) => {
@@ -160,8 +177,9 @@ describe('an attach racing a deletion', () => {
     }
     cleanupGate.open();
     if (attached === 'attached') {
-      // The session was told it is attached: cleanup must not take its sandbox.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // The session was told it is attached: cleanup must not take its sandbox. Its DELETE follows the held
+      // LIST; once it has ended the Sandbox shows what it did.
+      await cleanupGate.deleted;
       const sandbox = await getSandbox(namespace, cleanupGate.sandbox);
       expect(
         sandbox?.metadata.deletionTimestamp,

@@ -4,10 +4,17 @@
  * refused, and the controller's decision still governs).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANNOTATIONS, LABELS } from '../../../operator/api/names.ts';
+import { ANNOTATIONS, API_VERSION, LABELS, SANDBOX } from '../../../operator/api/names.ts';
 import { kubectl, testNamespace } from '../../harness/kube.ts';
 import { createReference, createSandbox, deleteReference, deleteSandbox, getSandbox } from './fixtures.ts';
-import { core, eventually, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
+import {
+  core,
+  eventually,
+  grantOperatorRbac,
+  pending,
+  startOperator,
+  type RunningOperator,
+} from './operator.ts';
 
 const namespace = testNamespace('guards');
 let operator: RunningOperator;
@@ -75,6 +82,26 @@ describe('a sandbox pod', () => {
   });
 
   it('survives a foreground cascade of its Sandbox while a foreign reference remains', async () => {
+    // A dependent nothing protects: the garbage collector deletes every blocking dependent of a
+    // foreground-deleted owner in one pass, so once it has taken the sentinel it has tried the pod too.
+    const owner = await getSandbox(namespace, 'guarded');
+    await core().createNamespacedConfigMap({
+      namespace,
+      body: {
+        metadata: {
+          name: 'guarded-sentinel',
+          ownerReferences: [
+            {
+              apiVersion: API_VERSION,
+              kind: SANDBOX.kind,
+              name: 'guarded',
+              uid: owner?.metadata.uid ?? '',
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
+      },
+    });
     await deleteSandbox(namespace, 'guarded', 'Foreground');
     await eventually('deletion blocked', async () =>
       (await getSandbox(namespace, 'guarded'))?.status?.phase === 'Blocked' ? true : undefined,
@@ -90,8 +117,16 @@ describe('a sandbox pod', () => {
     await eventually('budget back while blocked', async () =>
       (await guardOf('guarded-sandbox')) ? true : undefined,
     );
-    // Give the garbage collector time to try the dependents (it retries with backoff).
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await eventually('the cascade to take the unprotected sentinel', async () => {
+      const sentinel = await core()
+        .readNamespacedConfigMap({ namespace, name: 'guarded-sentinel' })
+        .then(
+          (found) => ({ deleting: found.metadata?.deletionTimestamp ?? false }),
+          (error: unknown) =>
+            (error as { code?: number }).code === 404 ? undefined : { error: String(error) },
+        );
+      return sentinel === undefined ? true : pending({ sentinel });
+    });
     const current = await pod();
     expect(current?.metadata?.deletionTimestamp).toBeUndefined();
     expect((await getSandbox(namespace, 'guarded'))?.metadata.finalizers).toEqual(

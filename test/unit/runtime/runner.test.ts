@@ -115,7 +115,10 @@ describe('Runner and a misconfiguration', () => {
       },
       log,
       {
-        onMisconfigured: (key, misconfiguration) => heard.push(`${key} ${misconfiguration.reason}`),
+        onMisconfigured: (key, misconfiguration) => {
+          heard.push(`${key} ${misconfiguration.reason}`);
+          return undefined;
+        },
         onReconfigured: (key) => heard.push(`${key} resolved`),
       },
       { misconfiguredRecheckMs: 3_600_000 },
