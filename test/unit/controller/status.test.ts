@@ -9,7 +9,7 @@ import {
 } from '../../../operator/controller/status.ts';
 import type { PodSummary } from '../../../operator/controller/pod-summary.ts';
 import { buildReferenceIndex } from '../../../operator/index/index.ts';
-import { sandbox as sandboxBuilder } from '../builders.ts';
+import { pod as podOf, sandbox as sandboxBuilder } from '../builders.ts';
 import { attached, ownReferences } from '../fixtures.ts';
 
 const now = new Date('2026-11-30T12:00:00Z');
@@ -22,17 +22,7 @@ function sandbox(overrides: Partial<Sandbox['metadata']> = {}, status?: Sandbox[
     .build();
 }
 
-const pod = (ordinal: number, ready: boolean): PodSummary => ({
-  namespace: 'ns',
-  name: `sbx-${ordinal}`,
-  uid: `u${ordinal}`,
-  sandbox: 'sbx',
-  ordinal,
-  deleting: false,
-  finalizers: [],
-  ready,
-  phase: 'Running',
-});
+const pod = (ordinal: number, ready: boolean): PodSummary => podOf('sbx', ordinal, { ready });
 const born = { state: 'NotRequired' as const, marker: true };
 const index = buildReferenceIndex([attached('a', 'wt-1'), attached('b', 'wt-2')], INDEX_LIMITS);
 
