@@ -11,8 +11,16 @@ import { SandboxDeletingError, SessionReferences } from '../../../operator/clien
 import { sessionReferenceName } from '../../../operator/client/names.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
-import { createReference, createSandbox, deleteSandbox, getReference, getSandbox } from './fixtures.ts';
-import { eventually, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
+import {
+  createReference,
+  createSandbox,
+  deleteSandbox,
+  getReference,
+  getSandbox,
+  untilSandbox,
+  sandboxGone,
+} from './fixtures.ts';
+import { grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
 
 const namespace = testNamespace('attach-race');
 let operator: RunningOperator;
@@ -104,20 +112,13 @@ afterAll(async () => {
   await operator.stop();
 });
 
-const gone = (name: string) =>
-  eventually(
-    `${name} gone`,
-    async () => ((await getSandbox(namespace, name)) === undefined ? true : undefined),
-    60_000,
-  );
+const gone = (name: string) => sandboxGone(namespace, name, 60_000);
 
 describe('an attach racing a deletion', () => {
   it('blocks the deletion when its reference is written before the consistent LIST, then is refused', async () => {
     const [gate] = gates;
     await createSandbox(namespace, gate!.sandbox, { worktree: 'wt-1' });
-    await eventually('running', async () =>
-      (await getSandbox(namespace, gate!.sandbox))?.status?.phase === 'Running' ? true : undefined,
-    );
+    await untilSandbox(namespace, gate!.sandbox, 'running', (sandbox) => sandbox.status?.phase === 'Running');
     await deleteSandbox(namespace, gate!.sandbox);
     await gate!.reached; // the cache said exclusive; the controller is about to LIST
     // The attach's first half: its reference is written now, before the LIST.
@@ -127,10 +128,12 @@ describe('an attach racing a deletion', () => {
       worktree: 'wt-9',
     });
     gate!.open();
-    const blocked = await eventually('blocked', async () => {
-      const sandbox = await getSandbox(namespace, gate!.sandbox);
-      return sandbox?.status?.phase === 'Blocked' ? sandbox : undefined;
-    });
+    const blocked = await untilSandbox(
+      namespace,
+      gate!.sandbox,
+      'blocked',
+      (sandbox) => sandbox.status?.phase === 'Blocked',
+    );
     expect(blocked.status?.decision).toMatchObject({ verdict: 'Foreign', evidence: 'Index' });
     // An attach on the same name now sees the deletion and is refused. The reference existed before it (it is
     // what blocks the deletion), so the refused attach must leave it in place, not delete it.
@@ -150,9 +153,7 @@ describe('an attach racing a deletion', () => {
   it('is refused when its reference is written after the consistent LIST', async () => {
     const [, gate] = gates;
     await createSandbox(namespace, gate!.sandbox, { worktree: 'wt-1' });
-    await eventually('running', async () =>
-      (await getSandbox(namespace, gate!.sandbox))?.status?.phase === 'Running' ? true : undefined,
-    );
+    await untilSandbox(namespace, gate!.sandbox, 'running', (sandbox) => sandbox.status?.phase === 'Running');
     await deleteSandbox(namespace, gate!.sandbox);
     await gate!.reached;
     gate!.open();
@@ -196,8 +197,6 @@ describe('an attach racing a deletion', () => {
     await createSandbox(namespace, 'live', { worktree: 'wt-1' });
     const name = await client().attach(attachRequest('live'));
     expect(name).toBe(sessionReferenceName('live', 'workspace_77'));
-    await eventually('counted', async () =>
-      (await getSandbox(namespace, 'live'))?.status?.references?.foreign === 1 ? true : undefined,
-    );
+    await untilSandbox(namespace, 'live', 'counted', (sandbox) => sandbox.status?.references?.foreign === 1);
   });
 });

@@ -12,14 +12,15 @@ import { JSON_PATCH } from '../../../operator/kube/clients.ts';
 import type { SessionReference } from '../../../operator/api/objects.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { startHoldingProxy } from '../../harness/holding-proxy.ts';
-import { createSandbox, deleteSandbox, getReference, getSandbox } from './fixtures.ts';
 import {
-  customObjects,
-  eventually,
-  grantOperatorRbac,
-  startOperator,
-  type RunningOperator,
-} from './operator.ts';
+  createSandbox,
+  deleteSandbox,
+  getReference,
+  getSandbox,
+  untilSandbox,
+  sandboxGone,
+} from './fixtures.ts';
+import { customObjects, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
 
 const namespace = testNamespace('client');
 let operator: RunningOperator;
@@ -78,8 +79,11 @@ describe('the session reference client', () => {
     const tombstone = await readReference('detach', 'workspace_1');
     expect(tombstone.spec.state).toBe('Detached');
     expect(tombstone.status?.detachedAt).toMatch(/Z$/);
-    await eventually('tombstone counted', async () =>
-      (await getSandbox(namespace, 'detach'))?.status?.references?.detached === 1 ? true : undefined,
+    await untilSandbox(
+      namespace,
+      'detach',
+      'tombstone counted',
+      (sandbox) => sandbox.status?.references?.detached === 1,
     );
     await attach('detach', 'workspace_1', 'wt-2');
     expect((await readReference('detach', 'workspace_1')).spec.state).toBe('Attached');
@@ -160,14 +164,10 @@ describe('the session reference client', () => {
     await createSandbox(namespace, 'forget', { worktree: 'wt-1' });
     await attach('forget', 'workspace_f', 'wt-2');
     await deleteSandbox(namespace, 'forget');
-    await eventually('blocked', async () =>
-      (await getSandbox(namespace, 'forget'))?.status?.phase === 'Blocked' ? true : undefined,
-    );
+    await untilSandbox(namespace, 'forget', 'blocked', (sandbox) => sandbox.status?.phase === 'Blocked');
     expect(await client().forget(namespace, 'forget', 'workspace_f')).toEqual({ kind: 'Forgotten' });
     expect(await client().forget(namespace, 'forget', 'workspace_f')).toEqual({ kind: 'AlreadyGone' });
-    await eventually('destroyed', async () =>
-      (await getSandbox(namespace, 'forget')) === undefined ? true : undefined,
-    );
+    await sandboxGone(namespace, 'forget');
   });
 
   it('reports a forget it could not finish as a value within its deadline, never by throwing', async () => {

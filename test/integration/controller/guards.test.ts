@@ -6,7 +6,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS, API_VERSION, LABELS, SANDBOX } from '../../../operator/api/names.ts';
 import { kubectl, testNamespace } from '../../harness/kube.ts';
-import { createReference, createSandbox, deleteReference, deleteSandbox, getSandbox } from './fixtures.ts';
+import {
+  createReference,
+  createSandbox,
+  deleteReference,
+  deleteSandbox,
+  getSandbox,
+  untilSandbox,
+  sandboxGone,
+} from './fixtures.ts';
 import {
   core,
   eventually,
@@ -28,9 +36,7 @@ beforeAll(async () => {
     session: 'workspace_7',
     worktree: 'wt-2',
   });
-  await eventually('pod running', async () =>
-    (await getSandbox(namespace, 'guarded'))?.status?.phase === 'Running' ? true : undefined,
-  );
+  await untilSandbox(namespace, 'guarded', 'pod running', (sandbox) => sandbox.status?.phase === 'Running');
 });
 afterAll(async () => {
   await operator.stop();
@@ -103,8 +109,11 @@ describe('a sandbox pod', () => {
       },
     });
     await deleteSandbox(namespace, 'guarded', 'Foreground');
-    await eventually('deletion blocked', async () =>
-      (await getSandbox(namespace, 'guarded'))?.status?.phase === 'Blocked' ? true : undefined,
+    await untilSandbox(
+      namespace,
+      'guarded',
+      'deletion blocked',
+      (sandbox) => sandbox.status?.phase === 'Blocked',
     );
     // The cascade must not take the eviction guard either, and a removed one comes back while blocked.
     expect(await guardOf('guarded-sandbox')).toBe(true);
@@ -134,11 +143,7 @@ describe('a sandbox pod', () => {
     );
     // Once the blocker is forgotten the controller releases the pods and the cascade completes.
     await deleteReference(namespace, 'foreign');
-    await eventually(
-      'sandbox gone',
-      async () => ((await getSandbox(namespace, 'guarded')) === undefined ? true : undefined),
-      60_000,
-    );
+    await sandboxGone(namespace, 'guarded', 60_000);
     expect(await pod()).toBeUndefined();
   });
 

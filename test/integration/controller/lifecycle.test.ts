@@ -11,7 +11,15 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ANNOTATIONS, EXCLUSIVITY_FINALIZER, GROUP, SANDBOX, VERSION } from '../../../operator/api/names.ts';
 import { rfc3339 } from '../../../operator/controller/conditions.ts';
 import { kubectl, testNamespace } from '../../harness/kube.ts';
-import { createReference, createSandbox, deleteSandbox, getSandbox, sandboxManifest } from './fixtures.ts';
+import {
+  createReference,
+  createSandbox,
+  deleteSandbox,
+  getSandbox,
+  sandboxManifest,
+  untilSandbox,
+  sandboxGone,
+} from './fixtures.ts';
 import { LedgerServer } from './ledger-server.ts';
 import {
   core,
@@ -61,12 +69,7 @@ afterAll(async () => {
 });
 
 const status = async (name: string) => (await getSandbox(namespace, name))?.status;
-const gone = (name: string) =>
-  eventually(
-    `${name} gone`,
-    async () => ((await getSandbox(namespace, name)) === undefined ? true : undefined),
-    60_000,
-  );
+const gone = (name: string) => sandboxGone(namespace, name, 60_000);
 
 describe('legacy reconciliation', () => {
   it('earns the marker for an adopted sandbox no foreign owner holds, and then decides from the index', async () => {
@@ -219,8 +222,11 @@ describe('an adopted sandbox without a ledger', () => {
       ['replaced', ['replace', '-f', '-']],
     ] as const) {
       await createSandbox(other, name, { worktree: 'wt-1', annotations: adopted });
-      await eventually('unmarked status', async () =>
-        (await getSandbox(other, name))?.status?.reconciliation?.state === 'NotConfigured' ? true : undefined,
+      await untilSandbox(
+        other,
+        name,
+        'unmarked status',
+        (sandbox) => sandbox.status?.reconciliation?.state === 'NotConfigured',
       );
       // The replacement has no annotation; it carries the live finalizers, as the guard-protection policy
       // requires of a replace (test/integration/admission/guard-protection.test.ts).
@@ -243,10 +249,11 @@ describe('an adopted sandbox without a ledger', () => {
       expect(
         (await getSandbox(other, name))?.metadata.annotations?.[ANNOTATIONS.adoptedFrom],
       ).toBeUndefined();
-      await eventually('the finalizer back', async () =>
-        (await getSandbox(other, name))?.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER)
-          ? true
-          : undefined,
+      await untilSandbox(
+        other,
+        name,
+        'the finalizer back',
+        (sandbox) => sandbox.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) === true,
       );
       await deleteSandbox(other, name);
       const blocked = await eventually(`${name} blocked`, async () => {
