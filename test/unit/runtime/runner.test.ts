@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { awaitChange, requeueAfter, type Action } from '../../../operator/runtime/action.ts';
 import { KubeRequestError } from '../../../operator/kube/errors.ts';
 import { WorkQueue } from '../../../operator/runtime/queue.ts';
@@ -46,45 +46,66 @@ describe('Runner', () => {
   });
 
   it('requeues a failed key with backoff and forgets failures after a success', async () => {
-    const queue = new WorkQueue({ baseMs: 1, maxMs: 10 });
-    const results: string[] = [];
-    let calls = 0;
-    const runner = new Runner(
-      queue,
-      (): Promise<Action> => {
-        calls += 1;
-        if (calls <= 2) return Promise.reject(new Error('conflict'));
-        return Promise.resolve(awaitChange());
-      },
-      silent,
-      { onResult: (result) => results.push(result) },
-    );
-    runner.start(1);
-    queue.add('a');
-    while (results.length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
-    queue.shutDown();
-    await runner.drained();
-    expect(results).toEqual(['error', 'error', 'success']);
-    expect(queue.failuresOf('a')).toBe(0);
+    vi.useFakeTimers();
+    try {
+      const queue = new WorkQueue({ baseMs: 1, maxMs: 10 });
+      const results: string[] = [];
+      let calls = 0;
+      const runner = new Runner(
+        queue,
+        (): Promise<Action> => {
+          calls += 1;
+          if (calls <= 2) return Promise.reject(new Error('conflict'));
+          return Promise.resolve(awaitChange());
+        },
+        silent,
+        { onResult: (result) => results.push(result) },
+      );
+      runner.start(1);
+      queue.add('a');
+      await vi.advanceTimersByTimeAsync(0);
+      expect(results).toEqual(['error']);
+      await vi.advanceTimersByTimeAsync(1); // the first backoff: baseMs
+      expect(results).toEqual(['error', 'error']);
+      expect(queue.failuresOf('a')).toBe(2);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(results).toEqual(['error', 'error']); // the second backoff is 2 ms
+      await vi.advanceTimersByTimeAsync(1);
+      expect(results).toEqual(['error', 'error', 'success']);
+      expect(queue.failuresOf('a')).toBe(0);
+      queue.shutDown();
+      await runner.drained();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
-  it('comes back to a key after the requested delay', async () => {
-    const queue = new WorkQueue();
-    const seen: number[] = [];
-    const runner = new Runner(
-      queue,
-      () => {
-        seen.push(Date.now());
-        return Promise.resolve(seen.length < 2 ? requeueAfter(30) : awaitChange());
-      },
-      silent,
-    );
-    runner.start(2);
-    queue.add('a');
-    while (seen.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
-    queue.shutDown();
-    await runner.drained();
-    expect(seen[1]! - seen[0]!).toBeGreaterThanOrEqual(29);
+  it('comes back to a key after the requested delay, not before', async () => {
+    vi.useFakeTimers();
+    try {
+      const queue = new WorkQueue();
+      let calls = 0;
+      const runner = new Runner(
+        queue,
+        () => {
+          calls += 1;
+          return Promise.resolve(calls < 2 ? requeueAfter(30) : awaitChange());
+        },
+        silent,
+      );
+      runner.start(2);
+      queue.add('a');
+      await vi.advanceTimersByTimeAsync(0);
+      expect(calls).toBe(1);
+      await vi.advanceTimersByTimeAsync(29);
+      expect(calls).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(calls).toBe(2);
+      queue.shutDown();
+      await runner.drained();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
