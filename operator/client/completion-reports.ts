@@ -1,5 +1,5 @@
 /**
- * Report a subagent's completion to its parent once (seed 002), as one call for the agent host:
+ * Report a subagent's completion to its parent once (docs/sidecar.md "Completion reports to the parent"), as one call for the agent host:
  *
  * - `recordTurn` writes the child's `status.turn` and appends an ended turn to `status.endedTurns` (the
  *   shell reaper reads both). Joined origins are kept as the distinct set, so no number of steered

@@ -9,6 +9,7 @@ export const CONDITION_TYPES = [
   'DeletionBlocked',
   'ReferencesReconciled',
   'CapacityExceeded',
+  'Misconfigured',
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { IndexLimits } from '../api/limits.ts';
 import type { Sandbox } from '../api/objects.ts';
 import type { ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
+import type { Misconfigurations } from './misconfiguration.ts';
 import type { SidecarSettings } from './pod-template.ts';
 import type { ControllerPorts } from './ports.ts';
 import type { StoreReader } from './store.ts';
@@ -35,4 +36,6 @@ export type ReconcilerContext = {
     readonly legacyRetryWhileDeletingMs: number;
   };
   readonly recorder: DecisionRecorder;
+  /** Refusals only a person can fix, as the runner met them: the status writer records them. */
+  readonly misconfigurations: Misconfigurations;
 };

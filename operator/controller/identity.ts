@@ -8,6 +8,7 @@
  * of retrying forbidden deletes for ever.
  */
 import { AuthenticationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
 import { KubeRequestError, request } from '../kube/errors.ts';
 
 export type AdmissionParamsRef = { readonly namespace: string; readonly name: string };
@@ -72,6 +73,20 @@ export function identityAdvice(verdict: IdentityVerdict): string | undefined {
   }
 }
 
+/**
+ * The fix for an admission refusal of this operator's writes, in terms of its own identity: the policy's
+ * parameters and the command, when the start-up check found out who it is.
+ */
+export function admissionFix(verdict: IdentityVerdict, params: AdmissionParamsRef): string | undefined {
+  if (verdict.kind === 'NotTrusted' || verdict.kind === 'ParamsMissing') return identityAdvice(verdict);
+  if (verdict.kind === 'Trusted' || verdict.user === undefined) return undefined;
+  return (
+    `this operator runs as "${verdict.user}"; if the pod-protection policy does not trust it, run the operator ` +
+    `under the chart's ServiceAccount, or add "${verdict.user}" to data.operatorUsers (comma-separated) of ` +
+    `ConfigMap ${params.namespace}/${params.name}`
+  );
+}
+
 /** Asks the API server who this client is, then reads the policy's parameters. Never throws. */
 export async function checkIdentity(
   kubeConfig: KubeConfig,
@@ -103,3 +118,14 @@ export async function checkIdentity(
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** Said once, at start: a person can act on it; the deletion path says it again per sandbox if refused. */
+export function reportIdentity(identity: IdentityVerdict, log: Logger): void {
+  const advice = identityAdvice(identity);
+  const fields = { identity: identity.kind, user: identity.user };
+  if (identity.kind === 'Trusted')
+    log.info(fields, 'the pod-protection policy trusts this operator to release sandbox pods');
+  else if (identity.kind === 'NotTrusted')
+    log.error({ ...fields, trusted: identity.trusted }, `not ready: ${advice ?? ''}`);
+  else log.warn(fields, advice ?? '');
+}

@@ -17,7 +17,13 @@ import { kubeGuardApi, kubeNamespaceApi, kubePodApi } from './adapters/pod-api.t
 import { kubeReferenceApi } from './adapters/reference-api.ts';
 import { kubeSandboxApi } from './adapters/sandbox-api.ts';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from '../runtime/leader.ts';
-import { admissionParamsRef, checkIdentity, identityAdvice, type IdentityVerdict } from './identity.ts';
+import {
+  admissionFix,
+  admissionParamsRef,
+  checkIdentity,
+  identityAdvice,
+  reportIdentity,
+} from './identity.ts';
 import { httpLedger, httpLocator, legacyEndpoints } from '../legacy/adapters/http.ts';
 import { CONTROLLER, createMetrics, queueMetrics, reconcileMetrics } from './metrics.ts';
 import { serveProbes } from '../runtime/probes.ts';
@@ -25,6 +31,7 @@ import { registerStateGauges } from './state-metrics.ts';
 import { DEFAULT_BACKOFF, WorkQueue } from '../runtime/queue.ts';
 import { Runner } from '../runtime/runner.ts';
 import { reconcileSandbox } from './sandbox-reconciler.ts';
+import { Misconfigurations, observingMisconfigurations } from './misconfiguration.ts';
 import { ClusterStore } from './store.ts';
 import { Watcher, type WatchedResource, type WatchSink } from '../runtime/watcher.ts';
 import { NamespaceLevels, namespaceLevelResource } from './namespace-levels.ts';
@@ -72,8 +79,10 @@ export async function runManager(options: ManagerOptions): Promise<void> {
         onRestart: (name, reason) => metrics.watchRestarts.inc({ resource: name, reason }),
       }),
   );
+  const misconfigurations = new Misconfigurations();
   const ctx: ReconcilerContext = {
     store,
+    misconfigurations,
     ports: (options.decoratePorts ?? ((ports: ControllerPorts) => ports))({
       sandboxes: kubeSandboxApi(clients),
       references: kubeReferenceApi(clients),
@@ -107,7 +116,8 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const watching = new AbortController();
   const watchRuns = watchers.map((watcher) => watcher.run(watching.signal));
   let stopping = false;
-  const identity = await checkIdentity(kubeConfig, admissionParamsRef(config.admissionParams));
+  const params = admissionParamsRef(config.admissionParams);
+  const identity = await checkIdentity(kubeConfig, params);
   reportIdentity(identity, log);
   const server = await serveProbes(
     { probe: config.probeBind, metrics: config.metricsBind },
@@ -145,7 +155,10 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     queue,
     (key, reconcileLog) => reconcileSandbox(ctx, key, reconcileLog),
     log,
-    reconcileMetrics(metrics),
+    observingMisconfigurations(reconcileMetrics(metrics), misconfigurations, () =>
+      admissionFix(identity, params),
+    ),
+    { misconfiguredRecheckMs: config.resyncMs }, // a misconfiguration is looked at again on the resync
   );
 
   try {
@@ -188,17 +201,6 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     await new Promise((resolve) => server.close(resolve));
     log.info('operator stopped');
   }
-}
-
-/** Said once, at start: a person can act on it; the deletion path says it again per sandbox if refused. */
-function reportIdentity(identity: IdentityVerdict, log: Logger): void {
-  const advice = identityAdvice(identity);
-  const fields = { identity: identity.kind, user: identity.user };
-  if (identity.kind === 'Trusted')
-    log.info(fields, 'the pod-protection policy trusts this operator to release sandbox pods');
-  else if (identity.kind === 'NotTrusted')
-    log.error({ ...fields, trusted: identity.trusted }, `not ready: ${advice ?? ''}`);
-  else log.warn(fields, advice ?? '');
 }
 
 type Sink = 'sandboxSink' | 'referenceSink' | 'podSink' | 'budgetSink';

@@ -5,7 +5,8 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { applyReaper } from '../sidecar/injection/apply.ts';
-import type { PodSecurityLevel } from '../sidecar/injection/mode.ts';
+import { agentUserOf, chooseReaperMode, type PodSecurityLevel } from '../sidecar/injection/mode.ts';
+import type { Misconfiguration } from '../runtime/error-policy.ts';
 import {
   ANNOTATIONS,
   API_VERSION,
@@ -76,6 +77,28 @@ export function sandboxPod(sandbox: Sandbox, ordinal: number, sidecar: SidecarSe
 function templateAnnotations(annotations: Readonly<Record<string, string>>): Record<string, string> {
   const { [ANNOTATIONS.deletionOverride]: _dropped, ...rest } = annotations;
   return rest;
+}
+
+/**
+ * Why no pod of this sandbox can get the shell reaper, if none can: a template and namespace no reaper mode
+ * fits (operator/sidecar/injection/mode.ts decides). A person must change the template or the namespace, so
+ * this is a misconfiguration, recorded once, not a failure retried with backoff.
+ */
+export function reaperModeRefusal(sandbox: Sandbox, sidecar: SidecarSettings): Misconfiguration | undefined {
+  const { shellReaper, podTemplate } = sandbox.spec;
+  if (!shellReaper.enabled) return undefined;
+  const choice = chooseReaperMode({
+    requested: shellReaper.mode ?? 'Auto',
+    agentUser: agentUserOf(podTemplate.spec as unknown as Parameters<typeof agentUserOf>[0]),
+    level: sidecar.podSecurityLevel,
+    namespace: sandbox.metadata.namespace,
+  });
+  if (choice.ok) return undefined;
+  return {
+    reason: 'ShellReaperModeRefused',
+    refused: `no pod is created: the shell reaper (spec.shellReaper) cannot run in any mode the pod template and namespace admit`,
+    fix: choice.message,
+  };
 }
 
 /** The reaper's pod additions, mode and privilege come from operator/sidecar/injection/apply.ts. */

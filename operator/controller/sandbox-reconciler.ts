@@ -19,13 +19,17 @@ import type { PodSummary } from './pod-summary.ts';
 import { legacyEvidence, nextLegacyWalkInMs } from './legacy-evidence.ts';
 import { cleanUpWhenDue } from './cleanup.ts';
 import { missingOrdinals, pendingErase } from './lifecycle.ts';
-import { sandboxPod } from './pod-template.ts';
+import { reaperModeRefusal, sandboxPod } from './pod-template.ts';
+import { MisconfigurationError } from '../runtime/error-policy.ts';
 import { keyOf } from './store.ts';
 import { writeStatus } from './write-status.ts';
 
 export async function reconcileSandbox(ctx: ReconcilerContext, key: string, log: Logger): Promise<Action> {
   const parsed = ctx.store.sandbox(key);
-  if (!parsed) return awaitChange();
+  if (!parsed) {
+    ctx.misconfigurations.forget(key);
+    return awaitChange();
+  }
   if (!parsed.ok) {
     // Nothing of a sandbox we cannot read is released: its pods keep their finalizers.
     log.error({ err: parsed.error, field: parsed.error.field }, 'sandbox is malformed; leaving it untouched');
@@ -82,7 +86,10 @@ async function reconcileLive(ctx: ReconcilerContext, sandbox: Sandbox, log: Logg
 
   await keepEvictionGuard(ctx, sandbox, log);
   await releaseTerminatingPods(ctx, sandbox, pods, log);
-  for (const ordinal of missingOrdinals(sandbox, pods)) {
+  const missing = missingOrdinals(sandbox, pods);
+  const refusal = missing.length === 0 ? undefined : reaperModeRefusal(sandbox, ctx.sidecar);
+  if (refusal) throw new MisconfigurationError(refusal, { cause: sandbox.spec.shellReaper });
+  for (const ordinal of missing) {
     try {
       const result = await ctx.ports.pods.create(sandboxPod(sandbox, ordinal, ctx.sidecar));
       log.info({ ordinal, result }, 'sandbox pod created');

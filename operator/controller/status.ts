@@ -13,6 +13,7 @@ import type { ReferenceIndex } from '../index/reference-index.ts';
 import { rfc3339, setCondition } from './conditions.ts';
 import { incarnationTest, type JsonPatchOp } from './finalizer.ts';
 import type { ReconciliationStatus } from './lifecycle.ts';
+import { misconfiguredCondition, type MisconfigurationState } from './misconfiguration.ts';
 import type { PodSummary } from './pod-summary.ts';
 
 export type StatusInput = {
@@ -24,6 +25,8 @@ export type StatusInput = {
   readonly decision: SandboxDecision | undefined;
   readonly unreferencedSince: string | undefined;
   readonly erasedFor: string | undefined;
+  /** What this process knows of a refusal only a person can fix (misconfiguration.ts). */
+  readonly misconfiguration?: MisconfigurationState;
   readonly now: Date;
 };
 
@@ -120,6 +123,8 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
         }
       : { type: 'CapacityExceeded', status: 'False', reason: 'WithinCapacity', message: '' },
   );
+  const misconfigured = misconfiguredCondition(input.misconfiguration, conditions);
+  if (misconfigured) set(misconfigured);
 
   const target = { worktree: sandbox.spec.worktree };
   return {

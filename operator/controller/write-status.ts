@@ -8,6 +8,8 @@ import type { ReconciliationStatus } from './lifecycle.ts';
 import { unreferencedSince } from './lifecycle.ts';
 import type { PodSummary } from './pod-summary.ts';
 import { changedStatusFields, sandboxStatus } from './status.ts';
+import { sandboxRef } from './erase.ts';
+import { keyOf } from './store.ts';
 
 export type StatusFacts = {
   readonly index: ReferenceIndex;
@@ -24,13 +26,21 @@ export async function writeStatus(
   facts: StatusFacts,
 ): Promise<void> {
   const now = ctx.now();
+  const misconfiguration = ctx.misconfigurations.of(keyOf(sandbox.metadata.namespace, sandbox.metadata.name));
   const status = sandboxStatus({
     sandbox,
     ...facts,
     unreferencedSince: unreferencedSince(sandbox, facts.index, now),
     erasedFor: facts.erasedFor ?? sandbox.status?.capacity?.erasedFor,
+    misconfiguration,
     now,
   });
   const changed = changedStatusFields(sandbox.status, status);
-  if (changed) await ctx.ports.sandboxes.patchStatus(incarnationOf(sandbox), sandbox.status, changed);
+  if (!changed) return;
+  await ctx.ports.sandboxes.patchStatus(incarnationOf(sandbox), sandbox.status, changed);
+  const was = sandbox.status?.conditions?.find((c) => c.type === 'Misconfigured');
+  const is = status.conditions?.find((c) => c.type === 'Misconfigured');
+  // The Event follows the condition: once when a refusal is first recorded (or changes), not per turn.
+  if (is?.status === 'True' && (was?.status !== 'True' || was.message !== is.message))
+    await ctx.ports.events.record(sandboxRef(sandbox), 'Warning', is.reason, is.message);
 }

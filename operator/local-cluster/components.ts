@@ -1,4 +1,4 @@
-// etcd and kube-apiserver: flags (as envtest uses them, research/control-plane.md §3), start-up on
+// etcd and kube-apiserver: flags (as controller-runtime's envtest starts them), start-up on
 // free loopback ports, and readiness. A port taken between choosing and binding is retried.
 import { X509Certificate } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';

@@ -6,6 +6,24 @@
  * nothing else chooses a retry. docs/deletion.md ("When a step fails") explains the choices.
  */
 import { KubeRequestError } from '../kube/errors.ts';
+import { forbiddenMisconfiguration, type Misconfiguration } from './forbidden.ts';
+
+export type { Misconfiguration } from './forbidden.ts';
+
+/**
+ * A setting outside the reconcile is wrong (a pod template no shell reaper mode fits, a missing permission):
+ * thrown by domain code that found it, with what a person must change.
+ */
+export class MisconfigurationError extends Error {
+  readonly kind = 'Misconfigured';
+  constructor(
+    readonly misconfiguration: Misconfiguration,
+    options: ErrorOptions,
+  ) {
+    super(`${misconfiguration.refused}; fix: ${misconfiguration.fix}`, options);
+    this.name = 'MisconfigurationError';
+  }
+}
 
 /** Leadership ended without this replica giving it up: the renew deadline passed. The cause is the last renew failure. */
 export class LeaseLostError extends Error {
@@ -25,12 +43,23 @@ export type ControllerError =
   | { readonly kind: 'KubeRequestFailed'; readonly error: KubeRequestError }
   /** Our own bug (TypeError, RangeError, ReferenceError): controller-runtime's panic. */
   | { readonly kind: 'Bug'; readonly error: Error }
+  /** Retrying cannot help until a person acts: a 403 (RBAC, admission, Pod Security) or a MisconfigurationError. */
+  | {
+      readonly kind: 'Misconfigured';
+      readonly error: KubeRequestError | MisconfigurationError;
+      readonly misconfiguration: Misconfiguration;
+    }
   /** The lease was lost; the process must stop leading. */
   | { readonly kind: 'LeaseLost'; readonly error: LeaseLostError }
   /** Anything else thrown: unexpected, so kept and retried like a failed request, loudly. */
   | { readonly kind: 'Unexpected'; readonly error: unknown };
 
 export function controllerErrorOf(error: unknown): ControllerError {
+  if (error instanceof MisconfigurationError)
+    return { kind: 'Misconfigured', error, misconfiguration: error.misconfiguration };
+  // A create refused because its namespace is terminating is a 403 too, but an expected outcome, not a setting.
+  if (error instanceof KubeRequestError && error.status === 403 && !error.namespaceTerminating)
+    return { kind: 'Misconfigured', error, misconfiguration: forbiddenMisconfiguration(error) };
   if (error instanceof KubeRequestError) return { kind: 'KubeRequestFailed', error };
   if (error instanceof LeaseLostError) return { kind: 'LeaseLost', error };
   if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError)
@@ -43,6 +72,11 @@ export type ErrorDecision =
   | { readonly kind: 'RetryWithBackoff'; readonly level: 'info' | 'warn' | 'error'; readonly why: string }
   /** Look again after a fixed delay, without counting a failure. */
   | { readonly kind: 'RequeueAfter'; readonly ms: number; readonly why: string }
+  /**
+   * Retrying cannot help until a person changes a setting: say it once with the fix, tell the domain (which
+   * records it on the object), and look again only on a change of the object or the slow recheck.
+   */
+  | { readonly kind: 'AwaitFix'; readonly why: string; readonly misconfiguration: Misconfiguration }
   /** Retrying cannot help: stop (for leadership: the process exits and a standby takes over). */
   | { readonly kind: 'Terminal'; readonly why: string };
 
@@ -62,6 +96,12 @@ export function errorPolicy(error: ControllerError): ErrorDecision {
         kind: 'RetryWithBackoff',
         level: 'error',
         why: 'reconcile hit a programming error; retrying with backoff',
+      };
+    case 'Misconfigured':
+      return {
+        kind: 'AwaitFix',
+        why: 'reconcile refused by a setting only a person can change; not retried until it changes',
+        misconfiguration: error.misconfiguration,
       };
     case 'LeaseLost':
       return { kind: 'Terminal', why: 'leadership lost; this replica stops reconciling' };

@@ -16,12 +16,13 @@ afterAll(async () => {
   await Promise.all(running.map((operator) => operator.stop()));
 });
 
-const holder = async () =>
+const leaseSpec = async () =>
   (
     await kubeConfig()
       .makeApiClient(CoordinationV1Api)
       .readNamespacedLease({ namespace: OPERATOR_NAMESPACE, name: lease })
-  ).spec?.holderIdentity;
+  ).spec;
+const holder = async () => (await leaseSpec())?.holderIdentity;
 
 describe('leader election', () => {
   it('lets one replica lead and hands over on a graceful stop', async () => {
@@ -43,13 +44,18 @@ describe('leader election', () => {
     expect(await holder()).toBe('op-a');
     expect(b.output()).not.toContain('became leader');
 
-    const stoppedAt = Date.now();
+    // a's lease as last seen before it stops: it would expire leaseDurationSeconds after this renew at the earliest.
+    const held = await leaseSpec();
+    const expiresNoEarlierThan =
+      new Date(held?.renewTime ?? 0).getTime() + (held?.leaseDurationSeconds ?? 0) * 1000;
     a.child.kill('SIGTERM');
     expect(await a.exited).toBe(0);
     expect(a.output()).toContain('released the leader lease');
     await eventually('b leads', async () => ((await holder()) === 'op-b' ? true : undefined), 60_000);
-    // Released, not expired: the standby needs about one retry period (2 s), not the 15 s lease.
-    expect(Date.now() - stoppedAt).toBeLessThan(12_000);
+    // Released, not expired: the lease records that b acquired it before a's lease could have expired.
+    const taken = await leaseSpec();
+    expect(held?.leaseDurationSeconds).toBe(15);
+    expect(new Date(taken?.acquireTime ?? Infinity).getTime()).toBeLessThan(expiresNoEarlierThan);
 
     await createSandbox(namespace, 'second', { worktree: 'wt-1' });
     await eventually(

@@ -5,7 +5,7 @@
  *
  * `.build()` is the Sandbox object; `.store()` a StoreReader holding it, its references, pods and guard.
  */
-import { API_VERSION, EXCLUSIVITY_FINALIZER, type Sandbox } from '../../operator/api/index.ts';
+import { ANNOTATIONS, API_VERSION, EXCLUSIVITY_FINALIZER, type Sandbox } from '../../operator/api/index.ts';
 import type { BudgetSummary } from '../../operator/controller/budget-summary.ts';
 import type { PodSummary } from '../../operator/controller/pod-summary.ts';
 import { keyOf, type StoreReader } from '../../operator/controller/store.ts';
@@ -46,10 +46,47 @@ export class SandboxBuilder {
     return this;
   }
 
-  /** Being deleted, held by our finalizer. */
-  deleting(): this {
+  /** Being deleted (since `since`), held by our finalizer. */
+  deleting(since = '2026-11-30T12:00:00Z'): this {
     this.finalized();
-    this.metadata = { ...this.metadata, deletionTimestamp: '2026-11-30T12:00:00Z' };
+    this.metadata = { ...this.metadata, deletionTimestamp: since };
+    return this;
+  }
+
+  /** Older than the index: adopted from `origin`, so it needs the legacy walk before the index decides. */
+  adopted(origin = 'v1'): this {
+    return this.withAnnotation(ANNOTATIONS.adoptedFrom, origin);
+  }
+
+  /** The status says `phase`. */
+  inPhase(phase: NonNullable<Sandbox['status']>['phase']): this {
+    this.status = { ...this.status, phase };
+    return this;
+  }
+
+  /** The legacy walk's record in the status: its state, and whether the marker was earned. */
+  withReconciliation(state: 'Pending' | 'Complete', marker: boolean): this {
+    this.status = { ...this.status, reconciliation: { state, marker } };
+    return this;
+  }
+
+  /** The status carries the condition `type` with `status` (the reason is the test's). */
+  withCondition(type: string, status: 'True' | 'False', reason = 'Test'): this {
+    const condition = { type, status, reason, message: '', lastTransitionTime: '2026-11-30T11:00:00Z' };
+    this.status = { ...this.status, conditions: [...(this.status?.conditions ?? []), condition] };
+    return this;
+  }
+
+  /** In namespace `namespace` (its store still answers under NAMESPACE). */
+  inNamespace(namespace: string): this {
+    this.metadata = { ...this.metadata, namespace };
+    return this;
+  }
+
+  /** A sandbox of no worktree: every reference is foreign to it. */
+  withoutWorktree(): this {
+    const { worktree: _none, ...spec } = this.spec;
+    this.spec = spec;
     return this;
   }
 
@@ -133,6 +170,83 @@ export class SandboxBuilder {
 }
 
 export const sandbox = (name = 'sbx'): SandboxBuilder => new SandboxBuilder(name);
+
+type ReferenceRole = 'Root' | 'Subagent' | 'Board' | 'Ticket';
+
+/**
+ * A SessionReference as the API server holds it (raw, so a test can parse it as its subject does):
+ *
+ *   sessionReference('r1').of('sbx-a').fromWorktree('wt-2').detached()
+ */
+export class SessionReferenceBuilder {
+  private namespace = NAMESPACE;
+  private sandbox = 'sbx';
+  private session: string;
+  private worktree: string | undefined = undefined;
+  private role: ReferenceRole = 'Root';
+  private state: 'Attached' | 'Detached' = 'Attached';
+  private status: Record<string, unknown> | undefined = undefined;
+
+  constructor(private readonly name: string) {
+    this.session = `workspace_${name}`;
+  }
+
+  inNamespace(namespace: string): this {
+    this.namespace = namespace;
+    return this;
+  }
+  /** Names the sandbox it refers to. */
+  of(sandbox: string): this {
+    this.sandbox = sandbox;
+    return this;
+  }
+  fromWorktree(worktree: string | undefined): this {
+    this.worktree = worktree;
+    return this;
+  }
+  forSession(session: string): this {
+    this.session = session;
+    return this;
+  }
+  /** A subagent's reference names its parent session. */
+  as(role: ReferenceRole): this {
+    this.role = role;
+    return this;
+  }
+  /** A tombstone: the session detached. */
+  detached(): this {
+    this.state = 'Detached';
+    return this;
+  }
+  inState(state: 'Attached' | 'Detached'): this {
+    this.state = state;
+    return this;
+  }
+  withStatus(status: Record<string, unknown> | undefined): this {
+    this.status = status;
+    return this;
+  }
+
+  raw(): Record<string, unknown> {
+    return {
+      apiVersion: API_VERSION,
+      kind: 'SessionReference',
+      metadata: { name: this.name, namespace: this.namespace },
+      spec: {
+        sandbox: this.sandbox,
+        session: this.session,
+        ...(this.worktree === undefined ? {} : { worktree: this.worktree }),
+        route: `shared-control-v1/${this.name}`,
+        role: this.role,
+        ...(this.role === 'Subagent' ? { parentSession: 'workspace_root' } : {}),
+        state: this.state,
+      },
+      ...(this.status ? { status: this.status } : {}),
+    };
+  }
+}
+
+export const sessionReference = (name: string): SessionReferenceBuilder => new SessionReferenceBuilder(name);
 
 export function pod(sandboxName: string, ordinal: number, overrides: Partial<PodSummary> = {}): PodSummary {
   return {

@@ -14,6 +14,7 @@ import {
   deleteSandbox,
   getSandbox,
   sandboxManifest,
+  untilSandbox,
 } from '../controller/fixtures.ts';
 import {
   eventually,
@@ -70,10 +71,12 @@ describe('the eviction guard', () => {
 describe('a live Sandbox', () => {
   it('keeps its finalizer through a kubectl replace; a replace that carries it goes through', async () => {
     await createSandbox(namespace, 'replaced', { worktree: 'wt-1' });
-    await eventually('the finalizer', async () => {
-      const sandbox = await getSandbox(namespace, 'replaced');
-      return sandbox?.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) ? sandbox : undefined;
-    });
+    await untilSandbox(
+      namespace,
+      'replaced',
+      'the finalizer',
+      (sandbox) => sandbox.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) === true,
+    );
     const manifest = sandboxManifest(namespace, 'replaced', { worktree: 'wt-1' });
     // A replace at the live resourceVersion, as `kubectl replace -f` sends it; again if the operator's own
     // status write moved the version in between (409 says nothing about admission).
@@ -98,9 +101,7 @@ describe('a live Sandbox', () => {
 describe('a Sandbox being deleted', () => {
   it('keeps its finalizer through a kubectl replace', async () => {
     await deleteSandbox(namespace, 'shared');
-    await eventually('blocked', async () =>
-      (await getSandbox(namespace, 'shared'))?.status?.phase === 'Blocked' ? true : undefined,
-    );
+    await untilSandbox(namespace, 'shared', 'blocked', (sandbox) => sandbox.status?.phase === 'Blocked');
     const manifest = sandboxManifest(namespace, 'shared', { worktree: 'wt-1' });
     const resourceVersion = (await getSandbox(namespace, 'shared'))?.metadata.resourceVersion ?? '';
     const input = JSON.stringify({ ...manifest, metadata: { ...manifest.metadata, resourceVersion } });

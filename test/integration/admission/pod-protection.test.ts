@@ -13,6 +13,8 @@ import {
   deleteSandbox,
   getSandbox,
   sandboxManifest,
+  untilSandbox,
+  sandboxGone,
 } from '../controller/fixtures.ts';
 import {
   core,
@@ -183,8 +185,11 @@ describe('label squatting', () => {
 
   it('neither blocks nor is deleted with the sandbox whose label it claims', async () => {
     await createSandbox(namespace, 'squatted', { worktree: 'wt-1' });
-    await eventually('squatted running', async () =>
-      (await getSandbox(namespace, 'squatted'))?.status?.phase === 'Running' ? true : undefined,
+    await untilSandbox(
+      namespace,
+      'squatted',
+      'squatted running',
+      (sandbox) => sandbox.status?.phase === 'Running',
     );
     await core().createNamespacedPod({
       namespace,
@@ -194,11 +199,7 @@ describe('label squatting', () => {
       },
     });
     await deleteSandbox(namespace, 'squatted');
-    await eventually(
-      'exclusive sandbox gone',
-      async () => ((await getSandbox(namespace, 'squatted')) === undefined ? true : undefined),
-      60_000,
-    );
+    await sandboxGone(namespace, 'squatted', 60_000);
     expect(await podExists('squatted-9')).toBe(true);
   });
 });

@@ -14,16 +14,11 @@ import {
   createReference,
   deleteReference,
   deleteSandbox,
-  getSandbox,
   sandboxManifest,
+  untilSandbox,
+  sandboxGone,
 } from '../controller/fixtures.ts';
-import {
-  core,
-  eventually,
-  OPERATOR_NAMESPACE,
-  startOperator,
-  type RunningOperator,
-} from '../controller/operator.ts';
+import { core, OPERATOR_NAMESPACE, startOperator, type RunningOperator } from '../controller/operator.ts';
 import { template } from './helm.ts';
 
 const namespace = testNamespace('chart');
@@ -173,8 +168,11 @@ describe('the operator under the chart’s RBAC', () => {
         spec: { ...manifest.spec, shellReaper: { enabled: true } },
       }),
     });
-    await eventually('sandbox running', async () =>
-      (await getSandbox(namespace, 'charted'))?.status?.phase === 'Running' ? true : undefined,
+    await untilSandbox(
+      namespace,
+      'charted',
+      'sandbox running',
+      (sandbox) => sandbox.status?.phase === 'Running',
     );
     const [pod] = (await core().listNamespacedPod({ namespace })).items;
     expect(pod?.spec?.serviceAccountName).toBe('sandbox-shell-reaper');
@@ -183,19 +181,22 @@ describe('the operator under the chart’s RBAC', () => {
       session: 'workspace_9',
       worktree: 'wt-2',
     });
-    await eventually('reference counted', async () =>
-      (await getSandbox(namespace, 'charted'))?.status?.references?.foreign === 1 ? true : undefined,
+    await untilSandbox(
+      namespace,
+      'charted',
+      'reference counted',
+      (sandbox) => sandbox.status?.references?.foreign === 1,
     );
     await deleteSandbox(namespace, 'charted');
-    const blocked = await eventually('deletion blocked', async () => {
-      const sandbox = await getSandbox(namespace, 'charted');
-      return sandbox?.status?.phase === 'Blocked' ? sandbox : undefined;
-    });
+    const blocked = await untilSandbox(
+      namespace,
+      'charted',
+      'deletion blocked',
+      (sandbox) => sandbox.status?.phase === 'Blocked',
+    );
     expect(blocked.status?.decision).toMatchObject({ verdict: 'Foreign', blockingReferences: ['foreign'] });
     await deleteReference(namespace, 'foreign');
-    await eventually('sandbox destroyed', async () =>
-      (await getSandbox(namespace, 'charted')) === undefined ? true : undefined,
-    );
+    await sandboxGone(namespace, 'charted');
     expect((await core().listNamespacedPod({ namespace })).items).toEqual([]);
   });
 

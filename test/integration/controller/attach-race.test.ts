@@ -11,8 +11,16 @@ import { SandboxDeletingError, SessionReferences } from '../../../operator/clien
 import { sessionReferenceName } from '../../../operator/client/names.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
-import { createReference, createSandbox, deleteSandbox, getReference, getSandbox } from './fixtures.ts';
-import { eventually, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
+import {
+  createReference,
+  createSandbox,
+  deleteSandbox,
+  getReference,
+  getSandbox,
+  untilSandbox,
+  sandboxGone,
+} from './fixtures.ts';
+import { grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
 
 const namespace = testNamespace('attach-race');
 let operator: RunningOperator;
@@ -48,10 +56,27 @@ class ListGate {
   }
 }
 
-/** Lets the controller's consistent LIST for one sandbox run, then holds its answer until released. */
+/**
+ * Lets the controller's consistent LIST for one sandbox run, then holds its answer until released; says how
+ * the cleanup's DELETE that follows it ended.
+ */
 class AfterListGate extends ListGate {
+  private deleteEnded: (outcome: string) => void = () => undefined;
+  readonly deleted = new Promise<string>((resolve) => (this.deleteEnded = resolve));
   override decorate = (ports: ControllerPorts): ControllerPorts => ({
     ...ports,
+    sandboxes: {
+      ...ports.sandboxes,
+      delete: async (ns, name, preconditions) => {
+        try {
+          await ports.sandboxes.delete(ns, name, preconditions);
+          if (name === this.sandbox) this.deleteEnded('deleted');
+        } catch (error) {
+          if (name === this.sandbox) this.deleteEnded(`refused: ${String(error)}`);
+          throw error;
+        }
+      },
+    },
     references: {
       ...ports.references,
       listLive: async (ns, sandbox) => {
@@ -87,20 +112,13 @@ afterAll(async () => {
   await operator.stop();
 });
 
-const gone = (name: string) =>
-  eventually(
-    `${name} gone`,
-    async () => ((await getSandbox(namespace, name)) === undefined ? true : undefined),
-    60_000,
-  );
+const gone = (name: string) => sandboxGone(namespace, name, 60_000);
 
 describe('an attach racing a deletion', () => {
   it('blocks the deletion when its reference is written before the consistent LIST, then is refused', async () => {
     const [gate] = gates;
     await createSandbox(namespace, gate!.sandbox, { worktree: 'wt-1' });
-    await eventually('running', async () =>
-      (await getSandbox(namespace, gate!.sandbox))?.status?.phase === 'Running' ? true : undefined,
-    );
+    await untilSandbox(namespace, gate!.sandbox, 'running', (sandbox) => sandbox.status?.phase === 'Running');
     await deleteSandbox(namespace, gate!.sandbox);
     await gate!.reached; // the cache said exclusive; the controller is about to LIST
     // The attach's first half: its reference is written now, before the LIST.
@@ -110,10 +128,12 @@ describe('an attach racing a deletion', () => {
       worktree: 'wt-9',
     });
     gate!.open();
-    const blocked = await eventually('blocked', async () => {
-      const sandbox = await getSandbox(namespace, gate!.sandbox);
-      return sandbox?.status?.phase === 'Blocked' ? sandbox : undefined;
-    });
+    const blocked = await untilSandbox(
+      namespace,
+      gate!.sandbox,
+      'blocked',
+      (sandbox) => sandbox.status?.phase === 'Blocked',
+    );
     expect(blocked.status?.decision).toMatchObject({ verdict: 'Foreign', evidence: 'Index' });
     // An attach on the same name now sees the deletion and is refused. The reference existed before it (it is
     // what blocks the deletion), so the refused attach must leave it in place, not delete it.
@@ -133,9 +153,7 @@ describe('an attach racing a deletion', () => {
   it('is refused when its reference is written after the consistent LIST', async () => {
     const [, gate] = gates;
     await createSandbox(namespace, gate!.sandbox, { worktree: 'wt-1' });
-    await eventually('running', async () =>
-      (await getSandbox(namespace, gate!.sandbox))?.status?.phase === 'Running' ? true : undefined,
-    );
+    await untilSandbox(namespace, gate!.sandbox, 'running', (sandbox) => sandbox.status?.phase === 'Running');
     await deleteSandbox(namespace, gate!.sandbox);
     await gate!.reached;
     gate!.open();
@@ -160,8 +178,9 @@ describe('an attach racing a deletion', () => {
     }
     cleanupGate.open();
     if (attached === 'attached') {
-      // The session was told it is attached: cleanup must not take its sandbox.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // The session was told it is attached: cleanup must not take its sandbox. Its DELETE follows the held
+      // LIST; once it has ended the Sandbox shows what it did.
+      await cleanupGate.deleted;
       const sandbox = await getSandbox(namespace, cleanupGate.sandbox);
       expect(
         sandbox?.metadata.deletionTimestamp,
@@ -178,8 +197,6 @@ describe('an attach racing a deletion', () => {
     await createSandbox(namespace, 'live', { worktree: 'wt-1' });
     const name = await client().attach(attachRequest('live'));
     expect(name).toBe(sessionReferenceName('live', 'workspace_77'));
-    await eventually('counted', async () =>
-      (await getSandbox(namespace, 'live'))?.status?.references?.foreign === 1 ? true : undefined,
-    );
+    await untilSandbox(namespace, 'live', 'counted', (sandbox) => sandbox.status?.references?.foreign === 1);
   });
 });

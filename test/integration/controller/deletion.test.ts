@@ -5,8 +5,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS } from '../../../operator/api/names.ts';
 import { testNamespace } from '../../harness/kube.ts';
-import { createReference, createSandbox, deleteReference, deleteSandbox, getSandbox } from './fixtures.ts';
-import { core, eventually, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
+import {
+  createReference,
+  createSandbox,
+  deleteReference,
+  deleteSandbox,
+  untilSandbox,
+  sandboxGone,
+} from './fixtures.ts';
+import { core, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
 
 const namespace = testNamespace('deletion');
 let operator: RunningOperator;
@@ -24,10 +31,12 @@ const podsOf = async (sandbox: string) =>
 
 async function runningSandbox(name: string, worktree: string) {
   await createSandbox(namespace, name, { worktree });
-  return eventually(`sandbox ${name} running`, async () => {
-    const sandbox = await getSandbox(namespace, name);
-    return sandbox?.status?.phase === 'Running' ? sandbox : undefined;
-  });
+  return untilSandbox(
+    namespace,
+    name,
+    `sandbox ${name} running`,
+    (sandbox) => sandbox.status?.phase === 'Running',
+  );
 }
 
 describe('deleting a sandbox', () => {
@@ -45,16 +54,19 @@ describe('deleting a sandbox', () => {
       session: 'workspace_2',
       worktree: 'wt-2',
     });
-    await eventually('references counted', async () =>
-      (await getSandbox(namespace, 'attached-foreign'))?.status?.references?.attached === 2
-        ? true
-        : undefined,
+    await untilSandbox(
+      namespace,
+      'attached-foreign',
+      'references counted',
+      (sandbox) => sandbox.status?.references?.attached === 2,
     );
     await deleteSandbox(namespace, 'attached-foreign');
-    const blocked = await eventually('deletion blocked', async () => {
-      const current = await getSandbox(namespace, 'attached-foreign');
-      return current?.status?.phase === 'Blocked' ? current : undefined;
-    });
+    const blocked = await untilSandbox(
+      namespace,
+      'attached-foreign',
+      'deletion blocked',
+      (sandbox) => sandbox.status?.phase === 'Blocked',
+    );
     expect(blocked.status?.decision).toMatchObject({
       verdict: 'Foreign',
       evidence: 'Index',
@@ -82,32 +94,34 @@ describe('deleting a sandbox', () => {
       worktree: 'wt-1',
       state: 'Detached',
     });
-    await eventually('tombstones counted', async () =>
-      (await getSandbox(namespace, 'tombstone-foreign'))?.status?.references?.detached === 2
-        ? true
-        : undefined,
+    await untilSandbox(
+      namespace,
+      'tombstone-foreign',
+      'tombstones counted',
+      (sandbox) => sandbox.status?.references?.detached === 2,
     );
     await deleteSandbox(namespace, 'tombstone-foreign');
-    const blocked = await eventually('deletion blocked', async () => {
-      const current = await getSandbox(namespace, 'tombstone-foreign');
-      return current?.status?.phase === 'Blocked' ? current : undefined;
-    });
+    const blocked = await untilSandbox(
+      namespace,
+      'tombstone-foreign',
+      'deletion blocked',
+      (sandbox) => sandbox.status?.phase === 'Blocked',
+    );
     expect(blocked.status?.decision).toMatchObject({
       verdict: 'Foreign',
       blockingReferences: ['gone-foreign'],
     });
     expect((await podsOf('tombstone-foreign'))[0]?.metadata?.deletionTimestamp).toBeUndefined();
     // The worktree's own tombstone was pruned by the decision; the foreign one stays until forgotten.
-    await eventually('own tombstone pruned', async () =>
-      (await getSandbox(namespace, 'tombstone-foreign'))?.status?.references?.detached === 1
-        ? true
-        : undefined,
+    await untilSandbox(
+      namespace,
+      'tombstone-foreign',
+      'own tombstone pruned',
+      (sandbox) => sandbox.status?.references?.detached === 1,
     );
 
     await deleteReference(namespace, 'gone-foreign');
-    await eventually('sandbox destroyed', async () =>
-      (await getSandbox(namespace, 'tombstone-foreign')) === undefined ? true : undefined,
-    );
+    await sandboxGone(namespace, 'tombstone-foreign');
     expect(await podsOf('tombstone-foreign')).toHaveLength(0);
   });
 
@@ -118,13 +132,14 @@ describe('deleting a sandbox', () => {
       session: 'workspace_5',
       worktree: 'wt-1',
     });
-    await eventually('reference counted', async () =>
-      (await getSandbox(namespace, 'exclusive'))?.status?.references?.attached === 1 ? true : undefined,
+    await untilSandbox(
+      namespace,
+      'exclusive',
+      'reference counted',
+      (sandbox) => sandbox.status?.references?.attached === 1,
     );
     await deleteSandbox(namespace, 'exclusive');
-    await eventually('sandbox destroyed', async () =>
-      (await getSandbox(namespace, 'exclusive')) === undefined ? true : undefined,
-    );
+    await sandboxGone(namespace, 'exclusive');
     expect(await podsOf('exclusive')).toHaveLength(0);
   });
 });

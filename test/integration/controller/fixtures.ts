@@ -3,6 +3,7 @@ import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../.
 import type { Sandbox, SessionReference } from '../../../operator/api/objects.ts';
 import { inject } from 'vitest';
 import { kwokNodeName } from '../../../operator/local-cluster/index.ts';
+import { eventually, pending } from '../../harness/eventually.ts';
 import { customObjects } from './operator.ts';
 
 /**
@@ -87,6 +88,51 @@ export async function createReference(namespace: string, name: string, options: 
 }
 
 type SandboxObject = Pick<Sandbox, 'metadata' | 'status'>;
+
+/** What a wait on a sandbox says it last saw: its phase, its verdict and what else decides its fate. */
+export function sandboxSeen(sandbox: SandboxObject | undefined): Record<string, unknown> {
+  if (sandbox === undefined) return { sandbox: 'gone' };
+  const { metadata, status } = sandbox;
+  return {
+    phase: status?.phase,
+    verdict: status?.decision ? `${status.decision.verdict} (${status.decision.evidence})` : undefined,
+    references: status?.references,
+    reconciliation: status?.reconciliation?.state,
+    deleting: metadata.deletionTimestamp !== undefined,
+    finalizers: metadata.finalizers,
+    conditions: status?.conditions?.map((c) => `${c.type}=${c.status} (${c.reason})`),
+  };
+}
+
+/** Waits until the sandbox exists and `wanted` holds of it; on timeout says what it last saw of it. */
+export async function untilSandbox(
+  namespace: string,
+  name: string,
+  what: string,
+  wanted: (sandbox: SandboxObject) => boolean,
+  timeoutMs?: number,
+): Promise<SandboxObject> {
+  return eventually(
+    what,
+    async () => {
+      const sandbox = await getSandbox(namespace, name);
+      return sandbox !== undefined && wanted(sandbox) ? sandbox : pending(sandboxSeen(sandbox));
+    },
+    timeoutMs,
+  );
+}
+
+/** Waits until the sandbox is gone; on timeout says its phase, verdict, finalizers and conditions as last seen. */
+export async function sandboxGone(namespace: string, name: string, timeoutMs = 60_000): Promise<void> {
+  await eventually(
+    `${name} gone`,
+    async () => {
+      const sandbox = await getSandbox(namespace, name);
+      return sandbox === undefined ? true : pending(sandboxSeen(sandbox));
+    },
+    timeoutMs,
+  );
+}
 
 export async function getSandbox(namespace: string, name: string): Promise<SandboxObject | undefined> {
   try {

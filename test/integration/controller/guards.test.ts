@@ -4,10 +4,25 @@
  * refused, and the controller's decision still governs).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANNOTATIONS, LABELS } from '../../../operator/api/names.ts';
+import { ANNOTATIONS, API_VERSION, LABELS, SANDBOX } from '../../../operator/api/names.ts';
 import { kubectl, testNamespace } from '../../harness/kube.ts';
-import { createReference, createSandbox, deleteReference, deleteSandbox, getSandbox } from './fixtures.ts';
-import { core, eventually, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
+import {
+  createReference,
+  createSandbox,
+  deleteReference,
+  deleteSandbox,
+  getSandbox,
+  untilSandbox,
+  sandboxGone,
+} from './fixtures.ts';
+import {
+  core,
+  eventually,
+  grantOperatorRbac,
+  pending,
+  startOperator,
+  type RunningOperator,
+} from './operator.ts';
 
 const namespace = testNamespace('guards');
 let operator: RunningOperator;
@@ -21,9 +36,7 @@ beforeAll(async () => {
     session: 'workspace_7',
     worktree: 'wt-2',
   });
-  await eventually('pod running', async () =>
-    (await getSandbox(namespace, 'guarded'))?.status?.phase === 'Running' ? true : undefined,
-  );
+  await untilSandbox(namespace, 'guarded', 'pod running', (sandbox) => sandbox.status?.phase === 'Running');
 });
 afterAll(async () => {
   await operator.stop();
@@ -75,9 +88,32 @@ describe('a sandbox pod', () => {
   });
 
   it('survives a foreground cascade of its Sandbox while a foreign reference remains', async () => {
+    // A dependent nothing protects: the garbage collector deletes every blocking dependent of a
+    // foreground-deleted owner in one pass, so once it has taken the sentinel it has tried the pod too.
+    const owner = await getSandbox(namespace, 'guarded');
+    await core().createNamespacedConfigMap({
+      namespace,
+      body: {
+        metadata: {
+          name: 'guarded-sentinel',
+          ownerReferences: [
+            {
+              apiVersion: API_VERSION,
+              kind: SANDBOX.kind,
+              name: 'guarded',
+              uid: owner?.metadata.uid ?? '',
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
+      },
+    });
     await deleteSandbox(namespace, 'guarded', 'Foreground');
-    await eventually('deletion blocked', async () =>
-      (await getSandbox(namespace, 'guarded'))?.status?.phase === 'Blocked' ? true : undefined,
+    await untilSandbox(
+      namespace,
+      'guarded',
+      'deletion blocked',
+      (sandbox) => sandbox.status?.phase === 'Blocked',
     );
     // The cascade must not take the eviction guard either, and a removed one comes back while blocked.
     expect(await guardOf('guarded-sandbox')).toBe(true);
@@ -90,8 +126,16 @@ describe('a sandbox pod', () => {
     await eventually('budget back while blocked', async () =>
       (await guardOf('guarded-sandbox')) ? true : undefined,
     );
-    // Give the garbage collector time to try the dependents (it retries with backoff).
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await eventually('the cascade to take the unprotected sentinel', async () => {
+      const sentinel = await core()
+        .readNamespacedConfigMap({ namespace, name: 'guarded-sentinel' })
+        .then(
+          (found) => ({ deleting: found.metadata?.deletionTimestamp ?? false }),
+          (error: unknown) =>
+            (error as { code?: number }).code === 404 ? undefined : { error: String(error) },
+        );
+      return sentinel === undefined ? true : pending({ sentinel });
+    });
     const current = await pod();
     expect(current?.metadata?.deletionTimestamp).toBeUndefined();
     expect((await getSandbox(namespace, 'guarded'))?.metadata.finalizers).toEqual(
@@ -99,11 +143,7 @@ describe('a sandbox pod', () => {
     );
     // Once the blocker is forgotten the controller releases the pods and the cascade completes.
     await deleteReference(namespace, 'foreign');
-    await eventually(
-      'sandbox gone',
-      async () => ((await getSandbox(namespace, 'guarded')) === undefined ? true : undefined),
-      60_000,
-    );
+    await sandboxGone(namespace, 'guarded', 60_000);
     expect(await pod()).toBeUndefined();
   });
 

@@ -15,7 +15,15 @@ import { kwokNodeName } from '../../../operator/local-cluster/index.ts';
 import { startHoldingProxy, type HoldingProxy } from '../../harness/holding-proxy.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { parseExposition, series } from '../../harness/prometheus-text.ts';
-import { createReference, createSandbox, deleteSandbox, getReference, getSandbox } from './fixtures.ts';
+import {
+  createReference,
+  createSandbox,
+  deleteSandbox,
+  getReference,
+  getSandbox,
+  untilSandbox,
+  sandboxGone,
+} from './fixtures.ts';
 import {
   core,
   eventually,
@@ -73,15 +81,15 @@ const queueSettled = async (port: number) => {
 describe('a pass over a past incarnation of a Sandbox', () => {
   it('leaves the pods, references, status and finalizers of the Sandbox now under its name alone', async () => {
     await createSandbox(namespace, NAME, { worktree: 'wt-1' });
-    await eventually('the first incarnation running', async () => {
-      const sandbox = await getSandbox(namespace, NAME);
-      return sandbox?.status?.phase === 'Running' ? sandbox : undefined;
-    });
+    await untilSandbox(
+      namespace,
+      NAME,
+      'the first incarnation running',
+      (sandbox) => sandbox.status?.phase === 'Running',
+    );
     armed = true;
     await deleteSandbox(namespace, NAME);
-    await eventually('the first incarnation released', async () =>
-      (await getSandbox(namespace, NAME)) === undefined ? true : undefined,
-    );
+    await sandboxGone(namespace, NAME);
     expect(frozen).toBe(true); // the operator's store still holds the deleting first incarnation
 
     await createSandbox(namespace, NAME, { worktree: 'wt-1' });
@@ -133,10 +141,12 @@ describe('a pass over a past incarnation of a Sandbox', () => {
     expect((await getSandbox(namespace, NAME))?.status?.decision).toBeUndefined();
 
     thaw();
-    const current = await eventually('the new incarnation adopted', async () => {
-      const sandbox = await getSandbox(namespace, NAME);
-      return sandbox?.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) ? sandbox : undefined;
-    });
+    const current = await untilSandbox(
+      namespace,
+      NAME,
+      'the new incarnation adopted',
+      (sandbox) => sandbox.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) === true,
+    );
     expect(current.metadata.uid).toBe(uid);
     expect(current.status?.decision).toBeUndefined();
     expect((await getReference(namespace, 'reborn-session'))?.spec.state).toBe('Attached');
@@ -146,9 +156,7 @@ describe('a pass over a past incarnation of a Sandbox', () => {
 
     // And the new incarnation, exclusive (its only session is of its own worktree), is released in turn.
     await deleteSandbox(namespace, NAME);
-    await eventually('the new incarnation released', async () =>
-      (await getSandbox(namespace, NAME)) === undefined ? true : undefined,
-    );
+    await sandboxGone(namespace, NAME);
   });
 
   it('refuses a status or metadata write bound to another incarnation, and applies one bound to this one', async () => {

@@ -7,13 +7,25 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ANNOTATIONS, EXCLUSIVITY_FINALIZER, GROUP, SANDBOX, VERSION } from '../../../operator/api/names.ts';
+import { rfc3339 } from '../../../operator/controller/conditions.ts';
 import { kubectl, testNamespace } from '../../harness/kube.ts';
-import { createReference, createSandbox, deleteSandbox, getSandbox, sandboxManifest } from './fixtures.ts';
+import {
+  createReference,
+  createSandbox,
+  deleteSandbox,
+  getSandbox,
+  sandboxManifest,
+  untilSandbox,
+  sandboxGone,
+} from './fixtures.ts';
 import { LedgerServer } from './ledger-server.ts';
 import {
+  core,
   customObjects,
   eventually,
+  pending,
   grantOperatorRbac,
   startOperator,
   type RunningOperator,
@@ -57,12 +69,7 @@ afterAll(async () => {
 });
 
 const status = async (name: string) => (await getSandbox(namespace, name))?.status;
-const gone = (name: string) =>
-  eventually(
-    `${name} gone`,
-    async () => ((await getSandbox(namespace, name)) === undefined ? true : undefined),
-    60_000,
-  );
+const gone = (name: string) => sandboxGone(namespace, name, 60_000);
 
 describe('legacy reconciliation', () => {
   it('earns the marker for an adopted sandbox no foreign owner holds, and then decides from the index', async () => {
@@ -109,11 +116,13 @@ describe('automatic cleanup', () => {
       session: 'workspace_9',
       worktree: 'wt-1',
     });
-    await eventually('referenced', async () =>
-      (await status('ephemeral'))?.references?.attached === 1 ? true : undefined,
-    );
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    expect(await getSandbox(namespace, 'ephemeral')).toBeDefined();
+    const referenced = await eventually('referenced', async () => {
+      const current = await status('ephemeral');
+      return current?.references?.attached === 1 ? current : pending({ references: current?.references });
+    });
+    // While referenced no cleanup clock runs: the status the cleanup reads has no start for it.
+    expect(referenced.unreferencedSince).toBeUndefined();
+    const referenceDeletedAt = rfc3339(new Date());
     await customObjects().deleteNamespacedCustomObject({
       group: GROUP,
       version: VERSION,
@@ -122,6 +131,19 @@ describe('automatic cleanup', () => {
       name: 'ephemeral-user',
     });
     await gone('ephemeral');
+    // The clock that deleted it started only once the reference was gone: the reference held it until then.
+    const started = await eventually('the CleanupStarted Event', async () => {
+      const events = await core().listNamespacedEvent({
+        namespace,
+        fieldSelector: 'involvedObject.name=ephemeral,reason=CleanupStarted',
+      });
+      return events.items[0]?.message ?? pending({ events: events.items.length });
+    });
+    const since = /^no reference since (\S+); deleting$/.exec(started)?.[1] ?? '';
+    expect(
+      since >= referenceDeletedAt,
+      `cleanup clock started at ${since}, before ${referenceDeletedAt}`,
+    ).toBe(true);
   });
 
   it('keeps a Retain sandbox with no reference', async () => {
@@ -129,10 +151,37 @@ describe('automatic cleanup', () => {
       worktree: 'wt-1',
       cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 1 },
     });
-    await eventually('status written', async () =>
-      (await status('kept'))?.unreferencedSince ? true : undefined,
+    const kept = await eventually('status written', async () => {
+      const current = await status('kept');
+      return current?.unreferencedSince ? current : pending({ status: current });
+    });
+    // A control unreferenced no earlier than `kept`, with the same TTL: once cleanup has taken it, the
+    // operator's clock is past kept's TTL too.
+    await createSandbox(namespace, 'kept-control', {
+      worktree: 'wt-1',
+      cleanup: { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 1 },
+    });
+    await gone('kept-control');
+    // A spec change brings a turn after that; the turn records its generation only past the cleanup step.
+    const touched = await customObjects().patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: SANDBOX.plural,
+        name: 'kept',
+        body: [{ op: 'add', path: '/spec/podTemplate/metadata', value: { labels: { touched: 'yes' } } }],
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
     );
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const generation = (touched as { metadata: { generation: number } }).metadata.generation;
+    await eventually('a turn of the touched generation', async () => {
+      const current = await status('kept');
+      return current?.observedGeneration === generation
+        ? true
+        : pending({ observed: current?.observedGeneration });
+    });
+    expect(kept.unreferencedSince).toBeDefined();
     expect((await getSandbox(namespace, 'kept'))?.metadata.deletionTimestamp).toBeUndefined();
   });
 });
@@ -173,8 +222,11 @@ describe('an adopted sandbox without a ledger', () => {
       ['replaced', ['replace', '-f', '-']],
     ] as const) {
       await createSandbox(other, name, { worktree: 'wt-1', annotations: adopted });
-      await eventually('unmarked status', async () =>
-        (await getSandbox(other, name))?.status?.reconciliation?.state === 'NotConfigured' ? true : undefined,
+      await untilSandbox(
+        other,
+        name,
+        'unmarked status',
+        (sandbox) => sandbox.status?.reconciliation?.state === 'NotConfigured',
       );
       // The replacement has no annotation; it carries the live finalizers, as the guard-protection policy
       // requires of a replace (test/integration/admission/guard-protection.test.ts).
@@ -197,10 +249,11 @@ describe('an adopted sandbox without a ledger', () => {
       expect(
         (await getSandbox(other, name))?.metadata.annotations?.[ANNOTATIONS.adoptedFrom],
       ).toBeUndefined();
-      await eventually('the finalizer back', async () =>
-        (await getSandbox(other, name))?.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER)
-          ? true
-          : undefined,
+      await untilSandbox(
+        other,
+        name,
+        'the finalizer back',
+        (sandbox) => sandbox.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) === true,
       );
       await deleteSandbox(other, name);
       const blocked = await eventually(`${name} blocked`, async () => {

@@ -14,8 +14,8 @@ import {
   type Sample,
 } from '../../harness/prometheus-text.ts';
 import { KUBEBUILDER_DASHBOARD_QUERIES } from '../../fixtures/kubebuilder-dashboards.ts';
-import { createSandbox, deleteSandbox, getSandbox } from './fixtures.ts';
-import { eventually, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
+import { createSandbox, deleteSandbox, untilSandbox, sandboxGone } from './fixtures.ts';
+import { grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
 
 const namespace = testNamespace('metrics');
 let operator: RunningOperator;
@@ -28,15 +28,14 @@ beforeAll(async () => {
   await grantOperatorRbac();
   operator = startOperator(namespace);
   await createSandbox(namespace, 'scraped');
-  await eventually('sandbox running', async () =>
-    (await getSandbox(namespace, 'scraped'))?.status?.phase === 'Running' ? true : undefined,
+  await untilSandbox(
+    namespace,
+    'scraped',
+    'sandbox running',
+    (sandbox) => sandbox.status?.phase === 'Running',
   );
   await deleteSandbox(namespace, 'scraped');
-  await eventually(
-    'sandbox gone',
-    async () => ((await getSandbox(namespace, 'scraped')) === undefined ? true : undefined),
-    60_000,
-  );
+  await sandboxGone(namespace, 'scraped', 60_000);
   const port = await operator.port;
   samples = parseExposition(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
 });

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS } from '../../../operator/api/names.ts';
 import { kubeConfig } from '../../harness/kube.ts';
-import { createReference, createSandbox, getSandbox } from './fixtures.ts';
+import { createReference, createSandbox, getSandbox, untilSandbox } from './fixtures.ts';
 import { eventually, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
 
 const namespace = `ns-deletion-${randomBytes(4).toString('hex')}`;
@@ -38,12 +38,13 @@ describe('a namespace being deleted', () => {
       worktree: 'wt-1',
       annotations: { [ANNOTATIONS.adoptedFrom]: 'cloud-agent v1' },
     });
-    await eventually('running', async () =>
-      (await getSandbox(namespace, 'shared'))?.status?.phase === 'Running' &&
-      (await getSandbox(namespace, 'own'))?.status?.phase === 'Running'
-        ? true
-        : undefined,
+    await untilSandbox(
+      namespace,
+      'shared',
+      'shared running',
+      (sandbox) => sandbox.status?.phase === 'Running',
     );
+    await untilSandbox(namespace, 'own', 'own running', (sandbox) => sandbox.status?.phase === 'Running');
     await core().deleteNamespace({ name: namespace });
     await eventually(
       'the namespace gone',

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { inject } from 'vitest';
 import { setOperatorUsers } from '../../harness/admission.ts';
 import { loadConfig } from '../../../operator/controller/config.ts';
@@ -62,6 +62,8 @@ export function startOperator(
   decoratePorts?: (ports: ControllerPorts) => ControllerPorts,
   /** A kubeconfig to reach the API server through (a test proxy) instead of the restricted user's own. */
   through?: KubeConfig,
+  /** Where the operator logs (a test that reads its log); stderr at OPERATOR_LOG_LEVEL by default. */
+  logTo?: Logger,
 ): RunningOperator {
   const kc = through ?? restrictedKubeConfig();
   const config = loadConfig(
@@ -83,7 +85,7 @@ export function startOperator(
     {},
   );
   const controller = new AbortController();
-  const log = pino({ level: process.env['OPERATOR_LOG_LEVEL'] ?? 'warn' }, pino.destination(2));
+  const log = logTo ?? pino({ level: process.env['OPERATOR_LOG_LEVEL'] ?? 'warn' }, pino.destination(2));
   let listening: (port: number) => void = () => undefined;
   const port = new Promise<number>((resolve) => (listening = resolve));
   const done = runManager({

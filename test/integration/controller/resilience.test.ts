@@ -7,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, LABELS, SANDBOX, VERSION } from '../../../operator/api/names.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import { testNamespace } from '../../harness/kube.ts';
-import { createReference, createSandbox, deleteSandbox, getSandbox } from './fixtures.ts';
+import {
+  createReference,
+  createSandbox,
+  deleteSandbox,
+  getSandbox,
+  untilSandbox,
+  sandboxGone,
+} from './fixtures.ts';
 import {
   core,
   customObjects,
@@ -56,9 +63,7 @@ afterAll(async () => {
 describe('a write conflict', () => {
   it('never drops a finalizer another party added meanwhile', async () => {
     await createSandbox(namespace, 'contended', { worktree: 'wt-1' });
-    await eventually('running', async () =>
-      (await getSandbox(namespace, 'contended'))?.status?.phase === 'Running' ? true : undefined,
-    );
+    await untilSandbox(namespace, 'contended', 'running', (sandbox) => sandbox.status?.phase === 'Running');
     await deleteSandbox(namespace, 'contended');
     const pod = await eventually('our finalizer gone, theirs kept', async () => {
       const [current] = (
@@ -76,9 +81,7 @@ describe('a write conflict', () => {
       name: pod.metadata?.name ?? '',
       body: [{ op: 'remove', path: '/metadata/finalizers/0' }],
     });
-    await eventually('sandbox gone', async () =>
-      (await getSandbox(namespace, 'contended')) === undefined ? true : undefined,
-    );
+    await sandboxGone(namespace, 'contended');
   });
 });
 

@@ -14,13 +14,8 @@ import { createKubeReporter } from '../../../operator/sidecar/process/kube/statu
 import { API_VERSION, SESSION_REFERENCE } from '../../../operator/api/names.ts';
 import { kubeConfig, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { kubectlAsUser, userPath } from '../../harness/plugin.ts';
-import { createReference, deleteSandbox, getSandbox, sandboxManifest } from '../controller/fixtures.ts';
-import {
-  eventually,
-  grantOperatorRbac,
-  startOperator,
-  type RunningOperator,
-} from '../controller/operator.ts';
+import { createReference, deleteSandbox, sandboxManifest, untilSandbox } from '../controller/fixtures.ts';
+import { grantOperatorRbac, startOperator, type RunningOperator } from '../controller/operator.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..', '..');
@@ -62,8 +57,11 @@ beforeAll(async () => {
     role: 'Board',
   });
   await createReference(namespace, 'gone', { sandbox: 'shared', session: 'workspace_4', state: 'Detached' });
-  await eventually('references counted', async () =>
-    (await getSandbox(namespace, 'shared'))?.status?.references?.attached === 3 ? true : undefined,
+  await untilSandbox(
+    namespace,
+    'shared',
+    'references counted',
+    (sandbox) => sandbox.status?.references?.attached === 3,
   );
 });
 afterAll(async () => {
@@ -108,8 +106,11 @@ describe('kubectl sandbox', () => {
 
   it('explains a blocked deletion with the operator’s verdict, the blockers, the held pod and the Events', async () => {
     await deleteSandbox(namespace, 'shared');
-    await eventually('deletion blocked', async () =>
-      (await getSandbox(namespace, 'shared'))?.status?.phase === 'Blocked' ? true : undefined,
+    await untilSandbox(
+      namespace,
+      'shared',
+      'deletion blocked',
+      (sandbox) => sandbox.status?.phase === 'Blocked',
     );
     const result = await sandbox('why', 'shared');
     expect(result.exitCode).toBe(0);

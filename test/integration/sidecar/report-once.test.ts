@@ -1,6 +1,6 @@
 /**
  * Report-to-parent-once through the agent host's client (operator/client), against the real API server:
- * every case seed 002 lists, the key surviving a host restart, a missing join record, and more than 16
+ * every case docs/sidecar.md "Completion reports to the parent" lists, the key surviving a host restart, a missing join record, and more than 16
  * joined origins on the write carrying Completed (issue 12).
  */
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';

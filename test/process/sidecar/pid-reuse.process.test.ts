@@ -1,5 +1,5 @@
 /**
- * Research case 6, forced deterministically: a retired session's group id is reused by another session's
+ * Failure plan case 6 (docs/sidecar.md "Failure plan coverage"), forced deterministically: a retired session's group id is reused by another session's
  * shell (unshare --pid + ns_last_pid, which needs root). The reaper must prove identity before signalling
  * and send nothing to the stranger.
  */

@@ -1,5 +1,9 @@
-/** Sandboxes, references, pods and Events for the plugin's unit tests, parsed like the plugin parses them. */
-import { API_VERSION, EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
+/**
+ * Sandboxes, references, pods and Events for the plugin's unit tests, parsed like the plugin parses them:
+ * the shared builders (test/unit/builders.ts) with the plugin tests' namespace and names.
+ */
+import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
+import { sandbox as sandboxBuilder, sessionReference } from '../builders.ts';
 import type { Sandbox, SessionReference } from '../../../operator/api/objects.ts';
 import { parseSandbox, parseSessionReference, type Parsed } from '../../../operator/api/parse.ts';
 import type { EventSummary, PodSummary } from '../../../operator/cli/plugin/ports.ts';
@@ -16,22 +20,19 @@ export type SandboxFixture = {
 };
 
 export function sandbox(options: SandboxFixture = {}): Sandbox {
-  const parsed = parseSandbox({
-    apiVersion: API_VERSION,
-    kind: 'Sandbox',
-    metadata: {
-      name: options.name ?? 'sbx-a',
-      namespace: 'team-a',
-      ...(options.deleting ? { deletionTimestamp: minutesAgo(5).toISOString() } : {}),
-      finalizers: [EXCLUSIVITY_FINALIZER],
-    },
-    spec: {
-      ...(options.worktree === undefined ? {} : { worktree: options.worktree }),
+  const built = sandboxBuilder(options.name ?? 'sbx-a')
+    .inNamespace('team-a')
+    .finalized()
+    .withoutWorktree()
+    .withSpec({
+      replicas: 1,
       podTemplate: { spec: { containers: [{ name: 'agent', image: 'ghcr.io/example/agent-runtime:1' }] } },
-      ...(options.shellReaper ? { shellReaper: options.shellReaper } : {}),
-    },
-    ...(options.status ? { status: options.status } : {}),
-  });
+      ...(options.worktree === undefined ? {} : { worktree: options.worktree }),
+      ...(options.shellReaper ? { shellReaper: { gracePeriodSeconds: 5, ...options.shellReaper } } : {}),
+    })
+    .withStatus(options.status);
+  if (options.deleting) built.deleting(minutesAgo(5).toISOString());
+  const parsed = parseSandbox(built.build());
   if (!parsed.ok) throw parsed.error;
   return parsed.value;
 }
@@ -44,24 +45,16 @@ export type ReferenceFixture = {
   status?: Record<string, unknown>;
 };
 
-export function rawReference(name: string, options: ReferenceFixture = {}): Record<string, unknown> {
-  const role = options.role ?? 'Root';
-  return {
-    apiVersion: API_VERSION,
-    kind: 'SessionReference',
-    metadata: { name, namespace: 'team-a' },
-    spec: {
-      sandbox: 'sbx-a',
-      session: options.session ?? `workspace_${name}`,
-      ...(options.worktree === undefined ? {} : { worktree: options.worktree }),
-      route: `shared-control-v1/${name}`,
-      role,
-      ...(role === 'Subagent' ? { parentSession: 'workspace_root' } : {}),
-      state: options.state ?? 'Attached',
-    },
-    ...(options.status ? { status: options.status } : {}),
-  };
-}
+export const rawReference = (name: string, options: ReferenceFixture = {}): Record<string, unknown> =>
+  sessionReference(name)
+    .inNamespace('team-a')
+    .of('sbx-a')
+    .fromWorktree(options.worktree)
+    .as(options.role ?? 'Root')
+    .inState(options.state ?? 'Attached')
+    .forSession(options.session ?? `workspace_${name}`)
+    .withStatus(options.status)
+    .raw();
 
 export const parsedReference = (name: string, options: ReferenceFixture = {}): Parsed<SessionReference> =>
   parseSessionReference(rawReference(name, options));

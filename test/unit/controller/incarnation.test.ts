@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { API_VERSION, SANDBOX } from '../../../operator/api/names.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
 import { incarnationOf, stalenessOf } from '../../../operator/controller/incarnation.ts';
+import { sandbox } from '../builders.ts';
 
-const cached: Sandbox = {
-  apiVersion: API_VERSION,
-  kind: SANDBOX.kind,
-  metadata: { name: 'reborn', namespace: 'team-a', uid: 'uid-1', deletionTimestamp: '2026-12-01T00:00:00Z' },
-  spec: { replicas: 1, podTemplate: { spec: { containers: [{ name: 'agent', image: 'agent:1' }] } } },
-} as Sandbox;
+const cached: Sandbox = sandbox('reborn')
+  .inNamespace('team-a')
+  .withMetadata({ uid: 'uid-1' })
+  .deleting('2026-12-01T00:00:00Z')
+  .build();
 
 describe('stalenessOf', () => {
   it('is Current only while the API server holds the same, deleting incarnation', () => {

@@ -9,19 +9,11 @@ import {
 } from '../../../operator/controller/lifecycle.ts';
 import { buildReferenceIndex, EMPTY_INDEX } from '../../../operator/index/index.ts';
 import { attached } from '../fixtures.ts';
+import { sandbox } from '../builders.ts';
 
-const base: Sandbox = {
-  apiVersion: 'sandbox.agents.dev/v1alpha1',
-  kind: 'Sandbox',
-  metadata: { name: 'sbx', namespace: 'ns' },
-  spec: {
-    provider: 'kubernetes',
-    replicas: 3,
-    podTemplate: { spec: { containers: [{ name: 'a', image: 'b' }] } },
-    cleanup: { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 60 },
-    shellReaper: { enabled: false, gracePeriodSeconds: 5 },
-  },
-};
+const base: Sandbox = sandbox('sbx')
+  .withSpec({ replicas: 3, cleanup: { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 60 } })
+  .build();
 const with_ = (patch: Partial<Sandbox>): Sandbox => ({ ...base, ...patch });
 
 describe('initialReconciliation', () => {

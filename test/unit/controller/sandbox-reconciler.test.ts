@@ -9,6 +9,8 @@ import { NAMESPACE, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
 import { contextOf, expect_, failing, listed, Script, silent } from './scripted-ports.ts';
 import { KubeRequestError } from '../../../operator/kube/errors.ts';
+import { Misconfigurations } from '../../../operator/controller/misconfiguration.ts';
+import { controllerErrorOf, errorPolicy } from '../../../operator/runtime/error-policy.ts';
 
 async function turn(
   subject: SandboxBuilder,
@@ -97,6 +99,44 @@ describe('a live sandbox’s reconcile', () => {
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '8' }),
       expect_('sandboxes.patchStatus(sbx)'),
     ]);
+  });
+
+  it('refuses, as a misconfiguration and before any pod, a shell reaper mode the template cannot have', async () => {
+    const subject = sandbox('sbx')
+      .finalized()
+      .withSpec({ replicas: 1, shellReaper: { enabled: true, gracePeriodSeconds: 5, mode: 'SameUser' } })
+      .withGuard();
+    const script = new Script([expect_('sandboxes.patchStatus(sbx)')]);
+    const thrown = await reconcileSandbox(contextOf(subject.store(), script), 'ns/sbx', silent).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    script.finish();
+    const decision = errorPolicy(controllerErrorOf(thrown));
+    expect(decision).toMatchObject({
+      kind: 'AwaitFix',
+      misconfiguration: {
+        reason: 'ShellReaperModeRefused',
+        fix: expect.stringContaining('spec.shellReaper.mode SameUser runs the sidecar as the agent'),
+      },
+    });
+  });
+
+  it('records a misconfiguration the runner met on the sandbox, with one Warning Event', async () => {
+    const subject = sandbox('sbx').finalized().withSpec({ replicas: 1 }).withGuard();
+    const misconfigurations = new Misconfigurations();
+    misconfigurations.record('ns/sbx', {
+      reason: 'RBACForbidden',
+      refused: 'Create pod ns/sbx-0 …',
+      fix: 'grant …',
+    });
+    const script = new Script([
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(RBACForbidden)'),
+      expect_('pods.create(sbx-0)', 'Created'),
+    ]);
+    await reconcileSandbox(contextOf(subject.store(), script, { misconfigurations }), 'ns/sbx', silent);
+    script.finish();
   });
 
   it('leaves a sandbox it cannot find in the cache alone', async () => {

@@ -12,6 +12,7 @@ import { API_VERSION, INDEX_LIMITS, type SessionReference } from '../../../opera
 import type { Parsed } from '../../../operator/api/parse.ts';
 import type { ReconciliationOutcome } from '../../../operator/api/reconciliation-outcome.ts';
 import type { LegacyWalk, ReconcilerContext } from '../../../operator/controller/context.ts';
+import { Misconfigurations } from '../../../operator/controller/misconfiguration.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import type { StoreReader } from '../../../operator/controller/store.ts';
 import type { ReferenceEntry } from '../../../operator/index/index.ts';
@@ -115,7 +116,7 @@ export const silent = pino({ level: 'silent' });
 export function contextOf(
   store: StoreReader,
   script: Script,
-  options: { ledger?: boolean } = {},
+  options: { ledger?: boolean; misconfigurations?: Misconfigurations } = {},
 ): ReconcilerContext {
   const legacy: LegacyWalk = {
     run: (sandbox) =>
@@ -137,5 +138,6 @@ export function contextOf(
       legacyRetryWhileDeletingMs: 10_000,
     },
     recorder: {},
+    misconfigurations: options.misconfigurations ?? new Misconfigurations(),
   };
 }

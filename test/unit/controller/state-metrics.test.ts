@@ -1,49 +1,26 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { ANNOTATIONS } from '../../../operator/api/names.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
 import { registerStateGauges, sandboxStates } from '../../../operator/controller/state-metrics.ts';
+import { sandbox } from '../builders.ts';
 
 const now = new Date('2026-01-01T01:00:00Z');
-const condition = (type: string, status: 'True' | 'False') => ({
-  type,
-  status,
-  reason: 'Test',
-  message: '',
-  lastTransitionTime: '2026-01-01T00:00:00Z',
-});
 
-function sandbox(name: string, extra: { metadata?: object; status?: object } = {}): Sandbox {
-  return {
-    apiVersion: 'sandboxes.example.dev/v1alpha1',
-    kind: 'Sandbox',
-    metadata: { name, namespace: 'team-a', ...extra.metadata },
-    spec: { provider: 'kubernetes', replicas: 1, podTemplate: { spec: { containers: [] } } },
-    ...(extra.status ? { status: extra.status } : {}),
-  } as unknown as Sandbox;
-}
-
-const cache = [
-  sandbox('running', { status: { phase: 'Running', conditions: [condition('DeletionBlocked', 'False')] } }),
+const cache: Sandbox[] = [
+  sandbox('running').inPhase('Running').withCondition('DeletionBlocked', 'False'),
   sandbox('new'),
-  sandbox('blocked-long', {
-    metadata: { deletionTimestamp: '2026-01-01T00:00:00Z' },
-    status: { phase: 'Blocked', conditions: [condition('DeletionBlocked', 'True')] },
-  }),
-  sandbox('blocked-short', {
-    metadata: { deletionTimestamp: '2026-01-01T00:59:00Z' },
-    status: { phase: 'Blocked', conditions: [condition('DeletionBlocked', 'True')] },
-  }),
-  sandbox('full', { status: { phase: 'Running', conditions: [condition('CapacityExceeded', 'True')] } }),
-  sandbox('adopted', {
-    metadata: { annotations: { [ANNOTATIONS.adoptedFrom]: 'v1' } },
-    status: { phase: 'Running', reconciliation: { state: 'Pending', marker: false } },
-  }),
-  sandbox('adopted-done', {
-    metadata: { annotations: { [ANNOTATIONS.adoptedFrom]: 'v1' } },
-    status: { phase: 'Running', reconciliation: { state: 'Complete', marker: true } },
-  }),
-];
+  sandbox('blocked-long')
+    .deleting('2026-01-01T00:00:00Z')
+    .inPhase('Blocked')
+    .withCondition('DeletionBlocked', 'True'),
+  sandbox('blocked-short')
+    .deleting('2026-01-01T00:59:00Z')
+    .inPhase('Blocked')
+    .withCondition('DeletionBlocked', 'True'),
+  sandbox('full').inPhase('Running').withCondition('CapacityExceeded', 'True'),
+  sandbox('adopted').adopted().inPhase('Running').withReconciliation('Pending', false),
+  sandbox('adopted-done').adopted().inPhase('Running').withReconciliation('Complete', true),
+].map((builder) => builder.build());
 
 describe('sandbox state gauges', () => {
   it('count phases, blocked deletions with the oldest wait, overflow and adopted sandboxes without marker', () => {

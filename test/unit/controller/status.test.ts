@@ -9,7 +9,7 @@ import {
 } from '../../../operator/controller/status.ts';
 import type { PodSummary } from '../../../operator/controller/pod-summary.ts';
 import { buildReferenceIndex } from '../../../operator/index/index.ts';
-import { sandbox as sandboxBuilder } from '../builders.ts';
+import { pod as podOf, sandbox as sandboxBuilder } from '../builders.ts';
 import { attached, ownReferences } from '../fixtures.ts';
 
 const now = new Date('2026-11-30T12:00:00Z');
@@ -22,17 +22,7 @@ function sandbox(overrides: Partial<Sandbox['metadata']> = {}, status?: Sandbox[
     .build();
 }
 
-const pod = (ordinal: number, ready: boolean): PodSummary => ({
-  namespace: 'ns',
-  name: `sbx-${ordinal}`,
-  uid: `u${ordinal}`,
-  sandbox: 'sbx',
-  ordinal,
-  deleting: false,
-  finalizers: [],
-  ready,
-  phase: 'Running',
-});
+const pod = (ordinal: number, ready: boolean): PodSummary => podOf('sbx', ordinal, { ready });
 const born = { state: 'NotRequired' as const, marker: true };
 const index = buildReferenceIndex([attached('a', 'wt-1'), attached('b', 'wt-2')], INDEX_LIMITS);
 
@@ -193,5 +183,57 @@ describe('statusPatchOps', () => {
       { op: 'test', path: '/metadata/uid', value: 'uid-1' },
       { op: 'add', path: '/status', value: { phase: 'Pending' } },
     ]);
+  });
+});
+
+describe('the Misconfigured condition', () => {
+  const refusal = {
+    reason: 'RBACForbidden',
+    refused:
+      'Create pod ns/sbx-0 failed with HTTP 403: pods "sbx-0" is forbidden: User "dev" cannot create …',
+    fix: 'grant dev "create" on pods in namespace ns',
+  };
+  const statusOf = (
+    subject: Sandbox,
+    misconfiguration?: Parameters<typeof sandboxStatus>[0]['misconfiguration'],
+  ) =>
+    sandboxStatus({
+      sandbox: subject,
+      index,
+      pods: [],
+      reconciliation: born,
+      decision: undefined,
+      unreferencedSince: undefined,
+      erasedFor: undefined,
+      misconfiguration,
+      now,
+    });
+  const misconfigured = (status: ReturnType<typeof sandboxStatus>) =>
+    status.conditions?.find((c) => c.type === 'Misconfigured');
+
+  it('is True with the refusal and its fix while the operator knows of one', () => {
+    expect(misconfigured(statusOf(sandbox(), refusal))).toMatchObject({
+      status: 'True',
+      reason: 'RBACForbidden',
+      message: `${refusal.refused}; fix: ${refusal.fix}`,
+    });
+  });
+
+  it('keeps the fix when a long refusal is clipped', () => {
+    const message =
+      misconfigured(statusOf(sandbox(), { ...refusal, refused: 'x'.repeat(5000) }))?.message ?? '';
+    expect(message.length).toBeLessThanOrEqual(1024);
+    expect(message.endsWith(`…; fix: ${refusal.fix}`)).toBe(true);
+  });
+
+  it('turns False once resolved, or once a restarted operator has not met it; a healthy sandbox has none', () => {
+    const marked = sandbox({}, { conditions: statusOf(sandbox(), refusal).conditions ?? [] });
+    expect(misconfigured(statusOf(marked, 'Resolved'))).toMatchObject({
+      status: 'False',
+      reason: 'Resolved',
+    });
+    expect(misconfigured(statusOf(marked, undefined))).toMatchObject({ status: 'False', reason: 'Resolved' });
+    expect(misconfigured(statusOf(sandbox(), undefined))).toBeUndefined();
+    expect(misconfigured(statusOf(sandbox(), 'Resolved'))).toBeUndefined();
   });
 });

@@ -5,6 +5,12 @@ import { controllerErrorOf, errorPolicy, LeaseLostError } from '../../../operato
 const kube = (status: number, step: 'Patch' | 'PatchFinalizers' = 'Patch') =>
   new KubeRequestError(step, 'ns/sbx', status, { cause: new Error(`HTTP ${status}`) });
 
+/** A 403 as client-node reports it: the API server's Status in the body. */
+const forbidden = (message: string, step: 'Delete' | 'Create' | 'List' = 'Delete') =>
+  new KubeRequestError(step, 'ns/sbx-0', 403, {
+    cause: { code: 403, body: JSON.stringify({ kind: 'Status', reason: 'Forbidden', message }) },
+  });
+
 describe('the error policy', () => {
   it('retries a stale write quietly, from fresh state', () => {
     for (const error of [kube(409), kube(422, 'PatchFinalizers')])
@@ -37,6 +43,65 @@ describe('the error policy', () => {
     expect(lost.cause).toBe(renew);
     expect(lost.message).toBe('leader election lost: lease ns/lease not renewed within 10000 ms');
     expect(errorPolicy(controllerErrorOf(lost)).kind).toBe('Terminal');
+  });
+
+  it('awaits a fix for an RBAC 403: which identity lacks which permission, and the command that checks it', () => {
+    const refused = forbidden(
+      'pods "sbx-0" is forbidden: User "system:serviceaccount:team-a:agent" cannot delete resource "pods" in API group "" in the namespace "team-a"',
+    );
+    const decision = errorPolicy(controllerErrorOf(refused));
+    expect(decision).toMatchObject({ kind: 'AwaitFix', misconfiguration: { reason: 'RBACForbidden' } });
+    const fix = decision.kind === 'AwaitFix' ? decision.misconfiguration.fix : '';
+    expect(fix).toContain('grant system:serviceaccount:team-a:agent "delete" on pods in namespace team-a');
+    expect(fix).toContain("the chart's ClusterRole");
+    expect(fix).toContain('kubectl auth can-i delete pods -n team-a --as system:serviceaccount:team-a:agent');
+  });
+
+  it('names the API group of a custom resource and a cluster-scoped refusal', () => {
+    const refused = forbidden(
+      'sandboxes.sandbox.agents.dev is forbidden: User "dev" cannot list resource "sandboxes" in API group "sandbox.agents.dev" at the cluster scope',
+    );
+    const decision = errorPolicy(controllerErrorOf(refused));
+    const fix = decision.kind === 'AwaitFix' ? decision.misconfiguration.fix : '';
+    expect(fix).toContain('grant dev "list" on sandboxes.sandbox.agents.dev cluster-wide');
+    expect(fix).toContain('kubectl auth can-i list sandboxes.sandbox.agents.dev --as dev');
+  });
+
+  it('awaits a fix for an admission policy refusal, naming the policy, its message and the identity fix', () => {
+    const refused = forbidden(
+      "pods \"sbx-0\" is forbidden: ValidatingAdmissionPolicy 'sandbox-pod-protection' with binding 'sandbox-pod-protection' denied request: pod sbx-0: only the sandbox operator creates pods owned by a Sandbox (metadata.ownerReferences)",
+      'Create',
+    );
+    const decision = errorPolicy(controllerErrorOf(refused));
+    expect(decision).toMatchObject({ kind: 'AwaitFix', misconfiguration: { reason: 'AdmissionRefused' } });
+    const fix = decision.kind === 'AwaitFix' ? decision.misconfiguration.fix : '';
+    expect(fix).toContain(
+      'the admission policy sandbox-pod-protection refused it (pod sbx-0: only the sandbox',
+    );
+    expect(fix).toContain('data.operatorUsers');
+  });
+
+  it('awaits a fix for a Pod Security refusal, and for any other 403', () => {
+    const podSecurity = forbidden(
+      'pods "sbx-0" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true',
+      'Create',
+    );
+    expect(errorPolicy(controllerErrorOf(podSecurity))).toMatchObject({
+      kind: 'AwaitFix',
+      misconfiguration: { reason: 'PodSecurityRefused', fix: expect.stringContaining('restricted:latest') },
+    });
+    expect(errorPolicy(controllerErrorOf(forbidden('forbidden by a webhook')))).toMatchObject({
+      kind: 'AwaitFix',
+      misconfiguration: { reason: 'Forbidden' },
+    });
+  });
+
+  it('still retries a create refused because the namespace is terminating: an outcome, not a setting', () => {
+    const terminating = forbidden(
+      'pods "sbx-0" is forbidden: unable to create new content in namespace team-a because it is being terminated',
+      'Create',
+    );
+    expect(errorPolicy(controllerErrorOf(terminating)).kind).toBe('RetryWithBackoff');
   });
 
   it('keeps anything else thrown as Unexpected and retries it', () => {
