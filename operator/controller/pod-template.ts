@@ -90,7 +90,7 @@ export function reaperModeRefusal(sandbox: Sandbox, sidecar: SidecarSettings): M
   const choice = chooseReaperMode({
     requested: shellReaper.mode ?? 'Auto',
     agentUser: agentUserOf(podTemplate.spec as unknown as Parameters<typeof agentUserOf>[0]),
-    level: sidecar.podSecurityLevel,
+    level: sidecar.podSecurityLevel?.(sandbox.metadata.namespace),
     namespace: sandbox.metadata.namespace,
   });
   if (choice.ok) return undefined;
