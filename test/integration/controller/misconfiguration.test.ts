@@ -24,6 +24,7 @@ import {
 const namespace = testNamespace('misconfigured');
 const account = 'wrong-identity';
 const user = `system:serviceaccount:${namespace}:${account}`;
+const namespaceReader = `${namespace}-namespace-reader`;
 type Line = { level: number; msg: string; key?: string; reason?: string; fix?: string };
 const lines: Line[] = [];
 let operator: RunningOperator;
@@ -65,6 +66,29 @@ async function accountKubeConfig(): Promise<KubeConfig> {
         subjects: [{ kind: 'ServiceAccount', name: account, namespace }],
       },
     });
+  // As the chart does for a scoped operator: a RoleBinding cannot grant reading its (cluster-scoped)
+  // Namespace, whose PodSecurity label picks the shell reaper's mode; a ClusterRole naming it does.
+  const rbac = kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createClusterRole({
+    body: {
+      metadata: { name: namespaceReader },
+      rules: [
+        {
+          apiGroups: [''],
+          resources: ['namespaces'],
+          resourceNames: [namespace],
+          verbs: ['get', 'list', 'watch'],
+        },
+      ],
+    },
+  });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: namespaceReader },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: namespaceReader },
+      subjects: [{ kind: 'ServiceAccount', name: account, namespace }],
+    },
+  });
   const request = await core().createNamespacedServiceAccountToken({
     name: account,
     namespace,
@@ -95,6 +119,9 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await operator.stop();
+  const rbac = kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+  await rbac.deleteClusterRoleBinding({ name: namespaceReader });
+  await rbac.deleteClusterRole({ name: namespaceReader });
 });
 
 const misconfigured = async () =>
