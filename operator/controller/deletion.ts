@@ -20,7 +20,7 @@ import type { ReconcilerContext } from './context.ts';
 import { currentIndex } from './current-index.ts';
 import { nextDeletionStep, type DeletionFacts, type DeletionStep } from './deletion-steps.ts';
 import { recordDecision } from './deletion-record.ts';
-import { eraseReferences, sandboxRef } from './erase.ts';
+import { eraseReferences } from './erase.ts';
 import { keepEvictionGuard } from './eviction-guard.ts';
 import { failpoint } from './failpoints.ts';
 import { incarnationOf, stalenessOf } from './incarnation.ts';
@@ -29,7 +29,8 @@ import { legacyEvidence, type LegacyResult } from './legacy-evidence.ts';
 import { capacityLatch, pendingErase } from './lifecycle.ts';
 import { keyOf } from './store.ts';
 
-const WAIT_FOR_PODS_MS = 1_000;
+/** A retry after references changed under the erase (their attaches are withdrawing them). */
+const ERASE_AGAIN_MS = 1_000;
 
 export async function reconcileDeletion(
   ctx: ReconcilerContext,
@@ -37,9 +38,14 @@ export async function reconcileDeletion(
   log: Logger,
 ): Promise<Action> {
   const key = keyOf(sandbox.metadata.namespace, sandbox.metadata.name);
+  const pods = ctx.store.pods(key);
   let facts: DeletionFacts = {
     finalizer: sandbox.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) ?? false,
-    cachedPods: ctx.store.pods(key).length > 0,
+    cachedPods: pods.length > 0,
+    podsGoing:
+      sandbox.status?.decision?.verdict === 'Exclusive' &&
+      pods.length > 0 &&
+      pods.every((pod) => pod.deleting && !pod.finalizers.includes(EXCLUSIVITY_FINALIZER)),
     eraseRequest: pendingErase(sandbox),
     tombstones: ownTombstones(ctx, sandbox),
     budget: undefined,
@@ -71,6 +77,9 @@ async function perform(
   switch (step.kind) {
     case 'finished':
       return awaitChange();
+    case 'pods-going':
+      // The pod watch's DELETED event brings the turn that finishes; the resync is only the backstop.
+      return requeueAfter(ctx.timing.resyncMs);
     case 'read-incarnation':
       return {
         ...facts,
@@ -144,8 +153,9 @@ async function perform(
       return { ...rest, podsHandled: (facts.podsHandled ?? 0) + 1 };
     }
     case 'await-pods-gone':
+      // No poll: each pod's DELETED event enqueues this sandbox, and that turn finishes the deletion.
       log.info({ pods: step.pods }, 'sandbox pods released; waiting for them to be gone');
-      return requeueAfter(WAIT_FOR_PODS_MS);
+      return requeueAfter(ctx.timing.resyncMs);
     case 'remove-guard':
       await ctx.ports.guards.removeDisruptionBudget(namespace, step.budget.name, step.budget.uid);
       failpoint(step.kind);
@@ -160,7 +170,7 @@ async function perform(
         { changedSinceListed: step.changed },
         'references changed while the index was erased; erasing again',
       );
-      return requeueAfter(WAIT_FOR_PODS_MS);
+      return requeueAfter(ERASE_AGAIN_MS);
     case 'remove-finalizer':
       return removeFinalizer(ctx, sandbox, facts, step.erased, log);
   }
@@ -218,14 +228,11 @@ async function removeFinalizer(
   const patch = removeFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
   if (patch) await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), patch);
   failpoint('remove-finalizer');
-  // The count the API server answered to the erase, not a cache the erase just changed underneath.
-  const erased = deleted.length;
-  log.info({ erasedReferences: erased }, 'sandbox released: pods gone, references erased, finalizer removed');
-  await ctx.ports.events.record(
-    sandboxRef(sandbox),
-    'Normal',
-    'Released',
-    `pods gone; the index (${erased} reference(s)) erased`,
+  // The count the API server answered to the erase, not a cache the erase just changed underneath. One
+  // Event per deletion (`Releasing`, with the decision); the end is this log line and the Sandbox's going.
+  log.info(
+    { erasedReferences: deleted.length },
+    'sandbox released: pods gone, references erased, finalizer removed',
   );
   return { ...facts, finalizer: false };
 }

@@ -16,6 +16,8 @@ export type StatusFacts = {
   readonly pods: readonly PodSummary[];
   /** The erase request just acted on, when this reconcile erased the index. */
   readonly erasedFor?: string | undefined;
+  /** Top-level fields whose change alone is not worth a request; they are written with any other change. */
+  readonly notAlone?: readonly string[];
 };
 
 export async function writeStatus(
@@ -32,5 +34,7 @@ export async function writeStatus(
     now,
   });
   const changed = changedStatusFields(sandbox.status, status);
+  if (changed && facts.notAlone && Object.keys(changed).every((field) => facts.notAlone?.includes(field)))
+    return;
   if (changed) await ctx.ports.sandboxes.patchStatus(incarnationOf(sandbox), sandbox.status, changed);
 }
