@@ -16,7 +16,7 @@ import type { LegacyResult } from './legacy-evidence.ts';
 import type { Erased } from './erase.ts';
 import type { Staleness } from './incarnation.ts';
 import type { PodSummary } from './pod-summary.ts';
-import type { Deleted } from './ports.ts';
+import type { Deleted, ListedReference } from './ports.ts';
 
 /** The steps that write to the API server, in the order a deletion takes them. */
 export const WRITE_STEPS = [
@@ -63,6 +63,8 @@ export type DeletionFacts = {
   readonly cached?: Decided;
   /** The decision again on a consistent LIST, when the cache said Exclusive. */
   readonly live?: Decided;
+  /** What that LIST returned: the erase of the index deletes these, not a second LIST's. */
+  readonly liveListed?: readonly ListedReference[];
   readonly recorded?: true;
   /** A terminating namespace with no reference left lifts this verdict. */
   readonly namespaceLifts?: boolean;

@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
-import type { Sandbox } from '../api/objects.ts';
+import type { Sandbox, SessionReference } from '../api/objects.ts';
 import type { MalformedObjectError } from '../api/parse.ts';
 import { decideExclusivity, type Verdict } from '../index/exclusivity.ts';
 import { releasedByNamespaceDeletion } from '../index/namespace-deletion.ts';
@@ -27,6 +27,7 @@ import { incarnationOf, stalenessOf } from './incarnation.ts';
 import { removeFinalizerPatch } from './finalizer.ts';
 import { legacyEvidence, type LegacyResult } from './legacy-evidence.ts';
 import { capacityLatch, pendingErase } from './lifecycle.ts';
+import type { ListedReference } from './ports.ts';
 import { keyOf } from './store.ts';
 
 /** A retry after references changed under the erase (their attaches are withdrawing them). */
@@ -122,7 +123,8 @@ async function perform(
         { liveReferences: live.length, verdict: verdict.verdict },
         'index miss confirmed against a consistent LIST',
       );
-      return { ...facts, live: { index, verdict } };
+      const liveListed = live.flatMap((parsed) => (parsed.ok ? [listedOf(parsed.value)] : []));
+      return { ...facts, live: { index, verdict }, liveListed };
     }
     case 'record-decision': {
       const { verdict } = step.decided;
@@ -161,7 +163,9 @@ async function perform(
       failpoint(step.kind);
       return { ...facts, guardRemoved: true };
     case 'erase-index': {
-      const indexErased = await ctx.ports.references.deleteAll(namespace, name);
+      // The LIST the decision was confirmed on, when this turn made one: after the fence, so a reference
+      // written since is an attach that withdraws it; and each delete is preconditioned on what was listed.
+      const indexErased = await ctx.ports.references.deleteAll(namespace, name, facts.liveListed);
       failpoint(step.kind);
       return { ...facts, indexErased };
     }
@@ -175,6 +179,12 @@ async function perform(
       return removeFinalizer(ctx, sandbox, facts, step.erased, log);
   }
 }
+
+const listedOf = ({ metadata }: SessionReference): ListedReference => ({
+  name: metadata.name,
+  uid: metadata.uid ?? '',
+  resourceVersion: metadata.resourceVersion ?? '',
+});
 
 function decide(
   sandbox: Sandbox,

@@ -83,7 +83,7 @@ describe('a released deletion waiting for its pods', () => {
     ]);
   });
 
-  it('finishes in the turn that sees the pods gone, with no status write for the pod counts alone and one Event per deletion', async () => {
+  it('finishes in the turn that sees the pods gone: no status write for the pod counts alone, the index erased from the LIST the decision read, one Event per deletion', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withGuard();
     subject.withStatus(releasingStatus(subject));
     const action = await turn(subject, [
@@ -91,7 +91,7 @@ describe('a released deletion waiting for its pods', () => {
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
       expect_('pods.listLive(sbx)', []),
       expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
-      expect_('references.deleteAll(sbx)', deleted('own')),
+      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });

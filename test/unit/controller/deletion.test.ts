@@ -58,7 +58,7 @@ describe('a deletion turn', () => {
       expect_('events.record(Releasing)'),
       expect_('pods.listLive(sbx)', []),
       expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
-      expect_('references.deleteAll(sbx)', deleted('own')),
+      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
@@ -121,7 +121,7 @@ describe('a deletion turn', () => {
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(Releasing)'),
       expect_('pods.listLive(sbx)', []),
-      expect_('references.deleteAll(sbx)', deleted()),
+      expect_('references.deleteAll(sbx, listed [])', deleted()),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
@@ -135,7 +135,7 @@ describe('a deletion turn', () => {
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(Releasing)'),
       expect_('pods.listLive(sbx)', []),
-      expect_('references.deleteAll(sbx)', { deleted: ['own'], changed: ['late'] }),
+      expect_('references.deleteAll(sbx, listed [own])', { deleted: ['own'], changed: ['late'] }),
     ]);
     expect(action).toEqual({ kind: 'RequeueAfter', ms: 1_000 });
   });
@@ -164,7 +164,7 @@ describe('a deletion turn', () => {
         expect_('sandboxes.patchStatus(sbx)'),
         expect_('events.record(Releasing)'),
         expect_('pods.listLive(sbx)', []),
-        expect_('references.deleteAll(sbx)', deleted()),
+        expect_('references.deleteAll(sbx, listed [])', deleted()),
         expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
       ],
       { ledger: true },
