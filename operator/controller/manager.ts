@@ -51,8 +51,10 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   });
   const queue = new WorkQueue(DEFAULT_BACKOFF, queueMetrics(metrics));
   metrics.inFlight.since = () => queue.inFlightSince();
-  const store = new ClusterStore((keys) => {
-    for (const key of keys) queue.add(key);
+  const store = new ClusterStore((keys, finishing) => {
+    for (const key of keys)
+      if (finishing === true) queue.addFirst(key);
+      else queue.add(key);
   });
   const watchers = resources(config.namespace).map(
     ([resource, sink]) =>
