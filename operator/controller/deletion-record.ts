@@ -12,6 +12,8 @@ import { decisionOf } from './status.ts';
 import { keyOf } from './store.ts';
 import { writeStatus } from './write-status.ts';
 
+const RELEASED_POD_COUNTS = ['pods', 'ready'] as const;
+
 export async function recordDecision(
   ctx: ReconcilerContext,
   sandbox: Sandbox,
@@ -28,6 +30,9 @@ export async function recordDecision(
     decision,
     erasedFor: decided.erasedFor,
     pods: ctx.store.pods(keyOf(sandbox.metadata.namespace, sandbox.metadata.name)),
+    // Released: the pods are going and so is the Sandbox; their counts alone are a request per deletion
+    // that nobody reads (issue 13).
+    ...(!changed && verdict.verdict === 'Exclusive' ? { notAlone: RELEASED_POD_COUNTS } : {}),
   });
   if (!changed) return;
   if (verdict.verdict === 'Exclusive') {

@@ -16,7 +16,7 @@ import type { LegacyResult } from './legacy-evidence.ts';
 import type { Erased } from './erase.ts';
 import type { Staleness } from './incarnation.ts';
 import type { PodSummary } from './pod-summary.ts';
-import type { Deleted } from './ports.ts';
+import type { Deleted, ListedReference } from './ports.ts';
 
 /** The steps that write to the API server, in the order a deletion takes them. */
 export const WRITE_STEPS = [
@@ -34,7 +34,7 @@ export type WriteStep = (typeof WRITE_STEPS)[number];
 
 export type Decided = { readonly index: ReferenceIndex; readonly verdict: Verdict };
 
-/** What the turn knows. The first five come from the sandbox and the cache; the rest from the steps done. */
+/** What the turn knows. The first six come from the sandbox and the cache; the rest from the steps done. */
 export type DeletionFacts = {
   /** Our finalizer is on the sandbox: until it is removed, the deletion is ours to finish. */
   readonly finalizer: boolean;
@@ -46,6 +46,11 @@ export type DeletionFacts = {
   readonly tombstones: readonly string[];
   /** The eviction guard as the cache has it, once the pods are gone. */
   readonly budget: { readonly name: string; readonly uid: string } | undefined;
+  /**
+   * The recorded decision is Exclusive and every cached pod is released (terminating, without our finalizer):
+   * the release is done, and only the pods' going is awaited.
+   */
+  readonly podsGoing?: boolean;
 
   /** Whether the API server still holds this incarnation, deleting (a live GET). */
   readonly incarnation?: Staleness;
@@ -58,6 +63,8 @@ export type DeletionFacts = {
   readonly cached?: Decided;
   /** The decision again on a consistent LIST, when the cache said Exclusive. */
   readonly live?: Decided;
+  /** What that LIST returned: the erase of the index deletes these, not a second LIST's. */
+  readonly liveListed?: readonly ListedReference[];
   readonly recorded?: true;
   /** A terminating namespace with no reference left lifts this verdict. */
   readonly namespaceLifts?: boolean;
@@ -74,6 +81,8 @@ export type DeletionFacts = {
 export type DeletionStep =
   /** Nothing of ours holds the sandbox (our finalizer is gone): wait for a change. */
   | { readonly kind: 'finished' }
+  /** Released, its pods still terminating: nothing to do, not even a read, until their DELETED events. */
+  | { readonly kind: 'pods-going' }
   /** Pods and references are found by name: first make sure the API server still holds this incarnation. */
   | { readonly kind: 'read-incarnation' }
   /** The cached Sandbox is gone, replaced or not deleting: wait for the watch to catch up. */
@@ -102,6 +111,7 @@ export type DeletionStep =
 
 export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
   if (!facts.finalizer) return { kind: 'finished' };
+  if (facts.podsGoing === true && facts.eraseRequest === undefined) return { kind: 'pods-going' };
   if (facts.incarnation === undefined) return { kind: 'read-incarnation' };
   if (facts.incarnation !== 'Current') return { kind: 'stale', staleness: facts.incarnation };
   if (facts.cachedPods && !facts.guardKept) return { kind: 'keep-guard' };

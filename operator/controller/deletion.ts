@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
-import type { Sandbox } from '../api/objects.ts';
+import type { Sandbox, SessionReference } from '../api/objects.ts';
 import type { MalformedObjectError } from '../api/parse.ts';
 import { decideExclusivity, type Verdict } from '../index/exclusivity.ts';
 import { releasedByNamespaceDeletion } from '../index/namespace-deletion.ts';
@@ -20,16 +20,18 @@ import type { ReconcilerContext } from './context.ts';
 import { currentIndex } from './current-index.ts';
 import { nextDeletionStep, type DeletionFacts, type DeletionStep } from './deletion-steps.ts';
 import { recordDecision } from './deletion-record.ts';
-import { eraseReferences, sandboxRef } from './erase.ts';
+import { eraseReferences } from './erase.ts';
 import { keepEvictionGuard } from './eviction-guard.ts';
 import { failpoint } from './failpoints.ts';
 import { incarnationOf, stalenessOf } from './incarnation.ts';
 import { removeFinalizerPatch } from './finalizer.ts';
 import { legacyEvidence, type LegacyResult } from './legacy-evidence.ts';
 import { capacityLatch, pendingErase } from './lifecycle.ts';
+import type { ListedReference } from './ports.ts';
 import { keyOf } from './store.ts';
 
-const WAIT_FOR_PODS_MS = 1_000;
+/** A retry after references changed under the erase (their attaches are withdrawing them). */
+const ERASE_AGAIN_MS = 1_000;
 
 export async function reconcileDeletion(
   ctx: ReconcilerContext,
@@ -37,9 +39,14 @@ export async function reconcileDeletion(
   log: Logger,
 ): Promise<Action> {
   const key = keyOf(sandbox.metadata.namespace, sandbox.metadata.name);
+  const pods = ctx.store.pods(key);
   let facts: DeletionFacts = {
     finalizer: sandbox.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) ?? false,
-    cachedPods: ctx.store.pods(key).length > 0,
+    cachedPods: pods.length > 0,
+    podsGoing:
+      sandbox.status?.decision?.verdict === 'Exclusive' &&
+      pods.length > 0 &&
+      pods.every((pod) => pod.deleting && !pod.finalizers.includes(EXCLUSIVITY_FINALIZER)),
     eraseRequest: pendingErase(sandbox),
     tombstones: ownTombstones(ctx, sandbox),
     budget: undefined,
@@ -71,6 +78,9 @@ async function perform(
   switch (step.kind) {
     case 'finished':
       return awaitChange();
+    case 'pods-going':
+      // The pod watch's DELETED event brings the turn that finishes; the resync is only the backstop.
+      return requeueAfter(ctx.timing.resyncMs);
     case 'read-incarnation':
       return {
         ...facts,
@@ -113,7 +123,8 @@ async function perform(
         { liveReferences: live.length, verdict: verdict.verdict },
         'index miss confirmed against a consistent LIST',
       );
-      return { ...facts, live: { index, verdict } };
+      const liveListed = live.flatMap((parsed) => (parsed.ok ? [listedOf(parsed.value)] : []));
+      return { ...facts, live: { index, verdict }, liveListed };
     }
     case 'record-decision': {
       const { verdict } = step.decided;
@@ -144,14 +155,17 @@ async function perform(
       return { ...rest, podsHandled: (facts.podsHandled ?? 0) + 1 };
     }
     case 'await-pods-gone':
+      // No poll: each pod's DELETED event enqueues this sandbox, and that turn finishes the deletion.
       log.info({ pods: step.pods }, 'sandbox pods released; waiting for them to be gone');
-      return requeueAfter(WAIT_FOR_PODS_MS);
+      return requeueAfter(ctx.timing.resyncMs);
     case 'remove-guard':
       await ctx.ports.guards.removeDisruptionBudget(namespace, step.budget.name, step.budget.uid);
       failpoint(step.kind);
       return { ...facts, guardRemoved: true };
     case 'erase-index': {
-      const indexErased = await ctx.ports.references.deleteAll(namespace, name);
+      // The LIST the decision was confirmed on, when this turn made one: after the fence, so a reference
+      // written since is an attach that withdraws it; and each delete is preconditioned on what was listed.
+      const indexErased = await ctx.ports.references.deleteAll(namespace, name, facts.liveListed);
       failpoint(step.kind);
       return { ...facts, indexErased };
     }
@@ -160,11 +174,17 @@ async function perform(
         { changedSinceListed: step.changed },
         'references changed while the index was erased; erasing again',
       );
-      return requeueAfter(WAIT_FOR_PODS_MS);
+      return requeueAfter(ERASE_AGAIN_MS);
     case 'remove-finalizer':
       return removeFinalizer(ctx, sandbox, facts, step.erased, log);
   }
 }
+
+const listedOf = ({ metadata }: SessionReference): ListedReference => ({
+  name: metadata.name,
+  uid: metadata.uid ?? '',
+  resourceVersion: metadata.resourceVersion ?? '',
+});
 
 function decide(
   sandbox: Sandbox,
@@ -218,14 +238,11 @@ async function removeFinalizer(
   const patch = removeFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
   if (patch) await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), patch);
   failpoint('remove-finalizer');
-  // The count the API server answered to the erase, not a cache the erase just changed underneath.
-  const erased = deleted.length;
-  log.info({ erasedReferences: erased }, 'sandbox released: pods gone, references erased, finalizer removed');
-  await ctx.ports.events.record(
-    sandboxRef(sandbox),
-    'Normal',
-    'Released',
-    `pods gone; the index (${erased} reference(s)) erased`,
+  // The count the API server answered to the erase, not a cache the erase just changed underneath. One
+  // Event per deletion (`Releasing`, with the decision); the end is this log line and the Sandbox's going.
+  log.info(
+    { erasedReferences: deleted.length },
+    'sandbox released: pods gone, references erased, finalizer removed',
   );
   return { ...facts, finalizer: false };
 }

@@ -59,8 +59,10 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   });
   const queue = new WorkQueue(DEFAULT_BACKOFF, queueMetrics(metrics));
   metrics.inFlight.since = () => queue.inFlightSince();
-  const store = new ClusterStore((keys) => {
-    for (const key of keys) queue.add(key);
+  const store = new ClusterStore((keys, finishing) => {
+    for (const key of keys)
+      if (finishing === true) queue.addFirst(key);
+      else queue.add(key);
   });
   // A namespace's PodSecurity level picks the shell reaper's mode; a change may let its sandboxes' pods through.
   const levels = new NamespaceLevels((namespace) => {

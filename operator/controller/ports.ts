@@ -64,10 +64,18 @@ export interface ReferenceApi {
   pruneTombstones(namespace: string, sandbox: string, worktree: string): Promise<Deleted>;
   /**
    * Erases the sandbox's index: every reference naming it, each from a consistent LIST and preconditioned on
-   * the uid and resourceVersion listed.
+   * the uid and resourceVersion listed. `listed` is a consistent LIST this turn already made after the fence
+   * (the one the decision read): it is used instead of listing again.
    */
-  deleteAll(namespace: string, sandbox: string): Promise<Deleted>;
+  deleteAll(namespace: string, sandbox: string, listed?: readonly ListedReference[]): Promise<Deleted>;
 }
+
+/** A reference as a consistent LIST returned it: what a preconditioned delete of it needs. */
+export type ListedReference = {
+  readonly name: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+};
 
 /** What a listed, preconditioned delete did: gone (deleted now or before), or kept because it changed. */
 export type Deleted = { readonly deleted: readonly string[]; readonly changed: readonly string[] };

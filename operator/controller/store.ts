@@ -34,8 +34,11 @@ const rawKey = (raw: unknown): string | undefined => {
 };
 const namespaceOf = (key: string) => key.slice(0, key.indexOf('/'));
 
-/** Called with the sandbox keys an event may change, so they are reconciled. */
-export type Enqueue = (sandboxKeys: Iterable<string>) => void;
+/**
+ * Called with the sandbox keys an event may change, so they are reconciled. `finishing`: a sandbox pod is
+ * gone, which is what a released deletion waits for; its turn finishes the deletion, so it goes first.
+ */
+export type Enqueue = (sandboxKeys: Iterable<string>, finishing?: boolean) => void;
 
 type ReferenceRecord = {
   sandboxKey: string | undefined;
@@ -102,6 +105,7 @@ export class ClusterStore implements StoreReader {
         raw,
         (r) => this.putPod(r),
         (key) => this.dropPod(key),
+        type === 'DELETED',
       ),
   };
 
@@ -157,10 +161,11 @@ export class ClusterStore implements StoreReader {
     raw: unknown,
     put: (raw: unknown) => string[],
     drop: (key: string) => string[],
+    finishing = false,
   ) {
     const key = rawKey(raw);
     if (key === undefined) return;
-    this.enqueue(type === 'DELETED' ? drop(key) : put(raw));
+    this.enqueue(type === 'DELETED' ? drop(key) : put(raw), finishing);
   }
 
   private replaceAll<V>(

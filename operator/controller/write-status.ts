@@ -18,6 +18,8 @@ export type StatusFacts = {
   readonly pods: readonly PodSummary[];
   /** The erase request just acted on, when this reconcile erased the index. */
   readonly erasedFor?: string | undefined;
+  /** Top-level fields whose change alone is not worth a request; they are written with any other change. */
+  readonly notAlone?: readonly string[];
 };
 
 export async function writeStatus(
@@ -37,6 +39,7 @@ export async function writeStatus(
   });
   const changed = changedStatusFields(sandbox.status, status);
   if (!changed) return;
+  if (facts.notAlone && Object.keys(changed).every((field) => facts.notAlone?.includes(field))) return;
   await ctx.ports.sandboxes.patchStatus(incarnationOf(sandbox), sandbox.status, changed);
   const was = sandbox.status?.conditions?.find((c) => c.type === 'Misconfigured');
   const is = status.conditions?.find((c) => c.type === 'Misconfigured');

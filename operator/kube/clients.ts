@@ -14,6 +14,7 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { meteredHttp, type RequestObserver } from './metered-http.ts';
+import { jsonClient, type JsonClient } from './plain-json.ts';
 import { pooledAuthentication } from './pooled-auth.ts';
 
 export type KubeClients = {
@@ -23,6 +24,8 @@ export type KubeClients = {
   readonly objects: KubernetesObjectApi;
   readonly policy: PolicyV1Api;
   readonly coordination: CoordinationV1Api;
+  /** Requests whose responses are read as plain JSON (the hot paths: no generated-model walk). */
+  readonly json: JsonClient;
 };
 
 /** The clients; with `observe`, every HTTP request they make is reported (the rest_client_* metrics). */
@@ -35,8 +38,9 @@ export function kubeClients(config: KubeConfig, observe?: RequestObserver): Kube
       objects: KubernetesObjectApi.makeApiClient(config),
       policy: config.makeApiClient(PolicyV1Api),
       coordination: config.makeApiClient(CoordinationV1Api),
+      json: jsonClient(pooledConfiguration(config)),
     };
-  const configuration = meteredConfiguration(config, observe);
+  const configuration = pooledConfiguration(config, observe);
   return {
     config,
     core: new CoreV1Api(configuration),
@@ -44,6 +48,7 @@ export function kubeClients(config: KubeConfig, observe?: RequestObserver): Kube
     objects: new MeteredObjectApi(configuration, config),
     policy: new PolicyV1Api(configuration),
     coordination: new CoordinationV1Api(configuration),
+    json: jsonClient(configuration),
   };
 }
 
@@ -55,14 +60,14 @@ class MeteredObjectApi extends KubernetesObjectApi {
   }
 }
 
-// What KubeConfig.makeApiClient builds, with our HTTP layer underneath.
-function meteredConfiguration(config: KubeConfig, observe: RequestObserver): Configuration {
+// What KubeConfig.makeApiClient builds, with pooled connections and (observed) our HTTP layer underneath.
+function pooledConfiguration(config: KubeConfig, observe?: RequestObserver): Configuration {
   const cluster = config.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   return createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
     authMethods: { default: pooledAuthentication(config) },
-    httpApi: meteredHttp(observe),
+    ...(observe ? { httpApi: meteredHttp(observe) } : {}),
     middleware: [setHeaderMiddleware('User-Agent', FIELD_MANAGER)],
   });
 }

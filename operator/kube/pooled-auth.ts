@@ -2,10 +2,10 @@
  * One connection pool per TLS identity. client-node 2.0.1's KubeConfig.applySecurityAuthentication builds a
  * new undici Agent for every request (its createDispatcher is not cached), so every request opened a TLS
  * connection of its own: under issue 13's bench the handshakes and SecureContexts were about half of the
- * operator's CPU. This authentication still lets the KubeConfig set each request's headers (a token file or
- * exec plugin is read as before), then hands the request the Agent already open for the same TLS material
- * (CA, client certificate and key, verification settings); new material, such as a rotated exec client
- * certificate, gets a new Agent.
+ * operator's CPU. This authentication reads the KubeConfig once per request, as client-node does (a token
+ * file or exec plugin is read as before), sets that request's headers, and hands it the Agent already open
+ * for the same TLS material (CA, client certificate and key, verification settings); new material, such as
+ * a rotated exec client certificate, gets a new Agent, built by the KubeConfig.
  */
 import type { KubeConfig, RequestContext, SecurityAuthentication } from '@kubernetes/client-node';
 import type { RequestOptions } from 'node:https';
@@ -25,19 +25,28 @@ export function pooledAuthentication(config: KubeConfig): SecurityAuthentication
   return {
     getName: () => 'kubeconfig, pooled connections',
     async applySecurityAuthentication(context: RequestContext) {
-      await config.applySecurityAuthentication(context);
-      const fresh = context.getDispatcher();
-      if (fresh === undefined) return; // plain http: no TLS material, undici's global pool
+      // One read of the KubeConfig per request (token files and exec plugins are read as before): its TLS
+      // material names the pool, its headers are this request's.
       const options: RequestOptions = {};
       await config.applyToHTTPSOptions(options);
       const identity = tlsIdentity(options);
       const pooled = pools.get(identity);
       if (pooled === undefined) {
-        pools.set(identity, fresh);
+        // New material: the KubeConfig builds the Agent (proxies included) and sets the headers.
+        await config.applySecurityAuthentication(context);
+        const fresh = context.getDispatcher();
+        if (fresh !== undefined) pools.set(identity, fresh); // undefined: plain http, undici's global pool
         return;
       }
-      // The fresh Agent never connected; closing it frees nothing but says it is not used.
-      void fresh.close();
+      // As KubeConfig.applySecurityAuthentication sets them, without building an Agent it would discard.
+      const user = config.getCurrentUser();
+      if (user?.username)
+        context.setHeaderParam(
+          'Authorization',
+          `Basic ${Buffer.from(`${user.username}:${String(user.password)}`).toString('base64')}`,
+        );
+      for (const [name, value] of Object.entries(options.headers ?? {}))
+        context.setHeaderParam(name, String(value));
       context.setDispatcher(pooled);
     },
   };

@@ -44,20 +44,39 @@ export class WorkQueue {
   }
 
   add(key: string): void {
+    this.enqueue(key, false);
+  }
+
+  /**
+   * Like `add`, but ahead of every queued key (a queued one moves to the front): for work that finishes
+   * something already under way, which would otherwise wait behind every new key.
+   */
+  addFirst(key: string): void {
+    this.enqueue(key, true);
+  }
+
+  private enqueue(key: string, first: boolean): void {
     if (this.shuttingDown) return;
     this.observer.onAdd?.();
     if (this.processing.has(key)) {
       this.dirty.add(key);
       return;
     }
-    if (this.queuedSet.has(key)) return;
+    if (this.queuedSet.has(key)) {
+      if (first && this.queued[0] !== key) {
+        this.queued.splice(this.queued.indexOf(key), 1);
+        this.queued.unshift(key);
+      }
+      return;
+    }
     const waiter = this.waiters.shift();
     if (waiter) {
       this.start(key, Date.now());
       waiter(key);
       return;
     }
-    this.queued.push(key);
+    if (first) this.queued.unshift(key);
+    else this.queued.push(key);
     this.queuedSet.add(key);
     this.addedAt.set(key, Date.now());
     this.observer.onDepth?.(this.queued.length);

@@ -1,5 +1,5 @@
 /** PodApi and GuardApi over client-node. */
-import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { PatchStrategy, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { LABELS, MANAGED_BY } from '../../api/names.ts';
 import type { Sandbox } from '../../api/objects.ts';
 import { budgetSummaryOf, disruptionBudgetName } from '../budget-summary.ts';
@@ -7,9 +7,10 @@ import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.
 import type { JsonPatchOp } from '../finalizer.ts';
 import { podSummaryOf, type PodSummary } from '../pod-summary.ts';
 import type { GuardApi, NamespaceApi, PodApi } from '../ports.ts';
-import { FIELD_MANAGER, JSON_PATCH, type KubeClients } from '../../kube/clients.ts';
+import { FIELD_MANAGER, type KubeClients } from '../../kube/clients.ts';
+import { segment } from '../../kube/plain-json.ts';
 
-export function kubePodApi({ core }: KubeClients): PodApi {
+export function kubePodApi({ core, json }: KubeClients): PodApi {
   return {
     async create(pod: V1Pod) {
       const namespace = pod.metadata?.namespace ?? '';
@@ -29,27 +30,44 @@ export function kubePodApi({ core }: KubeClients): PodApi {
       }
     },
     async listLive(namespace, sandbox) {
-      const list = await request('List', `pods of ${namespace}/${sandbox}`, () =>
-        core.listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=${sandbox}` }),
-      );
-      return list.items.flatMap((pod): PodSummary[] => {
+      // Plain JSON: the summary reads a few fields, so the generated V1PodList walk would be spent for nothing.
+      const list = (await request('List', `pods of ${namespace}/${sandbox}`, () =>
+        json({
+          method: 'GET',
+          path: podsPath(namespace),
+          query: { labelSelector: `${LABELS.sandbox}=${sandbox}` },
+        }),
+      )) as { items?: unknown[] } | undefined;
+      return (list?.items ?? []).flatMap((pod): PodSummary[] => {
         const summary = podSummaryOf(pod);
         return summary ? [summary] : [];
       });
     },
     async delete(namespace, name, uid) {
       await requestUnlessGone('Delete', `pod ${namespace}/${name}`, () =>
-        core.deleteNamespacedPod({ namespace, name, body: { preconditions: { uid } } }),
+        json({
+          method: 'DELETE',
+          path: `${podsPath(namespace)}/${segment(name)}`,
+          body: { preconditions: { uid } },
+        }),
       );
     },
     async patchMetadata(namespace, name, ops: readonly JsonPatchOp[]) {
       // A pod already gone has nothing left to release.
       await requestUnlessGone('PatchFinalizers', `pod ${namespace}/${name}`, () =>
-        core.patchNamespacedPod({ namespace, name, body: ops, fieldManager: FIELD_MANAGER }, JSON_PATCH),
+        json({
+          method: 'PATCH',
+          path: `${podsPath(namespace)}/${segment(name)}`,
+          query: { fieldManager: FIELD_MANAGER },
+          body: ops,
+          contentType: PatchStrategy.JsonPatch,
+        }),
       );
     },
   };
 }
+
+const podsPath = (namespace: string) => `/api/v1/namespaces/${segment(namespace)}/pods`;
 
 /**
  * The budget as it must be: maxUnavailable 0 over the sandbox's pods, and no owner reference, so no cascade

@@ -2,7 +2,7 @@
 import { API_VERSION, SESSION_REFERENCE } from '../../api/names.ts';
 import { parseSessionReference } from '../../api/parse.ts';
 import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
-import type { Deleted, ReferenceApi } from '../ports.ts';
+import type { Deleted, ListedReference, ReferenceApi } from '../ports.ts';
 import type { KubeClients } from '../../kube/clients.ts';
 
 export function kubeReferenceApi(clients: KubeClients): ReferenceApi {
@@ -25,21 +25,25 @@ export function kubeReferenceApi(clients: KubeClients): ReferenceApi {
       );
       return list.items.map((item) => parseSessionReference(item));
     },
-    async deleteAll(namespace, sandbox) {
-      return deleteListed(
-        clients,
-        namespace,
-        `spec.sandbox=${sandbox}`,
-        `references of ${namespace}/${sandbox}`,
-      );
+    async deleteAll(namespace, sandbox, listed) {
+      const items =
+        listed ??
+        (await listFor(
+          clients,
+          namespace,
+          `spec.sandbox=${sandbox}`,
+          `references of ${namespace}/${sandbox}`,
+        ));
+      return deleteListed(clients, namespace, items);
     },
     async pruneTombstones(namespace, sandbox, worktree) {
-      return deleteListed(
+      const items = await listFor(
         clients,
         namespace,
         `spec.sandbox=${sandbox},spec.worktree=${worktree},spec.state=Detached`,
         `tombstones of ${namespace}/${sandbox} from ${worktree}`,
       );
+      return deleteListed(clients, namespace, items);
     },
   };
 }
@@ -49,29 +53,39 @@ const DELETES_IN_FLIGHT = 16;
 
 type Listed = { metadata?: { name?: string; uid?: string; resourceVersion?: string } };
 
-/**
- * Deletes what a consistent LIST by `selector` returned, each item preconditioned on the uid and
- * resourceVersion listed: unlike a DELETE collection, a reference changed after the LIST (re-attached) is
- * kept and reported, never taken.
- */
-async function deleteListed(
-  { objects, custom }: KubeClients,
+/** A consistent LIST by `selector`: what each preconditioned delete needs. */
+async function listFor(
+  { objects }: KubeClients,
   namespace: string,
   selector: string,
   what: string,
-): Promise<Deleted> {
+): Promise<ListedReference[]> {
   const list = await request('List', what, () =>
     objects.list(API_VERSION, SESSION_REFERENCE.kind, namespace, undefined, undefined, undefined, selector),
   );
+  return (list.items as Listed[]).map(({ metadata }) => ({
+    name: metadata?.name ?? '',
+    uid: metadata?.uid ?? '',
+    resourceVersion: metadata?.resourceVersion ?? '',
+  }));
+}
+
+/**
+ * Deletes what a consistent LIST returned, each item preconditioned on the uid and resourceVersion listed:
+ * unlike a DELETE collection, a reference changed after the LIST (re-attached) is kept and reported, never
+ * taken.
+ */
+async function deleteListed(
+  { custom }: KubeClients,
+  namespace: string,
+  items: readonly ListedReference[],
+): Promise<Deleted> {
   const [group, version] = API_VERSION.split('/') as [string, string];
   const deleted: string[] = [];
   const changed: string[] = [];
-  const items = list.items as Listed[];
   for (let start = 0; start < items.length; start += DELETES_IN_FLIGHT) {
     await Promise.all(
-      items.slice(start, start + DELETES_IN_FLIGHT).map(async ({ metadata }) => {
-        const name = metadata?.name ?? '';
-        const preconditions = { uid: metadata?.uid ?? '', resourceVersion: metadata?.resourceVersion ?? '' };
+      items.slice(start, start + DELETES_IN_FLIGHT).map(async ({ name, uid, resourceVersion }) => {
         try {
           await requestUnlessGone('Delete', `sessionreference ${namespace}/${name}`, () =>
             custom.deleteNamespacedCustomObject({
@@ -80,7 +94,7 @@ async function deleteListed(
               plural: SESSION_REFERENCE.plural,
               namespace,
               name,
-              body: { preconditions },
+              body: { preconditions: { uid, resourceVersion } },
             }),
           );
           deleted.push(name);

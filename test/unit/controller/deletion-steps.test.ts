@@ -86,6 +86,7 @@ function learn(step: DeletionStep, facts: DeletionFacts, world: World): Deletion
     case 'remove-finalizer':
       return { ...facts, finalizer: false };
     case 'finished':
+    case 'pods-going':
     case 'stale':
     case 'blocked':
     case 'await-pods-gone':
@@ -95,6 +96,12 @@ function learn(step: DeletionStep, facts: DeletionFacts, world: World): Deletion
 }
 
 describe('the deletion steps', () => {
+  it('wait for released pods without a read, unless an erase request is pending', () => {
+    const going = { ...start, cachedPods: true, podsGoing: true };
+    expect(walk(going, { cached: exclusive })).toEqual(['pods-going']);
+    expect(walk({ ...going, eraseRequest: 'INC-1' }, { cached: exclusive })[0]).toBe('read-incarnation');
+  });
+
   it('release pods first, then wait for them to be gone', () => {
     const facts = { ...start, cachedPods: true, eraseRequest: 'INC-1', tombstones: ['old'] };
     expect(

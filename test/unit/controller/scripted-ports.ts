@@ -65,7 +65,11 @@ export function scriptedPorts(script: Script): ControllerPorts {
       listLive: (_ns, sandbox) => reply(`references.listLive(${sandbox})`),
       pruneTombstones: (_ns, sandbox, worktree) =>
         reply(`references.pruneTombstones(${sandbox}, ${worktree})`),
-      deleteAll: (_ns, sandbox) => reply(`references.deleteAll(${sandbox})`),
+      // With the LIST the turn already made: `references.deleteAll(sbx, listed [a, b])`.
+      deleteAll: (_ns, sandbox, listed) =>
+        reply(
+          `references.deleteAll(${sandbox}${listed ? `, listed [${listed.map((r) => r.name).join(', ')}]` : ''})`,
+        ),
     },
     pods: {
       create: (pod) => reply(`pods.create(${pod.metadata?.name ?? '?'})`),

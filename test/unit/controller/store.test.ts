@@ -18,10 +18,35 @@ const ref = (name: string, sandbox: unknown, extra: Record<string, unknown> = {}
 
 function store() {
   const enqueued: string[][] = [];
-  return { enqueued, store: new ClusterStore((keys) => enqueued.push([...keys].sort())) };
+  const finishing: boolean[] = [];
+  const s = new ClusterStore((keys, first) => {
+    enqueued.push([...keys].sort());
+    finishing.push(first === true);
+  });
+  return { enqueued, finishing, store: s };
 }
 
+const sandboxPod = (name: string, sandbox: string) => ({
+  metadata: {
+    name,
+    namespace: 'ns',
+    uid: `uid-${name}`,
+    labels: { 'sandbox.agents.dev/sandbox': sandbox },
+    ownerReferences: [{ apiVersion: 'sandbox.agents.dev/v1alpha1', kind: 'Sandbox', name: sandbox }],
+  },
+});
+
 describe('ClusterStore', () => {
+  it('enqueues a sandbox whose pod is gone as finishing work, and its other pod events as ordinary work', () => {
+    const { store: s, enqueued, finishing } = store();
+    s.podSink.apply('ADDED', sandboxPod('sbx-0', 'sbx'));
+    s.podSink.apply('MODIFIED', sandboxPod('sbx-0', 'sbx'));
+    s.podSink.apply('DELETED', sandboxPod('sbx-0', 'sbx'));
+    expect(enqueued.map((keys) => [...new Set(keys)])).toEqual([['ns/sbx'], ['ns/sbx'], ['ns/sbx']]);
+    expect(finishing).toEqual([false, false, true]);
+    expect(s.pods('ns/sbx')).toEqual([]);
+  });
+
   it('indexes references by the sandbox they name and enqueues that sandbox', () => {
     const { store: s, enqueued } = store();
     s.referenceSink.apply('ADDED', ref('r1', 'sbx-a'));

@@ -26,6 +26,18 @@ describe('pooledAuthentication', () => {
     expect(second.getHeaders()['Authorization']).toBe('Bearer secret');
   });
 
+  it('reads the credentials again for each pooled request: a rotated token is sent at once', async () => {
+    const kc = kubeconfig('ca-one', 'before');
+    const auth = pooledAuthentication(kc);
+    const [first, second] = [context(), context()];
+    await auth.applySecurityAuthentication(first);
+    Object.assign(kc.getCurrentUser() ?? {}, { token: 'rotated' });
+    await auth.applySecurityAuthentication(second);
+    expect(second.getDispatcher()).toBe(first.getDispatcher());
+    expect(first.getHeaders()['Authorization']).toBe('Bearer before');
+    expect(second.getHeaders()['Authorization']).toBe('Bearer rotated');
+  });
+
   it('the KubeConfig alone builds a new pool (a new TLS connection) for each request', async () => {
     // What the pool fixes: client-node 2.0.1 does not cache its undici Agent.
     const kc = kubeconfig('ca-one', 'secret');

@@ -9,6 +9,17 @@ afterEach(() => {
 });
 
 describe('WorkQueue', () => {
+  it('hands out a key added first ahead of the queued ones, moving it up when it was queued already', async () => {
+    const queue = new WorkQueue();
+    for (const key of ['a', 'b', 'c']) queue.add(key);
+    queue.addFirst('d');
+    queue.addFirst('c');
+    expect(queue.depth).toBe(4);
+    const order = [];
+    for (let i = 0; i < 4; i += 1) order.push(await queue.get());
+    expect(order).toEqual(['c', 'd', 'a', 'b']);
+  });
+
   it('coalesces a key added twice while queued', async () => {
     const queue = new WorkQueue();
     queue.add('a');

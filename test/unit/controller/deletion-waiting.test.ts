@@ -1,0 +1,99 @@
+/**
+ * A released deletion waiting for its pods (issue 13): the turns between the release and the pods' DELETED
+ * events make no request, the turn that sees the pods gone finishes the deletion in one go, and the only
+ * thing that brings it is the pod watch (no poll).
+ */
+import { describe, expect, it } from 'vitest';
+import { INDEX_LIMITS } from '../../../operator/api/index.ts';
+import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
+import { decisionOf, sandboxStatus } from '../../../operator/controller/status.ts';
+import { buildReferenceIndex } from '../../../operator/index/index.ts';
+import type { Action } from '../../../operator/runtime/action.ts';
+import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
+import { attached } from '../fixtures.ts';
+import { contextOf, deleted, expect_, listed, NOW, Script, silent } from './scripted-ports.ts';
+
+const RESYNC_MS = 600_000; // contextOf's resync: the backstop for a missed event, never a poll
+
+async function turn(
+  subject: SandboxBuilder,
+  expected: ConstructorParameters<typeof Script>[0],
+): Promise<Action> {
+  const script = new Script(expected);
+  const action = await reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent);
+  script.finish();
+  return action;
+}
+
+const own = attached('own', 'wt-1');
+const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
+const exclusive = {
+  verdict: 'Exclusive',
+  evidence: 'Index',
+  reason: 'no reference foreign to worktree wt-1',
+} as const;
+
+/** The status the releasing turn wrote: the Exclusive decision, with the pod it was about to release. */
+function releasingStatus(subject: SandboxBuilder) {
+  return sandboxStatus({
+    sandbox: subject.build(),
+    index: buildReferenceIndex([own], INDEX_LIMITS),
+    pods: [pod('sbx', 0)],
+    reconciliation: { state: 'NotRequired', marker: true },
+    decision: decisionOf(exclusive, NOW),
+    unreferencedSince: undefined,
+    erasedFor: undefined,
+    now: NOW,
+  });
+}
+
+describe('a released deletion waiting for its pods', () => {
+  it('ends the releasing turn without a poll: the pods’ DELETED events bring the next one', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own).withPods(1).withGuard();
+    const action = await turn(subject, [
+      current,
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(Releasing)'),
+      expect_('pods.listLive(sbx)', subject.livePods()),
+      expect_('pods.delete(sbx-0)'),
+      expect_('pods.patchMetadata(sbx-0)'),
+    ]);
+    expect(action).toEqual({ kind: 'RequeueAfter', ms: RESYNC_MS });
+  });
+
+  it('makes no request while the cache shows every pod released and terminating', async () => {
+    const subject = sandbox('sbx')
+      .deleting()
+      .withReference(own)
+      .withPods(1, { deleting: true, finalizers: [] })
+      .withGuard();
+    subject.withStatus(releasingStatus(subject));
+    expect(await turn(subject, [])).toEqual({ kind: 'RequeueAfter', ms: RESYNC_MS });
+  });
+
+  it('still releases a terminating pod that holds our finalizer', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own).withPods(1, { deleting: true }).withGuard();
+    subject.withStatus(releasingStatus(subject));
+    await turn(subject, [
+      current,
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('pods.listLive(sbx)', subject.livePods()),
+      expect_('pods.patchMetadata(sbx-0)'),
+    ]);
+  });
+
+  it('finishes in the turn that sees the pods gone: no status write for the pod counts alone, the index erased from the LIST the decision read, one Event per deletion', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own).withGuard();
+    subject.withStatus(releasingStatus(subject));
+    const action = await turn(subject, [
+      current,
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('pods.listLive(sbx)', []),
+      expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
+      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+});
