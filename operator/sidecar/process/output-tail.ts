@@ -5,7 +5,8 @@
  * point the (privileged) sidecar at another file. Only complete lines are matched: a half-printed line
  * never becomes a match. Each file is bounded (issue 12): once it has grown past `maxBytes` and been read,
  * it is truncated in place — the spawn helper opens it O_APPEND, so the shell keeps writing at the new end
- * — and a retired shell's file is removed, so output never fills the volume and gets the pod evicted.
+ * — and a retired shell's file is removed, so output never fills the volume and gets the pod evicted. A root
+ * (Privileged) sidecar that may not write the agent's file first takes ownership of it.
  */
 import { constants } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
@@ -111,10 +112,33 @@ export function createOutputTail(dir: string, maxBytes = OUTPUT_FILE_MAX_BYTES):
 
 /** Truncates a regular, singly linked file without following a symlink (the agent owns the directory). */
 async function truncateInPlace(path: string): Promise<void> {
-  const handle = await open(path, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  let handle;
+  try {
+    handle = await open(path, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if (errnoOf(error) !== 'EACCES' || process.getuid?.() !== 0) throw error;
+    // Privileged mode: a root sidecar without DAC_OVERRIDE may not write the agent's 0640 file.
+    await takeOwnership(path);
+    handle = await open(path, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  }
   try {
     const info = await handle.stat();
     if (info.isFile() && info.nlink === 1) await handle.truncate(0);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Makes root the owner of the agent's output file (CAP_CHOWN), keeping its group and mode, so the agent's
+ * group still reads it and its shell's open O_APPEND descriptor keeps writing. Only a regular file with one
+ * link, checked on the descriptor that is chowned: never a file the agent linked or swapped in.
+ */
+async function takeOwnership(path: string): Promise<void> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const info = await handle.stat();
+    if (info.isFile() && info.nlink === 1) await handle.chown(0, info.gid);
   } finally {
     await handle.close();
   }
