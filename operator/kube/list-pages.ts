@@ -13,13 +13,13 @@ export type ListPage = {
   readonly continueToken: string | undefined;
 };
 
-/** Thrown for a non-2xx answer; `status` is the HTTP status. */
+/** Thrown for a non-2xx answer; `status` is the HTTP status, `body` the API server's Status as sent. */
 export class ListPageError extends Error {
   constructor(
     readonly status: number,
-    message: string,
+    readonly body: string,
   ) {
-    super(message);
+    super(body);
     this.name = 'ListPageError';
   }
   /** What `statusOf` reads. */

@@ -9,6 +9,7 @@ import { sleep } from './sleep.ts';
 import { KubeRequestError, request } from '../kube/errors.ts';
 import type { KubeClients } from '../kube/clients.ts';
 import { LeaseLostError } from './error-policy.ts';
+import { forbiddenMisconfiguration } from './forbidden.ts';
 
 export type LeaseSettings = {
   readonly namespace: string;
@@ -31,6 +32,8 @@ export class LeaderElector {
   private lastRenew = 0;
   /** Why the last acquire/renew attempt failed: the cause a lost lease reports. */
   private lastFailure: unknown = undefined;
+  /** A 403 on the Lease was said (once, with its fix) and has not cleared yet. */
+  private refused = false;
   constructor(
     private readonly clients: KubeClients,
     private readonly lease: LeaseSettings,
@@ -108,13 +111,15 @@ export class LeaderElector {
     try {
       const current = await this.read();
       if (!current) {
-        await this.clients.coordination.createNamespacedLease({
-          namespace,
-          body: {
-            metadata: { name, namespace },
-            spec: { ...spec, acquireTime: micro(now), leaseTransitions: 0 } as never,
-          },
-        });
+        await request('Create', `lease ${namespace}/${name}`, () =>
+          this.clients.coordination.createNamespacedLease({
+            namespace,
+            body: {
+              metadata: { name, namespace },
+              spec: { ...spec, acquireTime: micro(now), leaseTransitions: 0 } as never,
+            },
+          }),
+        );
       } else {
         const holder = current.spec?.holderIdentity ?? '';
         const renewed = current.spec?.renewTime ? new Date(current.spec.renewTime).getTime() : 0;
@@ -126,16 +131,41 @@ export class LeaderElector {
         const transitions = (current.spec?.leaseTransitions ?? 0) + (holder === identity ? 0 : 1);
         const acquireTime = holder === identity ? current.spec?.acquireTime : micro(now);
         current.spec = { ...current.spec, ...spec, acquireTime, leaseTransitions: transitions } as never;
-        await this.clients.coordination.replaceNamespacedLease({ namespace, name, body: current }); // resourceVersion guards the race
+        // resourceVersion guards the race
+        await request('Replace', `lease ${namespace}/${name}`, () =>
+          this.clients.coordination.replaceNamespacedLease({ namespace, name, body: current }),
+        );
       }
       this.lastRenew = now.getTime();
       this.lastFailure = undefined;
+      if (this.refused) {
+        this.refused = false;
+        this.log.info({ lease: `${namespace}/${name}` }, 'the leader lease is allowed again');
+      }
       return true;
     } catch (error) {
       this.lastFailure = error;
-      // A leader that cannot renew is on its way to losing the lease: say so while there is still time.
-      this.log.warn({ err: error, lease: `${namespace}/${name}` }, 'lease acquire/renew attempt failed');
+      this.sayFailure(error);
       return false;
     }
+  }
+
+  private sayFailure(error: unknown): void {
+    const lease = `${this.lease.namespace}/${this.lease.name}`;
+    if (!(error instanceof KubeRequestError && error.status === 403)) {
+      // A leader that cannot renew is on its way to losing the lease: say so while there is still time.
+      this.log.warn({ err: error, lease }, 'lease acquire/renew attempt failed');
+      return;
+    }
+    if (this.refused) {
+      this.log.debug({ lease }, 'the leader lease is still refused');
+      return;
+    }
+    // A permission only a person can grant: said once with its fix, retried at the retry period meanwhile.
+    this.refused = true;
+    this.log.error(
+      { err: error, lease, ...forbiddenMisconfiguration(error) },
+      'the leader lease is refused by a setting only a person can change; this replica cannot lead until it is',
+    );
   }
 }

@@ -4,8 +4,9 @@
  * The client-node informer stops for good on errors other than 410 and swallows handler exceptions, so this
  * loop owns recovery: paginated LIST (a consistent read) → WATCH from its resourceVersion with bookmarks →
  * on a clean close or an inactivity timeout, WATCH again from the last version; on 410 Gone, LIST again;
- * on any other error, back off (0.8 s → 30 s, with jitter) and LIST again. Handlers never throw: a failing
- * sink call is logged and the loop goes on.
+ * on any other error, back off (0.8 s → 30 s, with jitter) and LIST again; a 403 is said once with its fix
+ * (then at debug) and once more when it clears. Handlers never throw: a failing sink call is logged and the
+ * loop goes on.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -13,6 +14,7 @@ import { sleep } from './sleep.ts';
 import { KubeRequestError, request } from '../kube/errors.ts';
 import { listPage } from '../kube/list-pages.ts';
 import { watchStream, type WatchEnd } from '../kube/watch-stream.ts';
+import { forbiddenMisconfiguration, type Misconfiguration } from './forbidden.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -76,10 +78,18 @@ export class Watcher {
   /** Runs until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     let failures = 0;
+    let refused = false;
     while (!signal.aborted) {
       try {
         await this.list();
         failures = 0;
+        if (refused) {
+          refused = false;
+          this.log.info(
+            { resource: this.resource.name },
+            `list/watch of ${this.resource.name} allowed again`,
+          );
+        }
         while (!isAborted(signal)) {
           const end = await this.watchOnce(signal);
           if (end.kind === 'Closed') continue;
@@ -96,10 +106,25 @@ export class Watcher {
         failures += 1;
         const delay = Math.min(30_000, 800 * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4);
         this.observer.onRestart?.(this.resource.name, 'error', error);
-        this.log.warn(
-          { err: error, resource: this.resource.name, retryInMs: Math.round(delay) },
-          'list/watch failed; restarting',
-        );
+        const misconfiguration = misconfigurationOf(error);
+        if (misconfiguration === undefined) {
+          this.log.warn(
+            { err: error, resource: this.resource.name, retryInMs: Math.round(delay) },
+            'list/watch failed; restarting',
+          );
+        } else if (!refused) {
+          // A permission only a person can grant: said once, with the fix; looked at again at the backoff's pace.
+          refused = true;
+          this.log.error(
+            { err: error, resource: this.resource.name, ...misconfiguration, retryInMs: Math.round(delay) },
+            `list/watch of ${this.resource.name} refused by a setting only a person can change; the cache is not synced until it is`,
+          );
+        } else {
+          this.log.debug(
+            { resource: this.resource.name, retryInMs: Math.round(delay) },
+            `list/watch of ${this.resource.name} still refused`,
+          );
+        }
         await sleep(delay, signal);
       }
     }
@@ -168,3 +193,10 @@ export class Watcher {
 
 /** Read through a call: the signal flips while we await, which flow analysis cannot see. */
 const isAborted = (signal: AbortSignal) => signal.aborted;
+
+/** A 403 (RBAC, an admission policy): retrying alone never lists; a person must change a setting. */
+function misconfigurationOf(error: unknown): Misconfiguration | undefined {
+  return error instanceof KubeRequestError && error.status === 403
+    ? forbiddenMisconfiguration(error)
+    : undefined;
+}

@@ -25,6 +25,17 @@ const seen: string[] = [];
 const closedByClient: string[] = [];
 let server: Server;
 let url: string;
+/** LISTs still to refuse with an RBAC 403, as the API server words it. */
+let refusals = 0;
+const RBAC_REFUSAL = {
+  kind: 'Status',
+  apiVersion: 'v1',
+  status: 'Failure',
+  message:
+    'pods is forbidden: User "system:serviceaccount:sandbox-system:sandbox-operator" cannot list resource "pods" in API group "" at the cluster scope',
+  reason: 'Forbidden',
+  code: 403,
+};
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -47,6 +58,10 @@ beforeAll(async () => {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.on('close', () => closedByClient.push(name));
       }
+    } else if (request.pathname === '/api/v1/pods' && refusals > 0) {
+      refusals -= 1;
+      seen.push('list refused');
+      json(RBAC_REFUSAL, 403);
     } else if (request.pathname === '/api/v1/pods') {
       const list = lists.shift() ?? { rv: '99', items: [] };
       seen.push(`list@${list.rv}`);
@@ -61,7 +76,9 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-function watcher(events: string[]) {
+type LogLine = { level: number; msg: string; fix?: string };
+
+function watcher(events: string[], lines?: LogLine[]) {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c', server: url, skipTLSVerify: true }],
@@ -81,11 +98,16 @@ function watcher(events: string[]) {
   const resource = { name: 'pods', apiVersion: 'v1', kind: 'Pod', path: '/api/v1/pods' };
   return {
     restarts,
-    watcher: new Watcher(kc, resource, sink, pino({ level: 'silent' }), {
+    watcher: new Watcher(kc, resource, sink, logTo(lines), {
       onRestart: (_name, reason) => restarts.push(reason),
     }),
   };
 }
+
+const logTo = (lines: LogLine[] | undefined) =>
+  lines === undefined
+    ? pino({ level: 'silent' })
+    : pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line) as LogLine) });
 
 /** Waits for the scripted server or the sink to have seen `check`; says what the server saw if not. */
 const until = (what: string, check: () => boolean) =>
@@ -178,6 +200,37 @@ describe('the watcher', () => {
     expect(seen.slice(0, 3)).toEqual(['list@60', 'watch@60', 'list@7']);
     expect(syncedAfterError).toBe(false);
     expect(syncedAfterRelist).toBe(true);
+  });
+
+  it('says a refused LIST (a missing permission) once, with its fix, and once more when it is allowed again', async () => {
+    seen.length = 0;
+    refusals = 3;
+    lists.push({ rv: '70', items: [pod('h', '70')] });
+    const events: string[] = [];
+    const lines: LogLine[] = [];
+    const { watcher: w } = watcher(events, lines);
+    const stop = new AbortController();
+    const running = w.run(stop.signal);
+    await until('the list after the refusals', () => events.includes('replace:h'));
+    stop.abort();
+    await running;
+    expect(seen.filter((s) => s === 'list refused')).toHaveLength(3);
+    const said = lines.filter((l) => l.level >= 40);
+    expect(said.map((l) => [l.level, l.msg])).toEqual([
+      [
+        50,
+        'list/watch of pods refused by a setting only a person can change; the cache is not synced until it is',
+      ],
+    ]);
+    expect(said[0]?.fix).toContain(
+      'kubectl auth can-i list pods --as system:serviceaccount:sandbox-system:sandbox-operator',
+    );
+    expect(
+      lines.filter((l) => l.level === 20 && l.msg.startsWith('list/watch of pods still refused')),
+    ).toHaveLength(2);
+    expect(lines.filter((l) => l.level === 30 && l.msg === 'list/watch of pods allowed again')).toHaveLength(
+      1,
+    );
   });
 
   it('stops when asked, even while a watch is open: it closes the watch itself', async () => {
