@@ -175,6 +175,22 @@ export class SoakModel {
     );
   }
 
+  /**
+   * The reference's sandbox was deleted (successfully) since the reference was last established: the
+   * release of that incarnation may have erased it, even if a same-named Sandbox exists now. The audit log,
+   * not the live state, judges that erase (invariant 3).
+   */
+  sandboxDeletedSince(ref: ModelReference): boolean {
+    const since = ref.presence.at(-1)?.from ?? Number.POSITIVE_INFINITY;
+    return this.ops.some(
+      (op) =>
+        op.kind === 'delete-sandbox' &&
+        op.sandbox === ref.sandbox &&
+        op.outcome === 'ok' &&
+        op.endedAt >= since,
+    );
+  }
+
   tombstonesOf(worktree: Worktree): ModelReference[] {
     return this.present().filter((ref) => ref.state === 'Detached' && ref.worktree === worktree);
   }

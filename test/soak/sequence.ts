@@ -150,6 +150,8 @@ async function settle(
     if (ref.uncertain) continue;
     const sandbox = await getSandbox(clients, ctx.namespace, ref.sandbox);
     if (sandbox === undefined) continue; // released: its references were erased (judged by the audit log)
+    // Re-created since (GitOps): the past incarnation's release erased it, judged by the audit log too.
+    if (ctx.model.sandboxDeletedSince(ref)) continue;
     const deleting = sandbox.metadata.deletionTimestamp !== undefined;
     const ownTombstone = ref.state === 'Detached' && ref.worktree === ctx.model.sandbox(ref.sandbox).worktree;
     const found = live.items.find((item) => item.metadata.name === ref.name);
