@@ -52,3 +52,24 @@ export function testNamespace(prefix: string): string {
   });
   return name;
 }
+
+/** A kubeconfig for the test cluster as ServiceAccount `account` (created here), with a TokenRequest token. */
+export async function serviceAccountKubeConfig(namespace: string, account: string): Promise<KubeConfig> {
+  const core = kubeConfig().makeApiClient(CoreV1Api);
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: account } } });
+  const token = await core.createNamespacedServiceAccountToken({
+    name: account,
+    namespace,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const cluster = kubeConfig().getCurrentCluster();
+  if (!cluster) throw new Error('the admin kubeconfig has no cluster');
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ ...cluster, name: 'c' }],
+    users: [{ name: account, token: token.status?.token ?? '' }],
+    contexts: [{ name: 'c', cluster: 'c', user: account }],
+    currentContext: 'c',
+  });
+  return kc;
+}

@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, SANDBOX, VERSION } from '../../../operator/api/names.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
-import { kubeConfig, testNamespace } from '../../harness/kube.ts';
+import { kubeConfig, serviceAccountKubeConfig, testNamespace } from '../../harness/kube.ts';
 import { createSandbox, getSandbox } from './fixtures.ts';
 import {
   core,
@@ -51,7 +51,7 @@ const watchingCreates = (ports: ControllerPorts): ControllerPorts => ({
 
 /** A kubeconfig for the API server as `account`, with a token from the TokenRequest API. */
 async function accountKubeConfig(): Promise<KubeConfig> {
-  await core().createNamespacedServiceAccount({ namespace, body: { metadata: { name: account } } });
+  const kc = await serviceAccountKubeConfig(namespace, account);
   await kubeConfig()
     .makeApiClient(RbacAuthorizationV1Api)
     .createNamespacedRoleBinding({
@@ -88,20 +88,6 @@ async function accountKubeConfig(): Promise<KubeConfig> {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: namespaceReader },
       subjects: [{ kind: 'ServiceAccount', name: account, namespace }],
     },
-  });
-  const request = await core().createNamespacedServiceAccountToken({
-    name: account,
-    namespace,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  const cluster = kubeConfig().getCurrentCluster();
-  if (!cluster) throw new Error('the admin kubeconfig has no cluster');
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ ...cluster, name: 'c' }],
-    users: [{ name: account, token: request.status?.token ?? '' }],
-    contexts: [{ name: 'c', cluster: 'c', user: account }],
-    currentContext: 'c',
   });
   return kc;
 }

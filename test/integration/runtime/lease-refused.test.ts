@@ -3,38 +3,18 @@
  * used to warn on every 2 s attempt for ever; it says so once, with the fix, and once more when it clears.
  * The real API server's RBAC refuses, and a real grant ends it.
  */
-import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { kubeClients } from '../../../operator/kube/clients.ts';
 import { LeaderElector } from '../../../operator/runtime/leader.ts';
 import { eventually, pending } from '../../harness/eventually.ts';
-import { kubeConfig, testNamespace } from '../../harness/kube.ts';
+import { kubeConfig, serviceAccountKubeConfig, testNamespace } from '../../harness/kube.ts';
 
 const namespace = testNamespace('lease-refused');
 const account = 'no-lease';
 const user = `system:serviceaccount:${namespace}:${account}`;
 type Line = { level: number; msg: string; fix?: string };
-
-async function accountKubeConfig(): Promise<KubeConfig> {
-  const core = kubeConfig().makeApiClient(CoreV1Api);
-  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: account } } });
-  const token = await core.createNamespacedServiceAccountToken({
-    name: account,
-    namespace,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  const cluster = kubeConfig().getCurrentCluster();
-  if (!cluster) throw new Error('the admin kubeconfig has no cluster');
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ ...cluster, name: 'c' }],
-    users: [{ name: account, token: token.status?.token ?? '' }],
-    contexts: [{ name: 'c', cluster: 'c', user: account }],
-    currentContext: 'c',
-  });
-  return kc;
-}
 
 async function grantLeases(): Promise<void> {
   const rbac = kubeConfig().makeApiClient(RbacAuthorizationV1Api);
@@ -62,7 +42,7 @@ describe('a replica its RBAC does not let touch the Lease', () => {
     const lines: Line[] = [];
     const log = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line) as Line) });
     const elector = new LeaderElector(
-      kubeClients(await accountKubeConfig()),
+      kubeClients(await serviceAccountKubeConfig(namespace, account)),
       {
         namespace,
         name: 'refused',

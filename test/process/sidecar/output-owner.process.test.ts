@@ -5,16 +5,13 @@
  * A real non-root writer keeps its O_APPEND descriptor open throughout; the sidecar runs as root with only
  * the Privileged mode's capabilities.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PRIVILEGED_CAPABILITIES } from '../../../operator/sidecar/injection/injection.ts';
+import { runAsPrivilegedSidecar } from './fixtures/privileged-sidecar.ts';
 
-const run = promisify(execFile);
-const REPO = resolve(import.meta.dirname, '../../..');
 const NOBODY = 65534;
 const asRoot = process.getuid?.() === 0;
 /** The agent's shell: opens its output as the spawn helper does, writes past the bound, then once more on cue. */
@@ -63,27 +60,13 @@ describe.skipIf(!asRoot)('an output file in Privileged mode', () => {
     const before = await stat(file);
     expect([before.uid, before.mode & 0o777, before.size]).toEqual([NOBODY, 0o640, 4096]);
 
-    const bounding = ['-all', ...PRIVILEGED_CAPABILITIES.map((c) => `+${c.toLowerCase()}`)].join(',');
     const script = [
       "import { createOutputTail } from './operator/sidecar/process/output-tail.ts';",
       `const tail = createOutputTail(${JSON.stringify(dir)}, 1024);`,
       "await tail.bound('sh-1');",
       "console.log('bounded');",
     ].join('\n');
-    const { stdout } = await run(
-      'setpriv',
-      [
-        `--bounding-set=${bounding}`,
-        '--inh-caps=-all',
-        process.execPath,
-        '--import',
-        'tsx',
-        '--input-type=module',
-        '-e',
-        script,
-      ],
-      { cwd: REPO },
-    );
+    const stdout = await runAsPrivilegedSidecar(script);
     expect(stdout.trim()).toBe('bounded');
     expect((await stat(file)).size).toBe(0);
 

@@ -7,16 +7,15 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runAsPrivilegedSidecar } from './fixtures/privileged-sidecar.ts';
 import { loadConfig } from '../../../operator/sidecar/contract/config.ts';
 import { applyReaper } from '../../../operator/sidecar/injection/apply.ts';
-import { PRIVILEGED_CAPABILITIES } from '../../../operator/sidecar/injection/injection.ts';
 import { listenOnSocket } from '../../../operator/sidecar/process/http-server.ts';
 
 const run = promisify(execFile);
-const REPO = resolve(import.meta.dirname, '../../..');
 const NOBODY = 65534;
 const CONNECT =
   'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("connected")';
@@ -79,7 +78,6 @@ describe.skipIf(!asRoot)('the socket’s owner', () => {
     const config = loadConfig({ ...env, SANDBOX_REAPER_SOCKET: socket });
     // The sidecar's container: root, every capability dropped but those the injection adds; the kubelet
     // runs the startup probe in that container, so it connects with the same credentials.
-    const bounding = ['-all', ...PRIVILEGED_CAPABILITIES.map((c) => `+${c.toLowerCase()}`)].join(',');
     const script = [
       "import { createServer } from 'node:http';",
       "import { connect } from 'node:net';",
@@ -91,20 +89,7 @@ describe.skipIf(!asRoot)('the socket’s owner', () => {
       `const probe = await new Promise((done) => { const c = connect(${JSON.stringify(socket)}); c.on('connect', () => { c.destroy(); done('connected'); }).on('error', (e) => done(e.code)); });`,
       'console.log(JSON.stringify([info.uid, info.mode & 0o777, probe])); process.exit(0);',
     ].join('\n');
-    const { stdout } = await run(
-      'setpriv',
-      [
-        `--bounding-set=${bounding}`,
-        '--inh-caps=-all',
-        process.execPath,
-        '--import',
-        'tsx',
-        '--input-type=module',
-        '-e',
-        script,
-      ],
-      { cwd: REPO },
-    );
+    const stdout = await runAsPrivilegedSidecar(script);
     const [uid, mode, probe] = JSON.parse(stdout) as [number, number, string];
     expect([uid, probe]).toEqual([NOBODY, 'connected']);
     expect(mode & 0o007).toBe(0); // nobody else
