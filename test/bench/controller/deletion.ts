@@ -48,7 +48,7 @@ async function run(
   await c.core.createNamespace({ body: { metadata: { name: namespace } } });
   const names = Array.from({ length: count }, (_, i) => `sbx-${String(i).padStart(4, '0')}`);
   // Setup runs under an 8-worker operator; the measured operator starts on a settled namespace.
-  const setup = startOperator(cluster, namespace, 8);
+  const setup = await startOperator(cluster, namespace, 8);
   const setupStarted = Date.now();
   try {
     await createMany(names, (name) => createSandbox(c, sandboxBody(namespace, name, 2)));
@@ -71,7 +71,7 @@ async function run(
   }
   figure(`setup: ${count} sandboxes, ${count * 2} pods running`, ms(Date.now() - setupStarted));
   const port = await freePort();
-  const operator = startOperator(cluster, namespace, workers, ['--probe-bind', `127.0.0.1:${port}`]);
+  const operator = await startOperator(cluster, namespace, workers, ['--probe-bind', `127.0.0.1:${port}`]);
   try {
     await waitFor('the measured operator settled', async () => await queueSettled(port), 600_000);
     const before = await apiserverRequests(cluster);
