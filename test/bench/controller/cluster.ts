@@ -107,6 +107,8 @@ export async function startOperator(
   namespace: string | undefined,
   workers: number,
   extra: string[] = [],
+  /** Another way to the API server (the latency proxy); default: the cluster's admin kubeconfig. */
+  kubeconfigPath = cluster.kubeconfigPath,
 ): Promise<OperatorProcess> {
   const probeAt = extra.indexOf('--probe-bind');
   const bind = probeAt >= 0 ? (extra[probeAt + 1] ?? '127.0.0.1:0') : '127.0.0.1:0';
@@ -127,7 +129,7 @@ export async function startOperator(
   if (namespace) args.push('--namespace', namespace);
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath, SANDBOX_OPERATOR_LOG_FORMAT: 'json' },
+    env: { ...process.env, KUBECONFIG: kubeconfigPath, SANDBOX_OPERATOR_LOG_FORMAT: 'json' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const startup = startupOf(child, spawnedAt);

@@ -25,7 +25,7 @@ import {
 
 const SANDBOXES = Number(process.env['BENCH_SANDBOXES'] ?? 1000);
 
-type RunResult = { wallMs: number; latencies: number[]; requests: Map<string, number> };
+export type RunResult = { wallMs: number; latencies: number[]; requests: Map<string, number> };
 
 async function countPods(c: Clients, namespace: string): Promise<Map<string, number>> {
   const pods = (await c.core.listNamespacedPod({ namespace, labelSelector: LABELS.sandbox })).items;
@@ -37,12 +37,20 @@ async function countPods(c: Clients, namespace: string): Promise<Map<string, num
   return bySandbox;
 }
 
-async function run(
+export type RunOptions = {
+  /** Pods per sandbox (default 2). */
+  readonly replicas?: number;
+  /** The measured operator's kubeconfig (default: straight to the API server). */
+  readonly kubeconfigPath?: string;
+};
+
+export async function run(
   cluster: LocalCluster,
   c: Clients,
   workers: number,
   count: number,
   refsPerSandbox: number,
+  { replicas = 2, kubeconfigPath }: RunOptions = {},
 ): Promise<RunResult> {
   const namespace = `bench-w${workers}-r${refsPerSandbox}-${Date.now().toString(36)}`;
   await c.core.createNamespace({ body: { metadata: { name: namespace } } });
@@ -51,7 +59,7 @@ async function run(
   const setup = await startOperator(cluster, namespace, 8);
   const setupStarted = Date.now();
   try {
-    await createMany(names, (name) => createSandbox(c, sandboxBody(namespace, name, 2)));
+    await createMany(names, (name) => createSandbox(c, sandboxBody(namespace, name, replicas)));
     await createMany(
       names.flatMap((name) =>
         Array.from({ length: refsPerSandbox }, (_, i) => referenceBody(namespace, name, i, 'wt-1')),
@@ -62,16 +70,22 @@ async function run(
       'all pods running',
       async () => {
         const pods = (await c.core.listNamespacedPod({ namespace, labelSelector: LABELS.sandbox })).items;
-        return pods.length === count * 2 && pods.every((pod) => pod.status?.phase === 'Running');
+        return pods.length === count * replicas && pods.every((pod) => pod.status?.phase === 'Running');
       },
       1_800_000,
     );
   } finally {
     await setup.stop();
   }
-  figure(`setup: ${count} sandboxes, ${count * 2} pods running`, ms(Date.now() - setupStarted));
+  figure(`setup: ${count} sandboxes, ${count * replicas} pods running`, ms(Date.now() - setupStarted));
   const port = await freePort();
-  const operator = await startOperator(cluster, namespace, workers, ['--probe-bind', `127.0.0.1:${port}`]);
+  const operator = await startOperator(
+    cluster,
+    namespace,
+    workers,
+    ['--probe-bind', `127.0.0.1:${port}`],
+    kubeconfigPath,
+  );
   try {
     await waitFor('the measured operator settled', async () => await queueSettled(port), 600_000);
     const before = await apiserverRequests(cluster);
@@ -137,7 +151,7 @@ function subtract(requests: Map<string, number>, key: string, own: number): void
   else requests.delete(key);
 }
 
-function report(label: string, count: number, result: RunResult): void {
+export function report(label: string, count: number, result: RunResult): void {
   figure(
     `${label}: all ${count} deleted, wall time`,
     ms(result.wallMs),
