@@ -4,9 +4,11 @@
  * from delete to pods gone — and the API requests per decision from the apiserver's own metrics, for 5 and
  * for 50 references per sandbox (no per-session request: the count does not grow with the references).
  */
+import { availableParallelism } from 'node:os';
 import { LABELS } from '../../../operator/api/names.ts';
 import type { LocalCluster } from '../../../operator/local-cluster/index.ts';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';
+import { cpuMs } from '../peer/measure.ts';
 import { freePort, queueSettled } from './probe.ts';
 import {
   allowAdmin,
@@ -24,8 +26,25 @@ import {
 } from './cluster.ts';
 
 const SANDBOXES = Number(process.env['BENCH_SANDBOXES'] ?? 1000);
+const cores = availableParallelism();
 
-export type RunResult = { wallMs: number; latencies: number[]; requests: Map<string, number> };
+export type RunResult = {
+  wallMs: number;
+  latencies: number[];
+  requests: Map<string, number>;
+  /** CPU ms of each process from the first delete to the last pod gone: where the bound is. */
+  cpu: Map<string, number>;
+};
+
+/** CPU so far of the operator and of each control-plane process. */
+function cpuSnapshot(cluster: LocalCluster, operatorPid: number | undefined): Map<string, number> {
+  const pids = {
+    ...cluster.pids(),
+    bench: process.pid,
+    ...(operatorPid === undefined ? {} : { operator: operatorPid }),
+  };
+  return new Map(Object.entries(pids).map(([name, pid]): [string, number] => [name, cpuMs(pid)]));
+}
 
 async function countPods(c: Clients, namespace: string): Promise<Map<string, number>> {
   const pods = (await c.core.listNamespacedPod({ namespace, labelSelector: LABELS.sandbox })).items;
@@ -92,6 +111,7 @@ export async function run(
     const deletedAt = new Map<string, number>();
     const goneAt = new Map<string, number>();
     const started = Date.now();
+    const cpuBefore = cpuSnapshot(cluster, operator.child.pid);
     let benchPodLists = 0;
     const polling = (async () => {
       while (goneAt.size < count) {
@@ -115,6 +135,12 @@ export async function run(
     });
     await polling;
     const wallMs = Math.max(...goneAt.values()) - started;
+    const cpu = new Map(
+      [...cpuSnapshot(cluster, operator.child.pid)].map(([name, now]): [string, number] => [
+        name,
+        now - (cpuBefore.get(name) ?? now),
+      ]),
+    );
     // Requests are counted until every Sandbox is released (its finalizer goes after its pods), minus the
     // bench's own: its DELETEs of the Sandboxes and its LISTs of pods while polling.
     let benchSandboxLists = 0;
@@ -139,7 +165,7 @@ export async function run(
     const latencies = names
       .map((name) => (goneAt.get(name) ?? 0) - (deletedAt.get(name) ?? 0))
       .sort((a, b) => a - b);
-    return { wallMs, latencies, requests };
+    return { wallMs, latencies, requests, cpu };
   } finally {
     await operator.stop();
   }
@@ -160,6 +186,13 @@ export function report(label: string, count: number, result: RunResult): void {
   figure(
     `${label}: delete -> pods gone, p50 / p99`,
     `${ms(percentile(result.latencies, 50))} / ${ms(percentile(result.latencies, 99))}`,
+  );
+  const busy = [...result.cpu].sort(([, a], [, b]) => b - a);
+  const total = busy.reduce((sum, [, value]) => sum + value, 0);
+  figure(
+    `${label}: CPU while deleting, of ${String(cores)} cores`,
+    `${((total / (result.wallMs * cores)) * 100).toFixed(0)} %`,
+    busy.map(([name, value]) => `${name} ${(value / 1000).toFixed(1)} s`).join(', '),
   );
 }
 
