@@ -107,15 +107,22 @@ export async function startOperator(
   namespace: string | undefined,
   workers: number,
   extra: string[] = [],
-  /** Another way to the API server (the latency proxy); default: the cluster's admin kubeconfig. */
-  kubeconfigPath = cluster.kubeconfigPath,
+  {
+    kubeconfigPath = cluster.kubeconfigPath,
+    entry,
+  }: {
+    /** Another way to the API server (the latency proxy); default: the cluster's admin kubeconfig. */
+    readonly kubeconfigPath?: string | undefined;
+    /** Another compiled build (a baseline); default: operatorEntry(). */
+    readonly entry?: string | undefined;
+  } = {},
 ): Promise<OperatorProcess> {
   const probeAt = extra.indexOf('--probe-bind');
   const bind = probeAt >= 0 ? (extra[probeAt + 1] ?? '127.0.0.1:0') : '127.0.0.1:0';
   // /metrics on the probe listener (one bind), so the bench reads both from one port.
   const probe = [...(probeAt >= 0 ? [] : ['--probe-bind', bind]), '--metrics-bind', bind];
   const args = [
-    await operatorEntry(),
+    entry ?? (await operatorEntry()),
     '--workers',
     String(workers),
     '--leader-elect',

@@ -98,13 +98,9 @@ export async function run(
   }
   figure(`setup: ${count} sandboxes, ${count * replicas} pods running`, ms(Date.now() - setupStarted));
   const port = await freePort();
-  const operator = await startOperator(
-    cluster,
-    namespace,
-    workers,
-    ['--probe-bind', `127.0.0.1:${port}`],
+  const operator = await startOperator(cluster, namespace, workers, ['--probe-bind', `127.0.0.1:${port}`], {
     kubeconfigPath,
-  );
+  });
   try {
     await waitFor('the measured operator settled', async () => await queueSettled(port), 600_000);
     const before = await apiserverRequests(cluster);

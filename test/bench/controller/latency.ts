@@ -16,7 +16,7 @@ import { allowAdmin, clients } from './cluster.ts';
 import { report, run } from './deletion.ts';
 
 const LATENCY_MS = Number(process.env['BENCH_API_LATENCY_MS'] ?? 100);
-const SANDBOXES = Number(process.env['BENCH_LATENCY_SANDBOXES'] ?? 200);
+const SANDBOXES = Number(process.env['BENCH_LATENCY_SANDBOXES'] ?? 100);
 
 export async function latencyBoundBenchmarks(cluster: LocalCluster): Promise<void> {
   const c = clients(cluster);

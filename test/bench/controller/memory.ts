@@ -5,6 +5,7 @@
  * (spawn to caches synced, every object listed) and its memory once it has reconciled every sandbox.
  */
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { LocalCluster } from '../../../operator/local-cluster/index.ts';
 import { figure, heading, ms } from '../report.ts';
 import { freePort, metric, queueSettled } from './probe.ts';
@@ -118,6 +119,20 @@ export async function memoryBenchmarks(cluster: LocalCluster): Promise<void> {
     );
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     await memoryFigures('restarted, queue drained', port, operator);
+
+    // The same restart with another build (e.g. main's), on the same objects: before/after in one run.
+    const baseline = process.env['BENCH_OPERATOR_BASELINE'];
+    if (baseline !== undefined && baseline !== '') {
+      await operator.stop();
+      const entry = resolve(baseline);
+      operator = await startOperator(cluster, namespace, 8, ['--probe-bind', `127.0.0.1:${port}`], { entry });
+      startupFigure('baseline build, restart: spawn ->', await operator.startup);
+      const baselineStarted = performance.now();
+      await waitFor('every sandbox reconciled by the baseline', () => queueSettled(port), 1_800_000);
+      figure('baseline: reconciling -> queue empty', ms(performance.now() - baselineStarted), entry);
+      await new Promise((resolveWait) => setTimeout(resolveWait, 10_000));
+      await memoryFigures('baseline restarted, queue drained', port, operator);
+    }
   } finally {
     await operator.stop();
     await c.core.deleteNamespace({ name: namespace }).catch(() => undefined);
