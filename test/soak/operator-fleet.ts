@@ -3,6 +3,10 @@
  * Lease), talking to the API server through the fault proxy; a chaos loop SIGKILLs a replica at random
  * moments and restarts it. Kills and unexpected exits are recorded with their times, so a failing trace
  * can be read against them. Each incarnation's output goes to its own log file.
+ *
+ * The time to the next kill counts from a working operator (a replica that has said it is reconciling), not
+ * from the last kill: on a loaded machine a start takes seconds, and a timer counted from the kill would
+ * charge the liveness bounds with an operator that never got to run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -25,7 +29,16 @@ export type FleetSettings = {
 
 export type FleetEvent = { readonly at: number; readonly replica: number; readonly what: string };
 
-type Replica = { child: ChildProcess; exited: Promise<void>; killedByUs: boolean; incarnation: number };
+type Replica = {
+  child: ChildProcess;
+  exited: Promise<void>;
+  killedByUs: boolean;
+  incarnation: number;
+  working: boolean;
+};
+
+/** The line the operator logs once its caches are synced and its workers run (operator/controller/manager.ts). */
+const WORKING = '"msg":"reconciling sandboxes"';
 
 export class OperatorFleet {
   private readonly replicas: (Replica | undefined)[] = [];
@@ -76,9 +89,20 @@ export class OperatorFleet {
     );
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
+    let tail = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (replica.working) return;
+      const seen = tail + chunk.toString('utf8');
+      if (seen.includes(WORKING)) {
+        replica.working = true;
+        this.events.push({ at: Date.now(), replica: index, what: 'reconciling' });
+        this.onWorking?.();
+      } else tail = seen.slice(-WORKING.length);
+    });
     const replica: Replica = {
       child,
       killedByUs: false,
+      working: false,
       incarnation,
       exited: once(child, 'exit').then(([code, signal]) => {
         log.end();
@@ -100,9 +124,25 @@ export class OperatorFleet {
     this.events.push({ at: Date.now(), replica: index, what: `started (pid ${child.pid ?? '?'})` });
   }
 
+  /** Called when a replica starts reconciling; set while the chaos loop waits for one. */
+  private onWorking: (() => void) | undefined;
+
+  private someoneWorking(): boolean {
+    return this.replicas.some(
+      (r) => r !== undefined && r.working && r.child.exitCode === null && r.child.signalCode === null,
+    );
+  }
+
   private scheduleKill(): void {
     const every = this.settings.killEveryMs;
     if (every === null || this.stopping) return;
+    if (!this.someoneWorking()) {
+      this.onWorking = () => {
+        this.onWorking = undefined;
+        this.scheduleKill();
+      };
+      return;
+    }
     this.chaos = setTimeout(() => {
       const index = Math.floor(this.random() * this.settings.replicas);
       const replica = this.replicas[index];
@@ -123,6 +163,7 @@ export class OperatorFleet {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.onWorking = undefined;
     process.off('exit', this.killAll);
     clearTimeout(this.chaos);
     await Promise.all(
