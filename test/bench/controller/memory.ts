@@ -120,18 +120,18 @@ export async function memoryBenchmarks(cluster: LocalCluster): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     await memoryFigures('restarted, queue drained', port, operator);
 
-    // The same restart with another build (e.g. main's), on the same objects: before/after in one run.
-    const baseline = process.env['BENCH_OPERATOR_BASELINE'];
-    if (baseline !== undefined && baseline !== '') {
+    // The same restart with other builds (e.g. main's, a bundle), on the same objects: before/after in one run.
+    for (const other of (process.env['BENCH_OPERATOR_BASELINE'] ?? '').split(',').filter(Boolean)) {
       await operator.stop();
-      const entry = resolve(baseline);
+      const entry = resolve(other);
       operator = await startOperator(cluster, namespace, 8, ['--probe-bind', `127.0.0.1:${port}`], { entry });
-      startupFigure('baseline build, restart: spawn ->', await operator.startup);
-      const baselineStarted = performance.now();
-      await waitFor('every sandbox reconciled by the baseline', () => queueSettled(port), 1_800_000);
-      figure('baseline: reconciling -> queue empty', ms(performance.now() - baselineStarted), entry);
+      figure(`restart with ${entry.replace(/.*sandbox-operator\//, '')}`, '');
+      startupFigure('    spawn ->', await operator.startup);
+      const otherStarted = performance.now();
+      await waitFor(`every sandbox reconciled by ${entry}`, () => queueSettled(port), 1_800_000);
+      figure('    reconciling -> queue empty', ms(performance.now() - otherStarted));
       await new Promise((resolveWait) => setTimeout(resolveWait, 10_000));
-      await memoryFigures('baseline restarted, queue drained', port, operator);
+      await memoryFigures('    queue drained', port, operator);
     }
   } finally {
     await operator.stop();
