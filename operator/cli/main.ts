@@ -4,17 +4,12 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { runOperator } from '../controller/run.ts';
-import { operatorImageOnNode } from '../local-cluster/images/on-node.ts';
-import {
-  cacheRoot,
-  formatBuildEvent,
-  OPERATOR_RELEASE,
-  provisionOperatorIdentity,
-  startLocalCluster,
-  TOOLS,
-  type LocalCluster,
-} from '../local-cluster/index.ts';
+import type { LocalCluster } from '../local-cluster/index.ts';
 import { createLogger } from './logger.ts';
+
+// The local control plane (building Go modules, images, a real node) is loaded only when it is started: an
+// operator run against a cluster, as the image always is, does not pay for loading it at start-up.
+const localCluster = () => import('../local-cluster/index.ts');
 
 type Target =
   | { readonly kind: 'kubeconfig'; readonly paths: string }
@@ -40,7 +35,10 @@ function chooseTarget(argv: readonly string[], env: NodeJS.ProcessEnv): Target {
   return { kind: 'local' };
 }
 
-function banner(cluster: LocalCluster): string {
+function banner(
+  cluster: LocalCluster,
+  { TOOLS, OPERATOR_RELEASE }: Awaited<ReturnType<typeof localCluster>>,
+): string {
   return [
     '',
     `Local control plane ready: kube-apiserver ${TOOLS['kube-apiserver'].version} at ${cluster.server}`,
@@ -77,15 +75,16 @@ async function connect(
       return { kubeconfig, cluster: null };
     case 'local': {
       logger.info('no cluster configured (KUBECONFIG unset, not in a pod): starting the local control plane');
+      const local = await localCluster();
       // With a real node (root, containerd: docs/real-node.md) sandbox pods run as real containers.
-      const cluster = await startLocalCluster({
+      const cluster = await local.startLocalCluster({
         logger: logger.child({ component: 'local-cluster' }),
         realNode: { taint: false },
       });
       // The operator runs as the chart's ServiceAccount, which the pod-protection policy trusts; the admin
       // kubeconfig in the banner is the user's, and its `kubectl delete pod` of a sandbox pod is refused.
       try {
-        kubeconfig.loadFromFile(await provisionOperatorIdentity(cluster));
+        kubeconfig.loadFromFile(await local.provisionOperatorIdentity(cluster));
         if (cluster.realNode !== null) await putSidecarImageOnNode(cluster.realNode.containerdSocket, logger);
       } catch (error) {
         await cluster.stop();
@@ -97,7 +96,7 @@ async function connect(
           resolve();
         });
       });
-      process.stdout.write(banner(cluster));
+      process.stdout.write(banner(cluster, local));
       return { kubeconfig, cluster };
     }
   }
@@ -105,6 +104,10 @@ async function connect(
 
 /** The sidecar is the operator image: built from the Dockerfile, imported, and named to the operator. */
 async function putSidecarImageOnNode(containerdSocket: string, logger: Logger): Promise<void> {
+  const [{ operatorImageOnNode }, { cacheRoot, formatBuildEvent }] = await Promise.all([
+    import('../local-cluster/images/on-node.ts'),
+    localCluster(),
+  ]);
   const tag = await operatorImageOnNode(cacheRoot(), containerdSocket, (event) => {
     logger.info({ step: event.step, phase: event.phase }, formatBuildEvent(event));
   });

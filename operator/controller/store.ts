@@ -5,14 +5,25 @@
  * Caveat: the cache can be stale. A hit (a reference is present) may keep a sandbox; a miss never releases one
  * by itself — the deletion path confirms it with a consistent LIST first.
  */
-import { parseSandbox, parseSessionReference, type MalformedObjectError, type Parsed } from '../api/parse.ts';
+import type { MalformedObjectError, Parsed } from '../api/parse.ts';
 import type { Sandbox } from '../api/objects.ts';
-import { referenceEntryOf, type ReferenceEntry } from '../index/reference.ts';
-import { budgetSummaryOf, type BudgetSummary } from './budget-summary.ts';
-import { podSummaryOf, type PodSummary } from './pod-summary.ts';
+import type { ReferenceEntry } from '../index/reference.ts';
+import type { BudgetSummary } from './budget-summary.ts';
+import type { PodSummary } from './pod-summary.ts';
 import type { WatchEventType, WatchSink } from '../runtime/watcher.ts';
+import {
+  decodeBudget,
+  decodePod,
+  decodeReference,
+  decodeSandbox,
+  keyOf,
+  namespaceOf,
+  SharedStrings,
+  type Decoded,
+  type ReferenceRecord,
+} from './store-records.ts';
 
-export const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
+export { keyOf } from './store-records.ts';
 
 export interface StoreReader {
   sandbox(key: string): Parsed<Sandbox> | undefined;
@@ -25,28 +36,14 @@ export interface StoreReader {
   budget(sandboxKey: string): BudgetSummary | undefined;
 }
 
-type RawMeta = { metadata?: { name?: unknown; namespace?: unknown }; spec?: { sandbox?: unknown } };
-const rawKey = (raw: unknown): string | undefined => {
-  const meta = (raw as RawMeta | null)?.metadata;
-  return typeof meta?.name === 'string' && typeof meta.namespace === 'string'
-    ? keyOf(meta.namespace, meta.name)
-    : undefined;
-};
-const namespaceOf = (key: string) => key.slice(0, key.indexOf('/'));
-
 /**
  * Called with the sandbox keys an event may change, so they are reconciled. `finishing`: a sandbox pod is
  * gone, which is what a released deletion waits for; its turn finishes the deletion, so it goes first.
  */
 export type Enqueue = (sandboxKeys: Iterable<string>, finishing?: boolean) => void;
 
-type ReferenceRecord = {
-  sandboxKey: string | undefined;
-  entry?: ReferenceEntry;
-  error?: MalformedObjectError;
-};
-
 export class ClusterStore implements StoreReader {
+  private readonly strings = new SharedStrings();
   private readonly sandboxes = new Map<string, Parsed<Sandbox>>();
   private readonly referenceRecords = new Map<string, ReferenceRecord>();
   private readonly referencesBySandbox = new Map<string, Map<string, ReferenceRecord>>();
@@ -59,72 +56,32 @@ export class ClusterStore implements StoreReader {
 
   constructor(private readonly enqueue: Enqueue) {}
 
-  readonly sandboxSink: WatchSink = {
-    replace: (items) =>
-      this.replaceAll(
-        this.sandboxes,
-        items,
-        (raw) => this.putSandbox(raw),
-        (key) => this.dropSandbox(key),
-      ),
-    apply: (type, raw) =>
-      this.applyEvent(
-        type,
-        raw,
-        (r) => this.putSandbox(r),
-        (key) => this.dropSandbox(key),
-      ),
-  };
-  readonly referenceSink: WatchSink = {
-    replace: (items) =>
-      this.replaceAll(
-        this.referenceRecords,
-        items,
-        (raw) => this.putReference(raw),
-        (key) => this.dropReference(key),
-      ),
-    apply: (type, raw) =>
-      this.applyEvent(
-        type,
-        raw,
-        (r) => this.putReference(r),
-        (key) => this.dropReference(key),
-      ),
-  };
-  readonly podSink: WatchSink = {
-    replace: (items) =>
-      this.replaceAll(
-        this.podRecords,
-        items,
-        (raw) => this.putPod(raw),
-        (key) => this.dropPod(key),
-      ),
-    apply: (type, raw) =>
-      this.applyEvent(
-        type,
-        raw,
-        (r) => this.putPod(r),
-        (key) => this.dropPod(key),
-        type === 'DELETED',
-      ),
-  };
-
-  readonly budgetSink: WatchSink = {
-    replace: (items) =>
-      this.replaceAll(
-        this.budgetRecords,
-        items,
-        (raw) => this.putBudget(raw),
-        (key) => this.dropBudget(key),
-      ),
-    apply: (type, raw) =>
-      this.applyEvent(
-        type,
-        raw,
-        (r) => this.putBudget(r),
-        (key) => this.dropBudget(key),
-      ),
-  };
+  readonly sandboxSink = this.sink(
+    this.sandboxes,
+    decodeSandbox,
+    (item) => this.putSandbox(item),
+    (key) => this.dropSandbox(key),
+  );
+  readonly referenceSink = this.sink(
+    this.referenceRecords,
+    decodeReference,
+    (item) => this.putReference(item),
+    (key) => this.dropReference(key),
+  );
+  /** A pod's DELETED event is finishing work: a released deletion waits for it. */
+  readonly podSink = this.sink(
+    this.podRecords,
+    decodePod,
+    (item) => this.putPod(item),
+    (key) => this.dropPod(key),
+    true,
+  );
+  readonly budgetSink = this.sink(
+    this.budgetRecords,
+    decodeBudget,
+    (item) => this.putBudget(item),
+    (key) => this.dropBudget(key),
+  );
 
   sandbox(key: string): Parsed<Sandbox> | undefined {
     return this.sandboxes.get(key);
@@ -156,40 +113,37 @@ export class ClusterStore implements StoreReader {
     };
   }
 
-  private applyEvent(
-    type: WatchEventType,
-    raw: unknown,
-    put: (raw: unknown) => string[],
+  /** A watcher's sink for one kind: objects decoded as they arrive; keyless ones (undefined) are ignored. */
+  private sink<T>(
+    current: ReadonlyMap<string, unknown>,
+    decode: (raw: unknown, strings: SharedStrings) => Decoded<T> | undefined,
+    put: (item: Decoded<T>) => string[],
     drop: (key: string) => string[],
-    finishing = false,
-  ) {
-    const key = rawKey(raw);
-    if (key === undefined) return;
-    this.enqueue(type === 'DELETED' ? drop(key) : put(raw), finishing);
+    finishingOnDelete = false,
+  ): WatchSink<Decoded<T> | undefined> {
+    return {
+      decode: (raw) => decode(raw, this.strings),
+      replace: (items) => {
+        const seen = new Set<string>();
+        const touched: string[] = [];
+        for (const item of items) {
+          if (item === undefined) continue;
+          seen.add(item.key);
+          touched.push(...put(item));
+        }
+        for (const key of [...current.keys()]) if (!seen.has(key)) touched.push(...drop(key));
+        this.enqueue(new Set(touched));
+      },
+      apply: (type: WatchEventType, item) => {
+        if (item === undefined) return;
+        const deleted = type === 'DELETED';
+        this.enqueue(deleted ? drop(item.key) : put(item), finishingOnDelete && deleted);
+      },
+    };
   }
 
-  private replaceAll<V>(
-    current: Map<string, V>,
-    items: readonly unknown[],
-    put: (raw: unknown) => string[],
-    drop: (key: string) => string[],
-  ) {
-    const seen = new Set<string>();
-    const touched: string[] = [];
-    for (const raw of items) {
-      const key = rawKey(raw);
-      if (key === undefined) continue;
-      seen.add(key);
-      touched.push(...put(raw));
-    }
-    for (const key of [...current.keys()]) if (!seen.has(key)) touched.push(...drop(key));
-    this.enqueue(new Set(touched));
-  }
-
-  private putSandbox(raw: unknown): string[] {
-    const key = rawKey(raw);
-    if (key === undefined) return [];
-    this.sandboxes.set(key, parseSandbox(raw));
+  private putSandbox({ key, value }: Decoded<Parsed<Sandbox>>): string[] {
+    this.sandboxes.set(key, value);
     return [key];
   }
   private dropSandbox(key: string): string[] {
@@ -197,21 +151,10 @@ export class ClusterStore implements StoreReader {
     return [key];
   }
 
-  private putReference(raw: unknown): string[] {
-    const key = rawKey(raw);
-    if (key === undefined) return [];
+  private putReference({ key, value: record }: Decoded<ReferenceRecord>): string[] {
     const before = this.dropReference(key);
-    const parsed = parseSessionReference(raw);
-    const named = (raw as RawMeta).spec?.sandbox;
-    const sandboxKey = parsed.ok
-      ? keyOf(parsed.value.metadata.namespace, parsed.value.spec.sandbox)
-      : typeof named === 'string'
-        ? keyOf(namespaceOf(key), named)
-        : undefined;
-    const record: ReferenceRecord = parsed.ok
-      ? { sandboxKey, entry: referenceEntryOf(parsed.value) }
-      : { sandboxKey, error: parsed.error };
     this.referenceRecords.set(key, record);
+    const { sandboxKey } = record;
     if (sandboxKey !== undefined) {
       const bucket = this.referencesBySandbox.get(sandboxKey) ?? new Map<string, ReferenceRecord>();
       bucket.set(key, record);
@@ -240,11 +183,8 @@ export class ClusterStore implements StoreReader {
     return [record.sandboxKey];
   }
 
-  private putPod(raw: unknown): string[] {
-    const key = rawKey(raw);
-    if (key === undefined) return [];
+  private putPod({ key, value: pod }: Decoded<PodSummary | undefined>): string[] {
     const before = this.dropPod(key);
-    const pod = podSummaryOf(raw);
     if (!pod) return before;
     const sandboxKey = keyOf(pod.namespace, pod.sandbox);
     this.podRecords.set(key, pod);
@@ -264,11 +204,8 @@ export class ClusterStore implements StoreReader {
     return [sandboxKey];
   }
 
-  private putBudget(raw: unknown): string[] {
-    const key = rawKey(raw);
-    if (key === undefined) return [];
+  private putBudget({ key, value: budget }: Decoded<BudgetSummary | undefined>): string[] {
     const before = this.dropBudget(key);
-    const budget = budgetSummaryOf(raw);
     if (!budget) return before;
     this.budgetRecords.set(key, budget);
     const sandboxKey = keyOf(budget.namespace, budget.sandbox);

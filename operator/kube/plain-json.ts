@@ -8,7 +8,7 @@
 import { ApiException, HttpMethod, type Configuration } from '@kubernetes/client-node';
 
 export type JsonRequest = {
-  readonly method: 'GET' | 'DELETE' | 'PATCH';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
   /** The API path, e.g. /api/v1/namespaces/ns/pods. */
   readonly path: string;
   readonly query?: Readonly<Record<string, string>>;

@@ -18,10 +18,22 @@ import { forbiddenMisconfiguration, type Misconfiguration } from './forbidden.ts
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-export interface WatchSink {
+type SinkCalls<T> = {
   /** The full set after a LIST; objects absent from it are gone. */
-  replace(items: readonly unknown[]): void;
-  apply(type: WatchEventType, object: unknown): void;
+  replace(items: readonly T[]): void;
+  apply(type: WatchEventType, object: T): void;
+};
+/**
+ * Where a watcher delivers. `decode`, called on each object as it arrives (each LIST item as its page comes,
+ * each event), is what the sink keeps of it, so a LIST's raw pages are not all held until the last one; a sink
+ * of anything but raw objects must have one. Without it the sink gets the objects as the API server sent them.
+ */
+export type WatchSink<T = unknown> = SinkCalls<T> &
+  (unknown extends T ? { decode?(raw: unknown): T } : { decode(raw: unknown): T });
+
+function decoderOf<T>(sink: WatchSink<T>): (raw: unknown) => T {
+  const { decode } = sink as { decode?: (raw: unknown) => T };
+  return decode ? (raw) => decode.call(sink, raw) : (raw) => raw as T;
 }
 
 export type WatchedResource = {
@@ -44,21 +56,23 @@ export type WatcherObserver = {
 const PAGE_SIZE = 500;
 const WATCH_TIMEOUT_SECONDS = 300; // the server ends each watch by then; bookmarks keep the version fresh
 
-export class Watcher {
+export class Watcher<T = unknown> {
   private resourceVersion = '';
   private syncedOnce = false;
   private syncing = false;
   private readonly synced: Promise<void>;
+  private readonly decode: (raw: unknown) => T;
   private markSynced: () => void = () => undefined;
 
   constructor(
     private readonly kubeConfig: KubeConfig,
     private readonly resource: WatchedResource,
-    private readonly sink: WatchSink,
+    private readonly sink: WatchSink<T>,
     private readonly log: Logger,
     private readonly observer: WatcherObserver = {},
   ) {
     this.synced = new Promise((resolve) => (this.markSynced = resolve));
+    this.decode = decoderOf(sink);
   }
 
   /** Resolves after the first complete LIST reached the sink. */
@@ -132,7 +146,7 @@ export class Watcher {
 
   private async list(): Promise<void> {
     const { name, path, labelSelector, fieldSelector } = this.resource;
-    const items: unknown[] = [];
+    const items: T[] = [];
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
@@ -144,7 +158,7 @@ export class Watcher {
           continue: continueToken,
         }),
       );
-      items.push(...page.items);
+      for (const item of page.items) items.push(this.decode(item));
       continueToken = page.continueToken;
       resourceVersion = page.resourceVersion || resourceVersion;
     } while (continueToken);
@@ -168,7 +182,7 @@ export class Watcher {
     return watchStream(this.kubeConfig, this.resource.path, query, signal, (type, object) => {
       this.noteVersion(object);
       if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED')
-        this.deliver(() => this.sink.apply(type, object));
+        this.deliver(() => this.sink.apply(type, this.decode(object)));
     });
   }
 

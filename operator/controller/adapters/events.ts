@@ -1,19 +1,24 @@
-/** EventRecorder writing core/v1 Events (what `kubectl describe` shows). Failures are logged, not thrown. */
+/**
+ * EventRecorder writing core/v1 Events (what `kubectl describe` shows), as plain JSON (no generated-model walk).
+ * Failures are logged, not thrown.
+ */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { request } from '../../kube/errors.ts';
+import { segment } from '../../kube/plain-json.ts';
 import type { EventRecorder } from '../ports.ts';
 import type { KubeClients } from '../../kube/clients.ts';
 import { rfc3339 } from '../conditions.ts';
 
-export function kubeEventRecorder({ core }: KubeClients, component: string, log: Logger): EventRecorder {
+export function kubeEventRecorder({ json }: KubeClients, component: string, log: Logger): EventRecorder {
   return {
     async record(target, type, reason, message) {
       const now = rfc3339(new Date());
       try {
         await request('RecordEvent', `${target.kind} ${target.namespace}/${target.name}`, () =>
-          core.createNamespacedEvent({
-            namespace: target.namespace,
+          json({
+            method: 'POST',
+            path: `/api/v1/namespaces/${segment(target.namespace)}/events`,
             body: {
               metadata: {
                 name: `${target.name}.${randomBytes(8).toString('hex')}`,
@@ -32,8 +37,8 @@ export function kubeEventRecorder({ core }: KubeClients, component: string, log:
               source: { component },
               reportingComponent: component,
               reportingInstance: component,
-              firstTimestamp: new Date(now),
-              lastTimestamp: new Date(now),
+              firstTimestamp: now,
+              lastTimestamp: now,
               count: 1,
             },
           }),

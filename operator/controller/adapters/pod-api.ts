@@ -1,4 +1,4 @@
-/** PodApi and GuardApi over client-node. */
+/** PodApi and GuardApi over the API server, as plain JSON (no generated-model walk of pods or budgets). */
 import { PatchStrategy, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { LABELS, MANAGED_BY } from '../../api/names.ts';
 import type { Sandbox } from '../../api/objects.ts';
@@ -10,17 +10,18 @@ import type { GuardApi, NamespaceApi, PodApi } from '../ports.ts';
 import { FIELD_MANAGER, type KubeClients } from '../../kube/clients.ts';
 import { segment } from '../../kube/plain-json.ts';
 
-export function kubePodApi({ core, json }: KubeClients): PodApi {
+export function kubePodApi({ json }: KubeClients): PodApi {
   return {
     async create(pod: V1Pod) {
       const namespace = pod.metadata?.namespace ?? '';
       const target = `pod ${namespace}/${pod.metadata?.name ?? ''}`;
       try {
         await request('Create', target, () =>
-          core.createNamespacedPod({
-            namespace: namespace,
+          json({
+            method: 'POST',
+            path: podsPath(namespace),
+            query: { fieldManager: FIELD_MANAGER },
             body: pod,
-            fieldManager: FIELD_MANAGER,
           }),
         );
         return 'Created';
@@ -87,20 +88,17 @@ function desiredBudget(sandbox: Sandbox): V1PodDisruptionBudget {
   };
 }
 
-export function kubeGuardApi({ policy }: KubeClients): GuardApi {
+export function kubeGuardApi({ json }: KubeClients): GuardApi {
   return {
     async ensureDisruptionBudget(sandbox) {
       const desired = desiredBudget(sandbox);
       const { namespace } = sandbox.metadata;
       const name = desired.metadata?.name ?? '';
       const target = `poddisruptionbudget ${namespace}/${name}`;
+      const query = { fieldManager: FIELD_MANAGER };
       try {
         await request('Create', target, () =>
-          policy.createNamespacedPodDisruptionBudget({
-            namespace,
-            body: desired,
-            fieldManager: FIELD_MANAGER,
-          }),
+          json({ method: 'POST', path: budgetsPath(namespace), query, body: desired }),
         );
         return 'Created';
       } catch (error) {
@@ -108,31 +106,36 @@ export function kubeGuardApi({ policy }: KubeClients): GuardApi {
       }
       // It exists but the cache did not see it guarding: someone changed it (selector, maxUnavailable, labels).
       // Put the desired form back, preconditioned on the version read; a conflict retries from fresh state.
-      const current = await request('Get', target, () =>
-        policy.readNamespacedPodDisruptionBudget({ namespace, name }),
-      );
+      const path = `${budgetsPath(namespace)}/${segment(name)}`;
+      const current = (await request('Get', target, () => json({ method: 'GET', path }))) as
+        { metadata?: { resourceVersion?: string } } | undefined;
       const summary = budgetSummaryOf(current);
       if (summary?.guards === true && !summary.deleting) return 'Unchanged';
+      const resourceVersion = current?.metadata?.resourceVersion ?? '';
       await request('Replace', target, () =>
-        policy.replaceNamespacedPodDisruptionBudget({
-          namespace,
-          name,
-          body: {
-            ...desired,
-            metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion ?? '' },
-          },
-          fieldManager: FIELD_MANAGER,
+        json({
+          method: 'PUT',
+          path,
+          query,
+          body: { ...desired, metadata: { ...desired.metadata, resourceVersion } },
         }),
       );
       return 'Repaired';
     },
     async removeDisruptionBudget(namespace, name, uid) {
       await requestUnlessGone('Delete', `poddisruptionbudget ${namespace}/${name}`, () =>
-        policy.deleteNamespacedPodDisruptionBudget({ namespace, name, body: { preconditions: { uid } } }),
+        json({
+          method: 'DELETE',
+          path: `${budgetsPath(namespace)}/${segment(name)}`,
+          body: { preconditions: { uid } },
+        }),
       );
     },
   };
 }
+
+const budgetsPath = (namespace: string) =>
+  `/apis/policy/v1/namespaces/${segment(namespace)}/poddisruptionbudgets`;
 
 export function kubeNamespaceApi({ core }: KubeClients): NamespaceApi {
   return {

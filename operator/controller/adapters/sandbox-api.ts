@@ -1,27 +1,25 @@
-/** SandboxApi over client-node. */
+/** SandboxApi over the API server, read and written as plain JSON (no generated-model walk). */
+import { PatchStrategy } from '@kubernetes/client-node';
 import { GROUP, SANDBOX, VERSION } from '../../api/names.ts';
 import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
+import { segment } from '../../kube/plain-json.ts';
 import { incarnationTest, type JsonPatchOp } from '../finalizer.ts';
 import type { SandboxApi } from '../ports.ts';
 import { statusPatchOps } from '../status.ts';
-import { FIELD_MANAGER, JSON_PATCH, type KubeClients } from '../../kube/clients.ts';
+import { FIELD_MANAGER, type KubeClients } from '../../kube/clients.ts';
 
-export function kubeSandboxApi({ custom }: KubeClients): SandboxApi {
-  const at = (namespace: string, name: string) => ({
-    group: GROUP,
-    version: VERSION,
-    plural: SANDBOX.plural,
-    namespace,
-    name,
-  });
+const sandboxPath = (namespace: string, name: string) =>
+  `/apis/${GROUP}/${VERSION}/namespaces/${segment(namespace)}/${SANDBOX.plural}/${segment(name)}`;
+
+export function kubeSandboxApi({ json }: KubeClients): SandboxApi {
   return {
     async readLive(namespace, name) {
       try {
         const live = (await request('Get', `sandbox ${namespace}/${name}`, () =>
-          custom.getNamespacedCustomObject(at(namespace, name)),
-        )) as { metadata?: { uid?: string; deletionTimestamp?: unknown } };
-        const deletion = live.metadata?.deletionTimestamp;
-        return { uid: live.metadata?.uid ?? '', deleting: deletion !== undefined && deletion !== null };
+          json({ method: 'GET', path: sandboxPath(namespace, name) }),
+        )) as { metadata?: { uid?: string; deletionTimestamp?: unknown } } | undefined;
+        const deletion = live?.metadata?.deletionTimestamp;
+        return { uid: live?.metadata?.uid ?? '', deleting: deletion !== undefined && deletion !== null };
       } catch (error) {
         if (error instanceof KubeRequestError && error.notFound) return undefined;
         throw error;
@@ -29,24 +27,30 @@ export function kubeSandboxApi({ custom }: KubeClients): SandboxApi {
     },
     async patchStatus({ namespace, name, uid }, before, changed) {
       await request('PatchStatus', `sandbox ${namespace}/${name}`, () =>
-        custom.patchNamespacedCustomObjectStatus(
-          { ...at(namespace, name), body: statusPatchOps(uid, before, changed), fieldManager: FIELD_MANAGER },
-          JSON_PATCH,
-        ),
+        json({
+          method: 'PATCH',
+          path: `${sandboxPath(namespace, name)}/status`,
+          query: { fieldManager: FIELD_MANAGER },
+          body: statusPatchOps(uid, before, changed),
+          contentType: PatchStrategy.JsonPatch,
+        }),
       );
     },
     async patchMetadata({ namespace, name, uid }, ops: readonly JsonPatchOp[]) {
       const written = (await request('PatchFinalizers', `sandbox ${namespace}/${name}`, () =>
-        custom.patchNamespacedCustomObject(
-          { ...at(namespace, name), body: [incarnationTest(uid), ...ops], fieldManager: FIELD_MANAGER },
-          JSON_PATCH,
-        ),
-      )) as { metadata?: { resourceVersion?: string } };
-      return { resourceVersion: written.metadata?.resourceVersion ?? '' };
+        json({
+          method: 'PATCH',
+          path: sandboxPath(namespace, name),
+          query: { fieldManager: FIELD_MANAGER },
+          body: [incarnationTest(uid), ...ops],
+          contentType: PatchStrategy.JsonPatch,
+        }),
+      )) as { metadata?: { resourceVersion?: string } } | undefined;
+      return { resourceVersion: written?.metadata?.resourceVersion ?? '' };
     },
     async delete(namespace, name, preconditions) {
       await requestUnlessGone('Delete', `sandbox ${namespace}/${name}`, () =>
-        custom.deleteNamespacedCustomObject({ ...at(namespace, name), body: { preconditions } }),
+        json({ method: 'DELETE', path: sandboxPath(namespace, name), body: { preconditions } }),
       );
     },
   };

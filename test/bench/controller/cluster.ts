@@ -2,8 +2,11 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import pLimit from 'p-limit';
 import { setOperatorUsers } from '../../harness/admission.ts';
+import { buildCompiledOperator } from '../../harness/compiled-operator.ts';
 import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
 import { kwokNodeName, type LocalCluster } from '../../../operator/local-cluster/index.ts';
 
@@ -78,43 +81,91 @@ export const createReference = ({ custom }: Clients, body: ReturnType<typeof ref
     body,
   });
 
-export type OperatorProcess = { child: ChildProcess; stop(): Promise<void> };
+export type Startup = {
+  /** Spawn to the "caches synced" log line: modules loaded, identity checked, every watch listed. */
+  readonly syncedMs: number;
+  /** Spawn to the "reconciling sandboxes" log line: workers started, every cached sandbox queued. */
+  readonly reconcilingMs: number;
+};
+export type OperatorProcess = {
+  child: ChildProcess;
+  /** From the operator's own log lines; rejects if it exits first. */
+  startup: Promise<Startup>;
+  stop(): Promise<void>;
+};
 
-export function startOperator(
+let compiled: Promise<string> | undefined;
+/** The operator compiled as the image runs it (or BENCH_OPERATOR_MAIN, e.g. another branch's build). */
+export function operatorEntry(): Promise<string> {
+  const given = process.env['BENCH_OPERATOR_MAIN'];
+  compiled ??= given ? Promise.resolve(resolve(given)) : buildCompiledOperator('bench-build');
+  return compiled;
+}
+
+export async function startOperator(
   cluster: LocalCluster,
   namespace: string | undefined,
   workers: number,
   extra: string[] = [],
-): OperatorProcess {
+  {
+    kubeconfigPath = cluster.kubeconfigPath,
+    entry,
+  }: {
+    /** Another way to the API server (the latency proxy); default: the cluster's admin kubeconfig. */
+    readonly kubeconfigPath?: string | undefined;
+    /** Another compiled build (a baseline); default: operatorEntry(). */
+    readonly entry?: string | undefined;
+  } = {},
+): Promise<OperatorProcess> {
   const probeAt = extra.indexOf('--probe-bind');
   const bind = probeAt >= 0 ? (extra[probeAt + 1] ?? '127.0.0.1:0') : '127.0.0.1:0';
   // /metrics on the probe listener (one bind), so the bench reads both from one port.
   const probe = [...(probeAt >= 0 ? [] : ['--probe-bind', bind]), '--metrics-bind', bind];
   const args = [
-    '--import',
-    'tsx',
-    'operator/cli/main.ts',
+    entry ?? (await operatorEntry()),
     '--workers',
     String(workers),
     '--leader-elect',
     'false',
+    // info: the start-up lines are timed; the rest is read and dropped.
     '--log-level',
-    'warn',
+    'info',
     ...probe,
     ...extra,
   ];
   if (namespace) args.push('--namespace', namespace);
+  const spawnedAt = performance.now();
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, KUBECONFIG: kubeconfigPath, SANDBOX_OPERATOR_LOG_FORMAT: 'json' },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  return {
-    child,
-    async stop() {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
+  const startup = startupOf(child, spawnedAt);
+  // Benches that do not time the start-up never await it; an early exit still fails the bench that waits.
+  startup.catch(() => undefined);
+  return { child, startup, stop: () => stopProcess(child) };
+}
+
+function startupOf(child: ChildProcess, spawnedAt: number): Promise<Startup> {
+  return new Promise((resolveStartup, reject) => {
+    let syncedMs: number | undefined;
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      if (syncedMs === undefined && line.includes('"msg":"caches synced"'))
+        syncedMs = performance.now() - spawnedAt;
+      else if (syncedMs !== undefined && line.includes('"msg":"reconciling sandboxes"'))
+        resolveStartup({ syncedMs, reconcilingMs: performance.now() - spawnedAt });
+      else if (line.includes('"level":50') || line.includes('"level":60')) process.stderr.write(`${line}\n`);
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`the operator exited (${String(code)}) before it reconciled`)),
+    );
+  });
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
 }
 
 /** apiserver_request_total by verb and resource (from the API server's own /metrics), summed over codes. */

@@ -4,9 +4,11 @@
  * from delete to pods gone — and the API requests per decision from the apiserver's own metrics, for 5 and
  * for 50 references per sandbox (no per-session request: the count does not grow with the references).
  */
+import { availableParallelism } from 'node:os';
 import { LABELS } from '../../../operator/api/names.ts';
 import type { LocalCluster } from '../../../operator/local-cluster/index.ts';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';
+import { cpuMs } from '../peer/measure.ts';
 import { freePort, queueSettled } from './probe.ts';
 import {
   allowAdmin,
@@ -24,8 +26,25 @@ import {
 } from './cluster.ts';
 
 const SANDBOXES = Number(process.env['BENCH_SANDBOXES'] ?? 1000);
+const cores = availableParallelism();
 
-type RunResult = { wallMs: number; latencies: number[]; requests: Map<string, number> };
+export type RunResult = {
+  wallMs: number;
+  latencies: number[];
+  requests: Map<string, number>;
+  /** CPU ms of each process from the first delete to the last pod gone: where the bound is. */
+  cpu: Map<string, number>;
+};
+
+/** CPU so far of the operator and of each control-plane process. */
+function cpuSnapshot(cluster: LocalCluster, operatorPid: number | undefined): Map<string, number> {
+  const pids = {
+    ...cluster.pids(),
+    bench: process.pid,
+    ...(operatorPid === undefined ? {} : { operator: operatorPid }),
+  };
+  return new Map(Object.entries(pids).map(([name, pid]): [string, number] => [name, cpuMs(pid)]));
+}
 
 async function countPods(c: Clients, namespace: string): Promise<Map<string, number>> {
   const pods = (await c.core.listNamespacedPod({ namespace, labelSelector: LABELS.sandbox })).items;
@@ -37,21 +56,29 @@ async function countPods(c: Clients, namespace: string): Promise<Map<string, num
   return bySandbox;
 }
 
-async function run(
+export type RunOptions = {
+  /** Pods per sandbox (default 2). */
+  readonly replicas?: number;
+  /** The measured operator's kubeconfig (default: straight to the API server). */
+  readonly kubeconfigPath?: string;
+};
+
+export async function run(
   cluster: LocalCluster,
   c: Clients,
   workers: number,
   count: number,
   refsPerSandbox: number,
+  { replicas = 2, kubeconfigPath }: RunOptions = {},
 ): Promise<RunResult> {
   const namespace = `bench-w${workers}-r${refsPerSandbox}-${Date.now().toString(36)}`;
   await c.core.createNamespace({ body: { metadata: { name: namespace } } });
   const names = Array.from({ length: count }, (_, i) => `sbx-${String(i).padStart(4, '0')}`);
   // Setup runs under an 8-worker operator; the measured operator starts on a settled namespace.
-  const setup = startOperator(cluster, namespace, 8);
+  const setup = await startOperator(cluster, namespace, 8);
   const setupStarted = Date.now();
   try {
-    await createMany(names, (name) => createSandbox(c, sandboxBody(namespace, name, 2)));
+    await createMany(names, (name) => createSandbox(c, sandboxBody(namespace, name, replicas)));
     await createMany(
       names.flatMap((name) =>
         Array.from({ length: refsPerSandbox }, (_, i) => referenceBody(namespace, name, i, 'wt-1')),
@@ -62,22 +89,25 @@ async function run(
       'all pods running',
       async () => {
         const pods = (await c.core.listNamespacedPod({ namespace, labelSelector: LABELS.sandbox })).items;
-        return pods.length === count * 2 && pods.every((pod) => pod.status?.phase === 'Running');
+        return pods.length === count * replicas && pods.every((pod) => pod.status?.phase === 'Running');
       },
       1_800_000,
     );
   } finally {
     await setup.stop();
   }
-  figure(`setup: ${count} sandboxes, ${count * 2} pods running`, ms(Date.now() - setupStarted));
+  figure(`setup: ${count} sandboxes, ${count * replicas} pods running`, ms(Date.now() - setupStarted));
   const port = await freePort();
-  const operator = startOperator(cluster, namespace, workers, ['--probe-bind', `127.0.0.1:${port}`]);
+  const operator = await startOperator(cluster, namespace, workers, ['--probe-bind', `127.0.0.1:${port}`], {
+    kubeconfigPath,
+  });
   try {
     await waitFor('the measured operator settled', async () => await queueSettled(port), 600_000);
     const before = await apiserverRequests(cluster);
     const deletedAt = new Map<string, number>();
     const goneAt = new Map<string, number>();
     const started = Date.now();
+    const cpuBefore = cpuSnapshot(cluster, operator.child.pid);
     let benchPodLists = 0;
     const polling = (async () => {
       while (goneAt.size < count) {
@@ -101,6 +131,12 @@ async function run(
     });
     await polling;
     const wallMs = Math.max(...goneAt.values()) - started;
+    const cpu = new Map(
+      [...cpuSnapshot(cluster, operator.child.pid)].map(([name, now]): [string, number] => [
+        name,
+        now - (cpuBefore.get(name) ?? now),
+      ]),
+    );
     // Requests are counted until every Sandbox is released (its finalizer goes after its pods), minus the
     // bench's own: its DELETEs of the Sandboxes and its LISTs of pods while polling.
     let benchSandboxLists = 0;
@@ -125,7 +161,7 @@ async function run(
     const latencies = names
       .map((name) => (goneAt.get(name) ?? 0) - (deletedAt.get(name) ?? 0))
       .sort((a, b) => a - b);
-    return { wallMs, latencies, requests };
+    return { wallMs, latencies, requests, cpu };
   } finally {
     await operator.stop();
   }
@@ -137,7 +173,7 @@ function subtract(requests: Map<string, number>, key: string, own: number): void
   else requests.delete(key);
 }
 
-function report(label: string, count: number, result: RunResult): void {
+export function report(label: string, count: number, result: RunResult): void {
   figure(
     `${label}: all ${count} deleted, wall time`,
     ms(result.wallMs),
@@ -146,6 +182,13 @@ function report(label: string, count: number, result: RunResult): void {
   figure(
     `${label}: delete -> pods gone, p50 / p99`,
     `${ms(percentile(result.latencies, 50))} / ${ms(percentile(result.latencies, 99))}`,
+  );
+  const busy = [...result.cpu].sort(([, a], [, b]) => b - a);
+  const total = busy.reduce((sum, [, value]) => sum + value, 0);
+  figure(
+    `${label}: CPU while deleting, of ${String(cores)} cores`,
+    `${((total / (result.wallMs * cores)) * 100).toFixed(0)} %`,
+    busy.map(([name, value]) => `${name} ${(value / 1000).toFixed(1)} s`).join(', '),
   );
 }
 
@@ -172,6 +215,8 @@ export async function deletionBenchmarks(cluster: LocalCluster): Promise<void> {
   ratio('8 workers vs 1: wall time', one.wallMs, eight.wallMs);
   requestsPerDecision('5 references', SANDBOXES, eight.requests);
 
+  // BENCH_SKIP_FIFTY_REFERENCES=1: the per-session check only says again that requests do not grow.
+  if (process.env['BENCH_SKIP_FIFTY_REFERENCES'] === '1') return;
   const few = Math.min(200, SANDBOXES);
   heading(`Per-session requests: ${few} sandboxes with 50 references each (vs 5 above)`);
   const fifty = await run(cluster, c, 8, few, 50);

@@ -10,11 +10,26 @@ export const freePort = () =>
     });
   });
 
-/** One sample of a metric line (`name{labels} value`), or undefined while the operator is not serving. */
+/**
+ * One sample of a metric line (`name{labels} value`) carrying every label given (`{a="x"}` matches
+ * `name{a="x",b="y"}` too: workqueue_depth also carries `controller`), or undefined while the operator is not
+ * serving. An exact prefix match waited for ever once a metric gained a label.
+ */
 export async function metric(port: number, name: string, labels = ''): Promise<number | undefined> {
+  const wanted = labels
+    .replace(/^\{|\}$/g, '')
+    .split(',')
+    .filter(Boolean);
   try {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith(`${name}${labels}`) && !l.startsWith('#'));
+    const line = text.split('\n').find((l) => {
+      if (!l.startsWith(`${name}{`) && !l.startsWith(`${name} `)) return false;
+      const own = l
+        .slice(name.length, l.lastIndexOf(' '))
+        .replace(/^\{|\}$/g, '')
+        .split(',');
+      return wanted.every((label) => own.includes(label));
+    });
     return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
   } catch {
     return undefined;

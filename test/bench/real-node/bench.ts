@@ -138,7 +138,7 @@ export async function realNodeBenchmarks(): Promise<void> {
     }
     const c = clients(cluster);
     await allowAdmin(c);
-    const operator = startOperator(cluster, undefined, 8);
+    const operator = await startOperator(cluster, undefined, 8);
     try {
       const kwok = await measure(c, 'kwok', cluster.realNode.images.shell);
       const real = await measure(c, 'real', cluster.realNode.images.shell);

@@ -237,7 +237,7 @@ export async function reaperPodBenchmarks(): Promise<void> {
     await allowAdmin(clients(cluster));
     const image = await operatorImageOnNode(cacheRoot(), cluster.realNode.containerdSocket, () => undefined);
     const namespace = `bench-reaper-${Date.now().toString(36)}`;
-    const operator = startOperator(cluster, namespace, 2, ['--sidecar-image', image]);
+    const operator = await startOperator(cluster, namespace, 2, ['--sidecar-image', image]);
     try {
       await setup(cluster, namespace, image);
       const k: Kubectl = (args, options) => cluster.kubectl(args, options);

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ClusterStore } from '../../../operator/controller/store.ts';
+import type { WatchEventType } from '../../../operator/runtime/watcher.ts';
+
+type Sink<T> = {
+  decode(raw: unknown): T;
+  apply(type: WatchEventType, item: T): void;
+  replace(items: readonly T[]): void;
+};
+/** What the watcher does with an event: decode the object as it arrives, then apply it. */
+const deliver = <T>(sink: Sink<T>, type: WatchEventType, raw: unknown) => sink.apply(type, sink.decode(raw));
+const relist = <T>(sink: Sink<T>, raws: readonly unknown[]) =>
+  sink.replace(raws.map((raw) => sink.decode(raw)));
 
 const ref = (name: string, sandbox: unknown, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'sandbox.agents.dev/v1alpha1',
@@ -39,9 +50,9 @@ const sandboxPod = (name: string, sandbox: string) => ({
 describe('ClusterStore', () => {
   it('enqueues a sandbox whose pod is gone as finishing work, and its other pod events as ordinary work', () => {
     const { store: s, enqueued, finishing } = store();
-    s.podSink.apply('ADDED', sandboxPod('sbx-0', 'sbx'));
-    s.podSink.apply('MODIFIED', sandboxPod('sbx-0', 'sbx'));
-    s.podSink.apply('DELETED', sandboxPod('sbx-0', 'sbx'));
+    deliver(s.podSink, 'ADDED', sandboxPod('sbx-0', 'sbx'));
+    deliver(s.podSink, 'MODIFIED', sandboxPod('sbx-0', 'sbx'));
+    deliver(s.podSink, 'DELETED', sandboxPod('sbx-0', 'sbx'));
     expect(enqueued.map((keys) => [...new Set(keys)])).toEqual([['ns/sbx'], ['ns/sbx'], ['ns/sbx']]);
     expect(finishing).toEqual([false, false, true]);
     expect(s.pods('ns/sbx')).toEqual([]);
@@ -49,43 +60,43 @@ describe('ClusterStore', () => {
 
   it('indexes references by the sandbox they name and enqueues that sandbox', () => {
     const { store: s, enqueued } = store();
-    s.referenceSink.apply('ADDED', ref('r1', 'sbx-a'));
+    deliver(s.referenceSink, 'ADDED', ref('r1', 'sbx-a'));
     expect(s.references('ns/sbx-a').map((e) => e.name)).toEqual(['r1']);
     expect(enqueued).toEqual([['ns/sbx-a']]);
   });
 
   it('moves nothing between sandboxes silently: a deleted reference enqueues its former sandbox', () => {
     const { store: s, enqueued } = store();
-    s.referenceSink.apply('ADDED', ref('r1', 'sbx-a'));
-    s.referenceSink.apply('DELETED', ref('r1', 'sbx-a'));
+    deliver(s.referenceSink, 'ADDED', ref('r1', 'sbx-a'));
+    deliver(s.referenceSink, 'DELETED', ref('r1', 'sbx-a'));
     expect(s.references('ns/sbx-a')).toEqual([]);
     expect(enqueued.at(-1)).toEqual(['ns/sbx-a']);
   });
 
   it('reports a relist that dropped objects as deletions', () => {
     const { store: s, enqueued } = store();
-    s.referenceSink.replace([ref('r1', 'sbx-a'), ref('r2', 'sbx-b')]);
-    s.referenceSink.replace([ref('r2', 'sbx-b')]);
+    relist(s.referenceSink, [ref('r1', 'sbx-a'), ref('r2', 'sbx-b')]);
+    relist(s.referenceSink, [ref('r2', 'sbx-b')]);
     expect(s.references('ns/sbx-a')).toEqual([]);
     expect(enqueued.at(-1)).toEqual(['ns/sbx-a', 'ns/sbx-b']);
   });
 
   it('keeps a malformed reference as unreadable evidence for its sandbox, never as nothing', () => {
     const { store: s } = store();
-    s.referenceSink.apply('ADDED', ref('bad', 'sbx-a', { state: 'Lost' }));
+    deliver(s.referenceSink, 'ADDED', ref('bad', 'sbx-a', { state: 'Lost' }));
     expect(s.references('ns/sbx-a')).toEqual([]);
     expect(s.unreadableReferences('ns/sbx-a').map((e) => e.field)).toEqual(['spec.state']);
   });
 
   it('holds a reference whose sandbox cannot be read against every sandbox of its namespace', () => {
     const { store: s } = store();
-    s.sandboxSink.apply('ADDED', {
+    deliver(s.sandboxSink, 'ADDED', {
       apiVersion: 'sandbox.agents.dev/v1alpha1',
       kind: 'Sandbox',
       metadata: { name: 'sbx-z', namespace: 'ns' },
       spec: {},
     });
-    s.referenceSink.apply('ADDED', ref('bad', 42));
+    deliver(s.referenceSink, 'ADDED', ref('bad', 42));
     expect(s.unreadableReferences('ns/sbx-z')).toHaveLength(1);
     expect(s.unreadableReferences('other/sbx-z')).toHaveLength(0);
   });
