@@ -7,8 +7,16 @@
  * step it also carries a foreign reference: its deletion blocks until an administrator erases the index.
  * Each step starts from a fresh shared sandbox: the previous one is released at the end of its step (its
  * foreign reference forgotten), so a blocked deletion left over never trips the next step's failpoint first.
+ *
+ * The operators walk a scripted session ledger. For the `start-walk` step the exclusive sandbox is adopted:
+ * its live walk finds an owner's history unavailable (no marker), the ledger then clears that owner, and the
+ * deletion's walk, once due again, earns the marker; the operator dies as that walk's outcome is kept and
+ * before any status write carries it, so the next operator must walk again before it may release anything.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS, GROUP, LABELS, SANDBOX } from '../../operator/api/names.ts';
 import { FAILPOINTS } from '../../operator/controller/failpoints.ts';
 import { kubectlOk, testNamespace } from '../harness/kube.ts';
@@ -19,14 +27,55 @@ import {
   deleteSandbox,
   getSandbox,
 } from '../integration/controller/fixtures.ts';
+import { LedgerServer, type LedgerScript } from '../integration/controller/ledger-server.ts';
 import { core, eventually } from '../integration/controller/operator.ts';
 import { startOperatorProcess, type OperatorProcess } from './operator-process.ts';
 
 const namespace = testNamespace('crash');
 const running: OperatorProcess[] = [];
+const script: LedgerScript = { owners: {}, locations: {} };
+const ledger = new LedgerServer(script, 'ledger-secret');
+let ledgerFlags: string[] = [];
+beforeAll(async () => {
+  const url = await ledger.start();
+  const tokenFile = join(tmpdir(), `crash-ledger-token-${process.pid}`);
+  await writeFile(tokenFile, 'ledger-secret\n');
+  // The scripted ledger speaks plain http on loopback: the documented test-only flag allows it.
+  ledgerFlags = [
+    '--ledger-url',
+    url,
+    '--ledger-token-file',
+    tokenFile,
+    '--ledger-allow-insecure-http',
+    'true',
+  ];
+});
 afterAll(async () => {
   await Promise.all(running.map((operator) => operator.stop()));
+  await ledger.stop();
 });
+
+/** The `start-walk` step's sandbox: adopted, and its owner's history unavailable until `clearOwner`. */
+async function adoptedWithUnclearOwner(name: string): Promise<() => void> {
+  script.owners[name] = [{ session: 'workspace_5', worktree: 'wt-1' }];
+  script.locations['workspace_5'] = { state: 'history-unavailable', reason: 'archived' };
+  await eventually(
+    `${name}'s live walk recorded without the marker`,
+    async () => {
+      const reconciliation = (await getSandbox(namespace, name))?.status?.reconciliation;
+      return reconciliation?.state === 'Unavailable' ? true : undefined;
+    },
+    60_000,
+  );
+  return () => {
+    script.locations['workspace_5'] = {
+      state: 'located',
+      sandbox: name,
+      provider: 'kubernetes',
+      worktree: 'wt-1',
+    };
+  };
+}
 
 const pods = async (sandbox: string) =>
   (await core().listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=${sandbox}` })).items;
@@ -43,7 +92,7 @@ describe('a deletion interrupted by SIGKILL', () => {
   it.each(FAILPOINTS)(
     'resumes after a crash at %s and completes; the shared sandbox survives',
     async (step) => {
-      const first = await startOperatorProcess(namespace, { failpoints: [step] });
+      const first = await startOperatorProcess(namespace, { failpoints: [step], flags: ledgerFlags });
       running.push(first);
       if ((await getSandbox(namespace, 'shared')) === undefined) {
         await createSandbox(namespace, 'shared', { worktree: 'wt-1', replicas: 2 });
@@ -54,7 +103,8 @@ describe('a deletion interrupted by SIGKILL', () => {
         });
       }
       const name = `exclusive-${step}`;
-      await createSandbox(namespace, name, { worktree: 'wt-1', replicas: 2 });
+      const adopted = step === 'start-walk' ? { [ANNOTATIONS.adoptedFrom]: 'crash-test v1' } : {};
+      await createSandbox(namespace, name, { worktree: 'wt-1', replicas: 2, annotations: adopted });
       await createReference(namespace, `${name}-own`, {
         sandbox: name,
         session: 'workspace_2',
@@ -84,6 +134,8 @@ describe('a deletion interrupted by SIGKILL', () => {
         60_000,
       );
 
+      const clearOwner = step === 'start-walk' ? await adoptedWithUnclearOwner(name) : undefined;
+      clearOwner?.();
       await deleteSandbox(namespace, 'shared');
       await deleteSandbox(namespace, name);
       if (step === 'erase') {
@@ -105,7 +157,7 @@ describe('a deletion interrupted by SIGKILL', () => {
       expect(first.output()).toContain(`failpoint ${step}: SIGKILL`);
       await sharedSandboxIntact();
 
-      const second = await startOperatorProcess(namespace);
+      const second = await startOperatorProcess(namespace, { flags: ledgerFlags });
       running.push(second);
       await eventually(
         `${name} destroyed after restart`,
@@ -113,6 +165,8 @@ describe('a deletion interrupted by SIGKILL', () => {
         60_000,
       );
       expect(await pods(name)).toHaveLength(0);
+      // The kept outcome died with the first operator: the second walked again before it released.
+      if (step === 'start-walk') expect(second.output()).toContain('legacy walk finished');
       await eventually(
         'shared blocked',
         async () => ((await getSandbox(namespace, 'shared'))?.status?.phase === 'Blocked' ? true : undefined),

@@ -11,7 +11,8 @@ import { pino } from 'pino';
 import { API_VERSION, INDEX_LIMITS, type SessionReference } from '../../../operator/api/index.ts';
 import type { Parsed } from '../../../operator/api/parse.ts';
 import type { ReconciliationOutcome } from '../../../operator/api/reconciliation-outcome.ts';
-import type { LegacyWalk, ReconcilerContext } from '../../../operator/controller/context.ts';
+import type { ReconcilerContext } from '../../../operator/controller/context.ts';
+import { WalkLane, type LegacyWalk } from '../../../operator/controller/legacy-walks.ts';
 import { Misconfigurations } from '../../../operator/controller/misconfiguration.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import type { StoreReader } from '../../../operator/controller/store.ts';
@@ -115,23 +116,30 @@ export const silent = pino({ level: 'silent' });
 
 /**
  * A reconcile context over scripted ports and a fixed store and clock. With `ledger`, the legacy walk is
- * configured and is one more scripted call, `legacy.walk(<sandbox>)`, answering a ReconciliationOutcome.
+ * configured, in its lane of two: by default one more scripted call, `legacy.walk(<sandbox>)`, answering a
+ * ReconciliationOutcome; or the walk given. `onWalked` hears the lane enqueue a sandbox whose walk finished.
  */
 export function contextOf(
   store: StoreReader,
   script: Script,
-  options: { ledger?: boolean; misconfigurations?: Misconfigurations } = {},
+  options: {
+    ledger?: boolean | LegacyWalk;
+    onWalked?: (key: string) => void;
+    misconfigurations?: Misconfigurations;
+  } = {},
 ): ReconcilerContext {
-  const legacy: LegacyWalk = {
+  const scripted: LegacyWalk = {
     run: (sandbox) =>
       Promise.resolve().then(
         () => script.answer(`legacy.walk(${sandbox.metadata.name})`) as ReconciliationOutcome,
       ),
   };
+  const walk = options.ledger === true ? scripted : options.ledger === false ? undefined : options.ledger;
   return {
     store,
     ports: scriptedPorts(script),
-    legacy: options.ledger === true ? legacy : undefined,
+    legacy:
+      walk && new WalkLane(walk, { lanes: 2, now: () => NOW, enqueue: (key) => options.onWalked?.(key) }),
     sidecar: { image: 'operator:1', serviceAccountName: 'sandbox-operator' },
     limits: INDEX_LIMITS,
     now: () => NOW,
