@@ -26,9 +26,12 @@ import {
   deleteReference,
   deleteSandbox,
   getSandbox,
+  sandboxGone,
+  sandboxSeen,
+  untilSandbox,
 } from '../integration/controller/fixtures.ts';
 import { LedgerServer, type LedgerScript } from '../integration/controller/ledger-server.ts';
-import { core, eventually } from '../integration/controller/operator.ts';
+import { core, eventually, pending } from '../integration/controller/operator.ts';
 import { startOperatorProcess, type OperatorProcess } from './operator-process.ts';
 
 const namespace = testNamespace('crash');
@@ -59,12 +62,11 @@ afterAll(async () => {
 async function adoptedWithUnclearOwner(name: string): Promise<() => void> {
   script.owners[name] = [{ session: 'workspace_5', worktree: 'wt-1' }];
   script.locations['workspace_5'] = { state: 'history-unavailable', reason: 'archived' };
-  await eventually(
+  await untilSandbox(
+    namespace,
+    name,
     `${name}'s live walk recorded without the marker`,
-    async () => {
-      const reconciliation = (await getSandbox(namespace, name))?.status?.reconciliation;
-      return reconciliation?.state === 'Unavailable' ? true : undefined;
-    },
+    (sandbox) => sandbox.status?.reconciliation?.state === 'Unavailable',
     60_000,
   );
   return () => {
@@ -122,15 +124,12 @@ describe('a deletion interrupted by SIGKILL', () => {
           session: 'workspace_4',
           worktree: 'wt-2',
         });
-      await eventually(
-        `${name} running`,
-        async () => ((await getSandbox(namespace, name))?.status?.phase === 'Running' ? true : undefined),
-        60_000,
-      );
-      await eventually(
+      await untilSandbox(namespace, name, `${name} running`, (s) => s.status?.phase === 'Running', 60_000);
+      await untilSandbox(
+        namespace,
+        'shared',
         'shared blocked-ready',
-        async () =>
-          (await getSandbox(namespace, 'shared'))?.status?.references?.foreign === 1 ? true : undefined,
+        (s) => s.status?.references?.foreign === 1,
         60_000,
       );
 
@@ -139,9 +138,11 @@ describe('a deletion interrupted by SIGKILL', () => {
       await deleteSandbox(namespace, 'shared');
       await deleteSandbox(namespace, name);
       if (step === 'erase') {
-        await eventually(
+        await untilSandbox(
+          namespace,
+          name,
           `${name} blocked by its foreign reference`,
-          async () => ((await getSandbox(namespace, name))?.status?.phase === 'Blocked' ? true : undefined),
+          (s) => s.status?.phase === 'Blocked',
           60_000,
         );
         await kubectlOk([
@@ -153,32 +154,29 @@ describe('a deletion interrupted by SIGKILL', () => {
           namespace,
         ]);
       }
+      // Up to a walk's spacing for `start-walk`; on timeout, what the sandbox showed last.
+      await eventually(
+        `the operator killed at its ${step} failpoint`,
+        async () =>
+          first.child.exitCode !== null || first.child.signalCode !== null
+            ? true
+            : pending(sandboxSeen(await getSandbox(namespace, name))),
+        90_000,
+      );
       expect(await first.exited).toBe('SIGKILL');
       expect(first.output()).toContain(`failpoint ${step}: SIGKILL`);
       await sharedSandboxIntact();
 
       const second = await startOperatorProcess(namespace, { flags: ledgerFlags });
       running.push(second);
-      await eventually(
-        `${name} destroyed after restart`,
-        async () => ((await getSandbox(namespace, name)) === undefined ? true : undefined),
-        60_000,
-      );
+      await sandboxGone(namespace, name, 60_000);
       expect(await pods(name)).toHaveLength(0);
       // The kept outcome died with the first operator: the second walked again before it released.
       if (step === 'start-walk') expect(second.output()).toContain('legacy walk finished');
-      await eventually(
-        'shared blocked',
-        async () => ((await getSandbox(namespace, 'shared'))?.status?.phase === 'Blocked' ? true : undefined),
-        60_000,
-      );
+      await untilSandbox(namespace, 'shared', 'shared blocked', (s) => s.status?.phase === 'Blocked', 60_000);
       await sharedSandboxIntact();
       await deleteReference(namespace, 'shared-foreign');
-      await eventually(
-        'shared released once its foreign reference is gone',
-        async () => ((await getSandbox(namespace, 'shared')) === undefined ? true : undefined),
-        60_000,
-      );
+      await sandboxGone(namespace, 'shared', 60_000);
       await second.stop();
     },
   );
