@@ -118,11 +118,14 @@ export class WalkLane implements LegacyWalks {
     // Forgotten or replaced while it waited for a lane: nobody would take its outcome.
     if (this.entries.get(key) !== entry) return;
     this.entries.set(key, { uid: entry.uid, state: 'walking' });
-    const outcome = await this.walk.run(sandbox, log).catch((error: unknown): ReconciliationOutcome => {
+    let outcome: ReconciliationOutcome;
+    try {
+      outcome = await this.walk.run(sandbox, log);
+    } catch (error) {
       log.error({ err: error }, 'legacy walk failed; its outcome is Unavailable (fails closed)');
       const reason = `legacy walk failed: ${error instanceof Error ? error.message : String(error)}`;
-      return { kind: 'Unavailable', owner: undefined, reason, stats: NO_STATS };
-    });
+      outcome = { kind: 'Unavailable', owner: undefined, reason, stats: NO_STATS };
+    }
     this.options.onOutcome?.(outcome.kind);
     if (this.entries.get(key)?.uid !== entry.uid) {
       log.info({ outcome: outcome.kind }, 'legacy walk finished for a sandbox no longer cached; dropped');

@@ -177,7 +177,14 @@ describe('the lane itself', () => {
 
   it('keeps a failed walk as Unavailable (fails closed), and drops what a gone sandbox would have taken', async () => {
     const enqueued: string[] = [];
-    const failing = lane({ run: () => Promise.reject(new Error('ledger unreachable')) }, enqueued);
+    const failing = lane(
+      {
+        run: () => {
+          throw new Error('ledger unreachable');
+        },
+      },
+      enqueued,
+    );
     const subject = sandbox('sbx').adopted().build();
     failing.start(subject, silent);
     await flush();
