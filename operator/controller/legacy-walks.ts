@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { Sandbox } from '../api/objects.ts';
-import type { ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
+import { earnsMarker, type ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
 import { keyOf } from './store.ts';
 
 /** Runs the bounded legacy walk for one sandbox against the configured ledger and locator. */
@@ -137,7 +137,12 @@ export class WalkLane implements LegacyWalks {
       walk: { outcome, finishedAt: this.options.now() },
     });
     log.info(
-      { outcome: outcome.kind, stats: outcome.stats },
+      {
+        outcome: outcome.kind,
+        earnsMarker: earnsMarker(outcome),
+        reason: outcome.kind === 'Complete' ? undefined : outcome.reason,
+        stats: outcome.stats,
+      },
       'legacy walk finished; its outcome is kept for the sandbox’s next turn',
     );
     onKept?.();
