@@ -19,6 +19,7 @@ import {
   sandboxManifest,
   untilSandbox,
   sandboxGone,
+  sandboxSeen,
 } from './fixtures.ts';
 import { LedgerServer } from './ledger-server.ts';
 import {
@@ -248,7 +249,7 @@ describe('an adopted sandbox without a ledger', () => {
         const input = JSON.stringify({ ...manifest, metadata });
         const result = await kubectl([...strip, '-n', other], { input });
         if (result.exitCode === 0) return true;
-        if (result.stderr.includes('Conflict')) return undefined;
+        if (result.stderr.includes('Conflict')) return pending({ conflict: result.stderr.trim() });
         throw new Error(`kubectl ${strip.join(' ')} exited ${result.exitCode}: ${result.stderr}`);
       });
       expect(
@@ -264,7 +265,7 @@ describe('an adopted sandbox without a ledger', () => {
       const blocked = await eventually(`${name} blocked`, async () => {
         const current = await getSandbox(other, name);
         if (current === undefined) throw new Error(`${name} was destroyed without a legacy walk`);
-        return current.status?.phase === 'Blocked' ? current.status : undefined;
+        return current.status?.phase === 'Blocked' ? current.status : pending(sandboxSeen(current));
       });
       expect(blocked.decision).toMatchObject({ verdict: 'Unavailable', evidence: 'Ledger' });
       expect(blocked.reconciliation?.marker).toBe(false);
