@@ -58,24 +58,30 @@ afterAll(async () => {
   await ledger.stop();
 });
 
-/** The `start-walk` step's sandbox: adopted, and its owner's history unavailable until `clearOwner`. */
-async function adoptedWithUnclearOwner(name: string): Promise<() => void> {
+/**
+ * The `start-walk` step's sandbox, before it is created: its ledger owner's history is unavailable, so its
+ * live walk records no marker. `recorded` waits for that walk's status; `clear` then clears the owner.
+ */
+function unclearOwner(name: string) {
   script.owners[name] = [{ session: 'workspace_5', worktree: 'wt-1' }];
   script.locations['workspace_5'] = { state: 'history-unavailable', reason: 'archived' };
-  await untilSandbox(
-    namespace,
-    name,
-    `${name}'s live walk recorded without the marker`,
-    (sandbox) => sandbox.status?.reconciliation?.state === 'Unavailable',
-    60_000,
-  );
-  return () => {
-    script.locations['workspace_5'] = {
-      state: 'located',
-      sandbox: name,
-      provider: 'kubernetes',
-      worktree: 'wt-1',
-    };
+  return {
+    recorded: () =>
+      untilSandbox(
+        namespace,
+        name,
+        `${name}'s live walk recorded without the marker`,
+        (sandbox) => sandbox.status?.reconciliation?.state === 'Unavailable',
+        60_000,
+      ),
+    clear: () => {
+      script.locations['workspace_5'] = {
+        state: 'located',
+        sandbox: name,
+        provider: 'kubernetes',
+        worktree: 'wt-1',
+      };
+    },
   };
 }
 
@@ -105,7 +111,8 @@ describe('a deletion interrupted by SIGKILL', () => {
         });
       }
       const name = `exclusive-${step}`;
-      const adopted = step === 'start-walk' ? { [ANNOTATIONS.adoptedFrom]: 'crash-test v1' } : {};
+      const unclear = step === 'start-walk' ? unclearOwner(name) : undefined;
+      const adopted = unclear ? { [ANNOTATIONS.adoptedFrom]: 'crash-test v1' } : {};
       await createSandbox(namespace, name, { worktree: 'wt-1', replicas: 2, annotations: adopted });
       await createReference(namespace, `${name}-own`, {
         sandbox: name,
@@ -133,8 +140,8 @@ describe('a deletion interrupted by SIGKILL', () => {
         60_000,
       );
 
-      const clearOwner = step === 'start-walk' ? await adoptedWithUnclearOwner(name) : undefined;
-      clearOwner?.();
+      await unclear?.recorded();
+      unclear?.clear();
       await deleteSandbox(namespace, 'shared');
       await deleteSandbox(namespace, name);
       if (step === 'erase') {
