@@ -1,28 +1,23 @@
 /** Everything a sandbox reconcile needs, injected: the cache, the ports, the legacy walk, limits and time. */
-import type { Logger } from 'pino';
 import type { IndexLimits } from '../api/limits.ts';
-import type { Sandbox } from '../api/objects.ts';
-import type { ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
+import type { LegacyWalks } from './legacy-walks.ts';
 import type { Misconfigurations } from './misconfiguration.ts';
 import type { SidecarSettings } from './pod-template.ts';
 import type { ControllerPorts } from './ports.ts';
 import type { StoreReader } from './store.ts';
 
-/** Runs the bounded legacy walk for one sandbox against the configured ledger and locator. */
-export interface LegacyWalk {
-  run(sandbox: Sandbox, log: Logger): Promise<ReconciliationOutcome>;
-}
-
 export type DecisionRecorder = {
   readonly onDecision?: (verdict: string, evidence: string) => void;
-  readonly onReconciliation?: (outcome: string) => void;
 };
 
 export type ReconcilerContext = {
   readonly store: StoreReader;
   readonly ports: ControllerPorts;
-  /** Undefined when no session ledger is configured: adopted sandboxes then fail closed. */
-  readonly legacy: LegacyWalk | undefined;
+  /**
+   * The legacy walks' lane (legacy-walks.ts): a turn starts a walk there and never waits for it. Undefined
+   * when no session ledger is configured: adopted sandboxes then fail closed.
+   */
+  readonly legacy: LegacyWalks | undefined;
   readonly sidecar: SidecarSettings;
   readonly limits: IndexLimits;
   readonly now: () => Date;

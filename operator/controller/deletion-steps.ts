@@ -6,6 +6,10 @@
  * Every turn starts from the top with no facts but the sandbox and the cache (level-triggered), so a crash
  * after any step resumes by doing the steps again: each is idempotent. The failpoints are the names of the
  * steps that write (`WRITE_STEPS`), so the crash test covers every one of them by construction.
+ *
+ * The legacy walk (up to its 20 s budget) is not done in a turn: `start-walk` hands it to its lane
+ * (legacy-walks.ts) and `await-walk` ends the turn; the walk's end enqueues the sandbox, and that turn's
+ * `gather-evidence` takes the outcome, which `record-decision` persists. Until then nothing is decided.
  */
 import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
 import type { Verdict } from '../index/exclusivity.ts';
@@ -18,9 +22,13 @@ import type { Staleness } from './incarnation.ts';
 import type { PodSummary } from './pod-summary.ts';
 import type { Deleted, ListedReference } from './ports.ts';
 
-/** The steps that write to the API server, in the order a deletion takes them. */
+/**
+ * The steps that write, in the order a deletion takes them: to the API server, and `start-walk` to memory (its
+ * failpoint fires once the walk it started has finished and its outcome is kept, not yet persisted).
+ */
 export const WRITE_STEPS = [
   'keep-guard',
+  'start-walk',
   'erase',
   'prune',
   'record-decision',
@@ -59,6 +67,8 @@ export type DeletionFacts = {
   /** The tombstones the prune deleted (one re-attached since its LIST is kept). */
   readonly pruned?: readonly string[];
   readonly evidence?: LegacyResult;
+  /** No evidence yet: a legacy walk is due, or one is under way in its lane. */
+  readonly walk?: 'due' | 'under-way';
   /** The decision on the cached index. */
   readonly cached?: Decided;
   /** The decision again on a consistent LIST, when the cache said Exclusive. */
@@ -90,8 +100,12 @@ export type DeletionStep =
   | { readonly kind: 'keep-guard' }
   | { readonly kind: 'erase'; readonly request: string }
   | { readonly kind: 'prune'; readonly tombstones: readonly string[] }
-  /** The legacy evidence: the marker, a persisted outcome, or a walk when one is due. */
+  /** The legacy evidence: the marker, a walk's kept outcome or a persisted one; else whether a walk is due. */
   | { readonly kind: 'gather-evidence' }
+  /** Hand the due walk to its lane: the turn never waits for it. */
+  | { readonly kind: 'start-walk' }
+  /** A walk is under way: nothing is decided (never Exclusive) until its end enqueues the sandbox again. */
+  | { readonly kind: 'await-walk' }
   | { readonly kind: 'decide'; readonly evidence: LegacyResult }
   | { readonly kind: 'confirm-live'; readonly evidence: LegacyResult }
   | { readonly kind: 'record-decision'; readonly decided: Decided; readonly evidence: LegacyResult }
@@ -115,10 +129,13 @@ export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
   if (facts.incarnation === undefined) return { kind: 'read-incarnation' };
   if (facts.incarnation !== 'Current') return { kind: 'stale', staleness: facts.incarnation };
   if (facts.cachedPods && !facts.guardKept) return { kind: 'keep-guard' };
-  // The legacy walk (up to its 20 s budget) before anything the decision reads: the erase's LIST, the prune
-  // and the cache are then as fresh as they can be when the decision is made, not 20 s old.
+  // The legacy evidence before anything the decision reads: the erase's LIST, the prune and the cache are
+  // then as fresh as they can be when the decision is made, never as old as a walk.
   const { evidence } = facts;
-  if (!evidence) return { kind: 'gather-evidence' };
+  if (!evidence) {
+    if (facts.walk === undefined) return { kind: 'gather-evidence' };
+    return facts.walk === 'due' ? { kind: 'start-walk' } : { kind: 'await-walk' };
+  }
   if (facts.eraseRequest !== undefined && !facts.erased)
     return { kind: 'erase', request: facts.eraseRequest };
   if (facts.tombstones.length > 0 && facts.pruned === undefined)

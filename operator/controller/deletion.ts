@@ -105,8 +105,21 @@ async function perform(
     }
     case 'prune':
       return { ...facts, pruned: await prune(ctx, sandbox, log) };
-    case 'gather-evidence':
-      return { ...facts, evidence: await legacyEvidence(ctx, sandbox, true, log) };
+    case 'gather-evidence': {
+      const look = legacyEvidence(ctx, sandbox, true);
+      if (look.kind === 'ready') return { ...facts, evidence: look.result };
+      return { ...facts, walk: look.kind === 'walk-due' ? 'due' : 'under-way' };
+    }
+    case 'start-walk':
+      startWalk(ctx, sandbox, log);
+      return { ...facts, walk: 'under-way' };
+    case 'await-walk':
+      // Its end enqueues this sandbox; the resync is only the backstop.
+      log.info(
+        { reconciliation: sandbox.status?.reconciliation?.state },
+        'deletion not decided: its legacy walk is under way, and only its outcome can clear the sandbox',
+      );
+      return requeueAfter(ctx.timing.resyncMs);
     case 'decide': {
       const index = await currentIndex(ctx, sandbox, facts.erased, new Set(facts.pruned));
       const unreadable = ctx.store.unreadableReferences(keyOf(namespace, name));
@@ -178,6 +191,12 @@ async function perform(
     case 'remove-finalizer':
       return removeFinalizer(ctx, sandbox, facts, step.erased, log);
   }
+}
+
+function startWalk(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): void {
+  // A due walk implies a configured ledger (legacy-evidence.ts); without one the sandbox fails closed.
+  if (!ctx.legacy) throw new Error('a legacy walk is due but no session ledger is configured');
+  ctx.legacy.start(sandbox, log, () => failpoint('start-walk'));
 }
 
 const listedOf = ({ metadata }: SessionReference): ListedReference => ({

@@ -1,8 +1,8 @@
 /**
- * The legacy evidence of a sandbox: the persisted marker, a fresh walk when one is due, or the persisted
- * outcome of a recent walk (never retried in a tight loop). Converting outcomes to status lives here too.
+ * The legacy evidence of a sandbox: the persisted marker, the outcome of a walk the lane finished, or the
+ * persisted outcome of a recent walk (never retried in a tight loop); else a walk is due. Converting outcomes
+ * to status lives here too.
  */
-import type { Logger } from 'pino';
 import type { Sandbox } from '../api/objects.ts';
 import type { LegacyEvidence } from '../index/exclusivity.ts';
 import { earnsMarker, type ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
@@ -47,31 +47,47 @@ function persistedOutcome(status: ReconciliationStatus): ReconciliationOutcome {
   }
 }
 
-export async function legacyEvidence(
-  ctx: ReconcilerContext,
-  sandbox: Sandbox,
-  deleting: boolean,
-  log: Logger,
-): Promise<LegacyResult> {
+/**
+ * What a turn knows of the legacy evidence without waiting: ready (the marker, a walk's outcome kept by the
+ * lane, or a recent persisted outcome), or a walk is due, or one is under way. The caller starts a due walk
+ * in the lane (legacy-walks.ts); its outcome comes back to a later turn.
+ */
+export type LegacyLook =
+  | { readonly kind: 'ready'; readonly result: LegacyResult }
+  | { readonly kind: 'walk-due'; readonly persisted: ReconciliationStatus }
+  | { readonly kind: 'walk-under-way'; readonly persisted: ReconciliationStatus };
+
+export function legacyEvidence(ctx: ReconcilerContext, sandbox: Sandbox, deleting: boolean): LegacyLook {
   const current = sandbox.status?.reconciliation ?? initialReconciliation(sandbox, ctx.legacy !== undefined);
-  if (current.marker) return { evidence: { kind: 'Marked' }, reconciliation: current };
+  if (current.marker) return ready({ kind: 'Marked' }, current);
   // From here on the sandbox is adopted and unmarked, whatever its annotations say now: once adopted, always
   // adopted (a replace that drops the annotation must not mint the marker). Only a completed walk sets it.
-  if (!ctx.legacy) return { evidence: { kind: 'NotConfigured' }, reconciliation: notConfigured(current) };
-  const now = ctx.now();
+  if (!ctx.legacy) return ready({ kind: 'NotConfigured' }, notConfigured(current));
+  const walk = ctx.legacy.state(sandbox);
+  if (walk.kind === 'finished') {
+    const reconciliation = reconciliationStatusOf(walk.outcome, walk.finishedAt);
+    // Until a status write carries it, the kept outcome is the evidence; then the persisted one is.
+    if (!persistedSince(current, reconciliation))
+      return ready({ kind: 'Reconciled', outcome: walk.outcome }, reconciliation);
+    ctx.legacy.settle(sandbox);
+  }
+  if (walk.kind === 'under-way') return { kind: 'walk-under-way', persisted: current };
   const spacing = deleting ? ctx.timing.legacyRetryWhileDeletingMs : ctx.timing.legacyRetryMs;
   const last = current.completedAt ? Date.parse(current.completedAt) : undefined;
-  if (last !== undefined && now.getTime() - last < spacing) {
-    return { evidence: { kind: 'Reconciled', outcome: persistedOutcome(current) }, reconciliation: current };
-  }
-  const outcome = await ctx.legacy.run(sandbox, log);
-  ctx.recorder.onReconciliation?.(outcome.kind);
-  const reconciliation = reconciliationStatusOf(outcome, ctx.now());
-  log.info(
-    { outcome: outcome.kind, marker: reconciliation.marker, message: reconciliation.message },
-    'legacy reconciliation finished',
-  );
-  return { evidence: { kind: 'Reconciled', outcome }, reconciliation };
+  if (last !== undefined && ctx.now().getTime() - last < spacing)
+    return ready({ kind: 'Reconciled', outcome: persistedOutcome(current) }, current);
+  return { kind: 'walk-due', persisted: current };
+}
+
+const ready = (evidence: LegacyEvidence, reconciliation: ReconciliationStatus): LegacyLook => ({
+  kind: 'ready',
+  result: { evidence, reconciliation },
+});
+
+/** The status already carries this walk's completion, or a later one's. */
+function persistedSince(current: ReconciliationStatus, kept: ReconciliationStatus): boolean {
+  if (current.completedAt === undefined || kept.completedAt === undefined) return false;
+  return Date.parse(current.completedAt) >= Date.parse(kept.completedAt);
 }
 
 function notConfigured(current: ReconciliationStatus): ReconciliationStatus {

@@ -9,7 +9,8 @@ import { INDEX_LIMITS } from '../api/limits.ts';
 import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION, API_VERSION, LABELS } from '../api/names.ts';
 import { reconcileSandboxReferences, systemClock } from '../legacy/index.ts';
 import type { OperatorConfig } from './config.ts';
-import type { LegacyWalk, ReconcilerContext } from './context.ts';
+import type { ReconcilerContext } from './context.ts';
+import { WALK_LANES, WalkLane, type LegacyWalk, type WalkLaneOptions } from './legacy-walks.ts';
 import type { ControllerPorts } from './ports.ts';
 import { kubeClients } from '../kube/clients.ts';
 import { kubeEventRecorder } from './adapters/events.ts';
@@ -93,7 +94,12 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       namespaces: kubeNamespaceApi(clients),
       events: kubeEventRecorder(clients, 'sandbox-operator', log),
     }),
-    legacy: legacyWalk(config),
+    legacy: walkLane(config, {
+      lanes: WALK_LANES,
+      now: () => new Date(),
+      enqueue: (key) => queue.add(key),
+      onOutcome: (outcome) => metrics.reconciliations.inc({ outcome }),
+    }),
     sidecar: {
       image: config.sidecarImage,
       serviceAccountName: config.sidecarServiceAccount,
@@ -109,7 +115,6 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     },
     recorder: {
       onDecision: (verdict, evidence) => metrics.decisions.inc({ verdict, evidence }),
-      onReconciliation: (outcome) => metrics.reconciliations.inc({ outcome }),
     },
   };
 
@@ -256,7 +261,7 @@ function resources(namespace: string | undefined): [WatchedResource, Sink][] {
   ];
 }
 
-function legacyWalk(config: OperatorConfig): LegacyWalk | undefined {
+function walkLane(config: OperatorConfig, options: WalkLaneOptions): WalkLane | undefined {
   const endpoints = legacyEndpoints(config);
   if (!endpoints) return undefined;
   const ledger = httpLedger(endpoints.ledger);
@@ -266,7 +271,7 @@ function legacyWalk(config: OperatorConfig): LegacyWalk | undefined {
     perCallMs: config.reconcileCallMs,
     concurrency: config.reconcileConcurrency,
   };
-  return {
+  const walk: LegacyWalk = {
     run: (sandbox) =>
       reconcileSandboxReferences({
         target: {
@@ -281,6 +286,7 @@ function legacyWalk(config: OperatorConfig): LegacyWalk | undefined {
         limits,
       }),
   };
+  return new WalkLane(walk, options);
 }
 
 const storeCounts = (store: ClusterStore) => store.counts;

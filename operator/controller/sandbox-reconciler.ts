@@ -28,6 +28,7 @@ export async function reconcileSandbox(ctx: ReconcilerContext, key: string, log:
   const parsed = ctx.store.sandbox(key);
   if (!parsed) {
     ctx.misconfigurations.forget(key);
+    ctx.legacy?.forget(key);
     return awaitChange();
   }
   if (!parsed.ok) {
@@ -63,6 +64,18 @@ async function releaseTerminatingPods(
   }
 }
 
+/**
+ * The reconciliation status a live turn writes. A due walk is started in its lane and the turn goes on with
+ * the persisted status: a live sandbox decides nothing from it, and the walk's end enqueues the turn that
+ * writes its outcome (the marker only then).
+ */
+function liveReconciliation(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger) {
+  const look = legacyEvidence(ctx, sandbox, false);
+  if (look.kind === 'ready') return look.result.reconciliation;
+  if (look.kind === 'walk-due') ctx.legacy?.start(sandbox, log);
+  return look.persisted;
+}
+
 async function reconcileLive(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): Promise<Action> {
   const { namespace, name } = sandbox.metadata;
   const addFinalizer = addFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
@@ -75,7 +88,7 @@ async function reconcileLive(ctx: ReconcilerContext, sandbox: Sandbox, log: Logg
   const request = pendingErase(sandbox);
   const erased = request === undefined ? undefined : await eraseReferences(ctx, sandbox, request, log);
   const index = await currentIndex(ctx, sandbox, erased);
-  const { reconciliation } = await legacyEvidence(ctx, sandbox, false, log);
+  const reconciliation = liveReconciliation(ctx, sandbox, log);
   // Cleanup before anything else writes the Sandbox: its fence is preconditioned on the version read.
   const { clock: cleanup, action } = await cleanUpWhenDue(ctx, sandbox, index, log);
   if (action) return action;

@@ -7,8 +7,16 @@
  * step it also carries a foreign reference: its deletion blocks until an administrator erases the index.
  * Each step starts from a fresh shared sandbox: the previous one is released at the end of its step (its
  * foreign reference forgotten), so a blocked deletion left over never trips the next step's failpoint first.
+ *
+ * The operators walk a scripted session ledger. For the `start-walk` step the exclusive sandbox is adopted:
+ * its live walk finds an owner's history unavailable (no marker), the ledger then clears that owner, and the
+ * deletion's walk, once due again, earns the marker; the operator dies as that walk's outcome is kept and
+ * before any status write carries it, so the next operator must walk again before it may release anything.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS, GROUP, LABELS, SANDBOX } from '../../operator/api/names.ts';
 import { FAILPOINTS } from '../../operator/controller/failpoints.ts';
 import { kubectlOk, testNamespace } from '../harness/kube.ts';
@@ -18,15 +26,64 @@ import {
   deleteReference,
   deleteSandbox,
   getSandbox,
+  sandboxGone,
+  sandboxSeen,
+  untilSandbox,
 } from '../integration/controller/fixtures.ts';
-import { core, eventually } from '../integration/controller/operator.ts';
+import { LedgerServer, type LedgerScript } from '../integration/controller/ledger-server.ts';
+import { core, eventually, pending } from '../integration/controller/operator.ts';
 import { startOperatorProcess, type OperatorProcess } from './operator-process.ts';
 
 const namespace = testNamespace('crash');
 const running: OperatorProcess[] = [];
+const script: LedgerScript = { owners: {}, locations: {} };
+const ledger = new LedgerServer(script, 'ledger-secret');
+let ledgerFlags: string[] = [];
+beforeAll(async () => {
+  const url = await ledger.start();
+  const tokenFile = join(tmpdir(), `crash-ledger-token-${process.pid}`);
+  await writeFile(tokenFile, 'ledger-secret\n');
+  // The scripted ledger speaks plain http on loopback: the documented test-only flag allows it.
+  ledgerFlags = [
+    '--ledger-url',
+    url,
+    '--ledger-token-file',
+    tokenFile,
+    '--ledger-allow-insecure-http',
+    'true',
+  ];
+});
 afterAll(async () => {
   await Promise.all(running.map((operator) => operator.stop()));
+  await ledger.stop();
 });
+
+/**
+ * The `start-walk` step's sandbox, before it is created: its ledger owner's history is unavailable, so its
+ * live walk records no marker. `recorded` waits for that walk's status; `clear` then clears the owner.
+ */
+function unclearOwner(name: string) {
+  script.owners[name] = [{ session: 'workspace_5', worktree: 'wt-1' }];
+  script.locations['workspace_5'] = { state: 'history-unavailable', reason: 'archived' };
+  return {
+    recorded: () =>
+      untilSandbox(
+        namespace,
+        name,
+        `${name}'s live walk recorded without the marker`,
+        (sandbox) => sandbox.status?.reconciliation?.state === 'Unavailable',
+        60_000,
+      ),
+    clear: () => {
+      script.locations['workspace_5'] = {
+        state: 'located',
+        sandbox: name,
+        provider: 'kubernetes',
+        worktree: 'wt-1',
+      };
+    },
+  };
+}
 
 const pods = async (sandbox: string) =>
   (await core().listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=${sandbox}` })).items;
@@ -43,7 +100,7 @@ describe('a deletion interrupted by SIGKILL', () => {
   it.each(FAILPOINTS)(
     'resumes after a crash at %s and completes; the shared sandbox survives',
     async (step) => {
-      const first = await startOperatorProcess(namespace, { failpoints: [step] });
+      const first = await startOperatorProcess(namespace, { failpoints: [step], flags: ledgerFlags });
       running.push(first);
       if ((await getSandbox(namespace, 'shared')) === undefined) {
         await createSandbox(namespace, 'shared', { worktree: 'wt-1', replicas: 2 });
@@ -54,7 +111,9 @@ describe('a deletion interrupted by SIGKILL', () => {
         });
       }
       const name = `exclusive-${step}`;
-      await createSandbox(namespace, name, { worktree: 'wt-1', replicas: 2 });
+      const unclear = step === 'start-walk' ? unclearOwner(name) : undefined;
+      const adopted = unclear ? { [ANNOTATIONS.adoptedFrom]: 'crash-test v1' } : {};
+      await createSandbox(namespace, name, { worktree: 'wt-1', replicas: 2, annotations: adopted });
       await createReference(namespace, `${name}-own`, {
         sandbox: name,
         session: 'workspace_2',
@@ -72,24 +131,25 @@ describe('a deletion interrupted by SIGKILL', () => {
           session: 'workspace_4',
           worktree: 'wt-2',
         });
-      await eventually(
-        `${name} running`,
-        async () => ((await getSandbox(namespace, name))?.status?.phase === 'Running' ? true : undefined),
-        60_000,
-      );
-      await eventually(
+      await untilSandbox(namespace, name, `${name} running`, (s) => s.status?.phase === 'Running', 60_000);
+      await untilSandbox(
+        namespace,
+        'shared',
         'shared blocked-ready',
-        async () =>
-          (await getSandbox(namespace, 'shared'))?.status?.references?.foreign === 1 ? true : undefined,
+        (s) => s.status?.references?.foreign === 1,
         60_000,
       );
 
+      await unclear?.recorded();
+      unclear?.clear();
       await deleteSandbox(namespace, 'shared');
       await deleteSandbox(namespace, name);
       if (step === 'erase') {
-        await eventually(
+        await untilSandbox(
+          namespace,
+          name,
           `${name} blocked by its foreign reference`,
-          async () => ((await getSandbox(namespace, name))?.status?.phase === 'Blocked' ? true : undefined),
+          (s) => s.status?.phase === 'Blocked',
           60_000,
         );
         await kubectlOk([
@@ -101,30 +161,29 @@ describe('a deletion interrupted by SIGKILL', () => {
           namespace,
         ]);
       }
+      // Up to a walk's spacing for `start-walk`; on timeout, what the sandbox showed last.
+      await eventually(
+        `the operator killed at its ${step} failpoint`,
+        async () =>
+          first.child.exitCode !== null || first.child.signalCode !== null
+            ? true
+            : pending(sandboxSeen(await getSandbox(namespace, name))),
+        90_000,
+      );
       expect(await first.exited).toBe('SIGKILL');
       expect(first.output()).toContain(`failpoint ${step}: SIGKILL`);
       await sharedSandboxIntact();
 
-      const second = await startOperatorProcess(namespace);
+      const second = await startOperatorProcess(namespace, { flags: ledgerFlags });
       running.push(second);
-      await eventually(
-        `${name} destroyed after restart`,
-        async () => ((await getSandbox(namespace, name)) === undefined ? true : undefined),
-        60_000,
-      );
+      await sandboxGone(namespace, name, 60_000);
       expect(await pods(name)).toHaveLength(0);
-      await eventually(
-        'shared blocked',
-        async () => ((await getSandbox(namespace, 'shared'))?.status?.phase === 'Blocked' ? true : undefined),
-        60_000,
-      );
+      // The kept outcome died with the first operator: the second walked again before it released.
+      if (step === 'start-walk') expect(second.output()).toContain('legacy walk finished');
+      await untilSandbox(namespace, 'shared', 'shared blocked', (s) => s.status?.phase === 'Blocked', 60_000);
       await sharedSandboxIntact();
       await deleteReference(namespace, 'shared-foreign');
-      await eventually(
-        'shared released once its foreign reference is gone',
-        async () => ((await getSandbox(namespace, 'shared')) === undefined ? true : undefined),
-        60_000,
-      );
+      await sandboxGone(namespace, 'shared', 60_000);
       await second.stop();
     },
   );

@@ -5,8 +5,8 @@
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { kubeConfig, testNamespace } from '../harness/kube.ts';
-import { createSandbox, getSandbox } from '../integration/controller/fixtures.ts';
-import { eventually, OPERATOR_NAMESPACE } from '../integration/controller/operator.ts';
+import { createSandbox, untilSandbox } from '../integration/controller/fixtures.ts';
+import { eventually, OPERATOR_NAMESPACE, pending } from '../integration/controller/operator.ts';
 import { startOperatorProcess, type OperatorProcess } from './operator-process.ts';
 
 const namespace = testNamespace('leader');
@@ -23,6 +23,11 @@ const leaseSpec = async () =>
       .readNamespacedLease({ namespace: OPERATOR_NAMESPACE, name: lease })
   ).spec;
 const holder = async () => (await leaseSpec())?.holderIdentity;
+/** `identity` holds the lease; else who did, as last seen. */
+const leads = async (identity: string) => {
+  const seen = await holder();
+  return seen === identity ? true : pending({ holder: seen ?? 'nobody' });
+};
 
 describe('leader election', () => {
   it('lets one replica lead and hands over on a graceful stop', async () => {
@@ -31,16 +36,12 @@ describe('leader election', () => {
     });
     const a = await startOperatorProcess(namespace, flags('op-a'));
     running.push(a);
-    await eventually('a leads', async () => ((await holder()) === 'op-a' ? true : undefined), 60_000);
+    await eventually('a leads', async () => leads('op-a'), 60_000);
     const b = await startOperatorProcess(namespace, flags('op-b'));
     running.push(b);
 
     await createSandbox(namespace, 'first', { worktree: 'wt-1' });
-    await eventually(
-      'first reconciled',
-      async () => ((await getSandbox(namespace, 'first'))?.status?.phase ? true : undefined),
-      60_000,
-    );
+    await untilSandbox(namespace, 'first', 'first reconciled', (s) => s.status?.phase !== undefined, 60_000);
     expect(await holder()).toBe('op-a');
     expect(b.output()).not.toContain('became leader');
 
@@ -51,16 +52,18 @@ describe('leader election', () => {
     a.child.kill('SIGTERM');
     expect(await a.exited).toBe(0);
     expect(a.output()).toContain('released the leader lease');
-    await eventually('b leads', async () => ((await holder()) === 'op-b' ? true : undefined), 60_000);
+    await eventually('b leads', async () => leads('op-b'), 60_000);
     // Released, not expired: the lease records that b acquired it before a's lease could have expired.
     const taken = await leaseSpec();
     expect(held?.leaseDurationSeconds).toBe(15);
     expect(new Date(taken?.acquireTime ?? Infinity).getTime()).toBeLessThan(expiresNoEarlierThan);
 
     await createSandbox(namespace, 'second', { worktree: 'wt-1' });
-    await eventually(
+    await untilSandbox(
+      namespace,
+      'second',
       'second reconciled by b',
-      async () => ((await getSandbox(namespace, 'second'))?.status?.phase ? true : undefined),
+      (s) => s.status?.phase !== undefined,
       60_000,
     );
   });

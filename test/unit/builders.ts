@@ -5,7 +5,13 @@
  *
  * `.build()` is the Sandbox object; `.store()` a StoreReader holding it, its references, pods and guard.
  */
-import { ANNOTATIONS, API_VERSION, EXCLUSIVITY_FINALIZER, type Sandbox } from '../../operator/api/index.ts';
+import {
+  ANNOTATIONS,
+  API_VERSION,
+  EXCLUSIVITY_FINALIZER,
+  LABELS,
+  type Sandbox,
+} from '../../operator/api/index.ts';
 import type { BudgetSummary } from '../../operator/controller/budget-summary.ts';
 import type { PodSummary } from '../../operator/controller/pod-summary.ts';
 import { keyOf, type StoreReader } from '../../operator/controller/store.ts';
@@ -186,6 +192,7 @@ export class SessionReferenceBuilder {
   private role: ReferenceRole = 'Root';
   private state: 'Attached' | 'Detached' = 'Attached';
   private status: Record<string, unknown> | undefined = undefined;
+  private broken: Record<string, unknown> = {};
 
   constructor(private readonly name: string) {
     this.session = `workspace_${name}`;
@@ -226,6 +233,11 @@ export class SessionReferenceBuilder {
     this.status = status;
     return this;
   }
+  /** A spec field the schema refuses, as a broken client would write it. */
+  malformed(field: string, value: unknown): this {
+    this.broken = { ...this.broken, [field]: value };
+    return this;
+  }
 
   raw(): Record<string, unknown> {
     return {
@@ -240,6 +252,7 @@ export class SessionReferenceBuilder {
         role: this.role,
         ...(this.role === 'Subagent' ? { parentSession: 'workspace_root' } : {}),
         state: this.state,
+        ...this.broken,
       },
       ...(this.status ? { status: this.status } : {}),
     };
@@ -262,3 +275,41 @@ export function pod(sandboxName: string, ordinal: number, overrides: Partial<Pod
     ...overrides,
   };
 }
+
+/**
+ * A sandbox pod as the API server holds it (raw, as the pod watch hands it to the store): labelled with its
+ * sandbox and ordinal, and owned by whatever `ownedBy` names (nothing: a pod that only claims the label).
+ *
+ *   podObject('sbx', 0).ownedBy(sandboxOwner('sbx'))
+ */
+export class PodObjectBuilder {
+  private namespace = NAMESPACE;
+  private owners: object[] | undefined = undefined;
+  constructor(
+    private readonly sandbox: string,
+    private readonly ordinal: number,
+  ) {}
+  inNamespace(namespace: string): this {
+    this.namespace = namespace;
+    return this;
+  }
+  ownedBy(...owners: object[]): this {
+    this.owners = [...(this.owners ?? []), ...owners];
+    return this;
+  }
+  raw(): Record<string, unknown> {
+    const name = `${this.sandbox}-${this.ordinal}`;
+    const labels = { [LABELS.sandbox]: this.sandbox, [LABELS.podIndex]: String(this.ordinal) };
+    const owners = this.owners ? { ownerReferences: this.owners } : {};
+    return { metadata: { name, namespace: this.namespace, uid: `uid-${name}`, labels, ...owners } };
+  }
+}
+
+export const podObject = (sandbox: string, ordinal: number) => new PodObjectBuilder(sandbox, ordinal);
+/** The owner reference a Sandbox's pod carries (`kind` and `apiVersion` overridable, to claim another owner). */
+export const sandboxOwner = (name: string, owner: { kind?: string; apiVersion?: string } = {}) => ({
+  apiVersion: API_VERSION,
+  kind: 'Sandbox',
+  name,
+  ...owner,
+});

@@ -5,29 +5,19 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as delay } from 'node:timers/promises';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { describe, expect, inject, it } from 'vitest';
 import { hierarchies } from '../../../operator/local-cluster/node/cgroups.ts';
 import type { NodeResources } from '../../../operator/local-cluster/node/teardown.ts';
+import { eventually, pending, type Pending } from '../../harness/eventually.ts';
 import { kubeConfig, kubectl, testNamespace } from '../../harness/kube.ts';
 import { hostProcesses, onRealNode, requireRealNode } from './node.ts';
 
 const ns = testNamespace('real-node');
 
-async function waitFor<T>(
-  what: string,
-  read: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 120_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(250);
-  }
-}
+/** The harness's one wait, with this file's longer default; a check says what it saw with `pending`. */
+const waitFor = <T>(what: string, check: () => Promise<T | Pending>, timeoutMs = 120_000) =>
+  eventually(what, check, timeoutMs);
 
 describe('the real node', () => {
   it('registers Ready with kubelet and containerd, beside kwok nodes that kwok alone manages', async (ctx) => {
@@ -66,7 +56,9 @@ describe('the real node', () => {
     await core.createNamespacedPod({ namespace: ns, body: pod('elsewhere', {}) });
     await waitFor('pod real Running', async () => {
       const p = await core.readNamespacedPod({ namespace: ns, name: 'real' });
-      return p.status?.phase === 'Running' ? p : undefined;
+      return p.status?.phase === 'Running'
+        ? p
+        : pending({ phase: p.status?.phase, reason: p.status?.reason });
     });
     // The container is a process on this host, and exec reaches it through the API server.
     expect(hostProcesses(marker).length).toBeGreaterThan(0);
@@ -77,16 +69,18 @@ describe('the real node', () => {
     // Unschedulable: kwok nodes and the real node are tainted, and nothing else runs it.
     const elsewhere = await waitFor('pod elsewhere judged unschedulable', async () => {
       const p = await core.readNamespacedPod({ namespace: ns, name: 'elsewhere' });
-      return p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable')
+      const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
+      return scheduled?.reason === 'Unschedulable'
         ? p
-        : undefined;
+        : pending({ node: p.spec?.nodeName, scheduled: `${scheduled?.status} (${scheduled?.reason})` });
     });
     expect(elsewhere.spec?.nodeName).toBeUndefined();
 
     await core.deleteNamespacedPod({ namespace: ns, name: 'real', gracePeriodSeconds: 1 });
-    await waitFor('the container process gone', () =>
-      hostProcesses(marker).length === 0 ? true : undefined,
-    );
+    await waitFor('the container process gone', () => {
+      const left = hostProcesses(marker);
+      return Promise.resolve(left.length === 0 ? true : pending({ processes: left }));
+    });
   });
 });
 
@@ -113,13 +107,17 @@ describe.runIf(inject('clusterKind') === 'local')('a run with a real node', () =
     run.kill('SIGKILL');
     await waitFor(
       'the watchdog to tear the node down',
-      () => (hierarchies().every((h) => !existsSync(`${h}/${cgroupName}`)) ? true : undefined),
+      () => {
+        const left = hierarchies().filter((h) => existsSync(`${h}/${cgroupName}`));
+        return Promise.resolve(left.length === 0 ? true : pending({ cgroups: left }));
+      },
       60_000,
     );
     // Killed processes linger as zombies until init reaps them; none may still run.
-    await waitFor('every process of the node to end', () =>
-      started.pids.every((pid) => !running(pid)) ? true : undefined,
-    );
+    await waitFor('every process of the node to end', () => {
+      const left = started.pids.filter((pid) => running(pid));
+      return Promise.resolve(left.length === 0 ? true : pending({ running: left }));
+    });
     expect(mountsUnder(dir)).toEqual([]);
     expect(existsSync(`/sys/class/net/${bridge}`)).toBe(false);
   });

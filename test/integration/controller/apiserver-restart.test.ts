@@ -12,8 +12,8 @@ import type { Sandbox } from '../../../operator/api/objects.ts';
 import { loadConfig } from '../../../operator/controller/config.ts';
 import { runManager } from '../../../operator/controller/manager.ts';
 import { startLocalCluster, type LocalCluster } from '../../../operator/local-cluster/index.ts';
-import { sandboxManifest } from './fixtures.ts';
-import { eventually } from './operator.ts';
+import { sandboxManifest, sandboxSeen } from './fixtures.ts';
+import { eventually, pending } from './operator.ts';
 
 const namespace = 'restart';
 let cluster: LocalCluster;
@@ -75,13 +75,25 @@ const reference = (name: string, sandboxName: string, worktree: string) => ({
   spec: { sandbox: sandboxName, session: `workspace_${name}`, worktree, route: 'r', role: 'Root' },
 });
 const at = (plural: string) => ({ group: GROUP, version: VERSION, namespace, plural });
+/** The Sandbox, or undefined once it is gone (a 404); any other failure (the API server down) is thrown. */
 const get = async (name: string): Promise<Sandbox | undefined> => {
   try {
     return (await custom.getNamespacedCustomObject({ ...at(SANDBOX.plural), name })) as Sandbox;
-  } catch {
-    return undefined;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
   }
 };
+/** Waits for the Sandbox `wanted` says (or its going); on timeout says its phase and verdict as last seen. */
+const until = (what: string, name: string, wanted: (sandbox: Sandbox | undefined) => boolean, ms?: number) =>
+  eventually(
+    what,
+    async () => {
+      const sandbox = await get(name);
+      return wanted(sandbox) ? true : pending(sandboxSeen(sandbox));
+    },
+    ms,
+  );
 
 describe('an API server restart', () => {
   it('is survived: watches come back and decisions go on', async () => {
@@ -90,33 +102,21 @@ describe('an API server restart', () => {
       ...at(SESSION_REFERENCE.plural),
       body: reference('blocker', 'shared', 'wt-2'),
     });
-    await eventually('shared counted', async () =>
-      (await get('shared'))?.status?.references?.foreign === 1 ? true : undefined,
-    );
+    await until('shared counted', 'shared', (s) => s?.status?.references?.foreign === 1);
     await custom.deleteNamespacedCustomObject({ ...at(SANDBOX.plural), name: 'shared' });
-    await eventually('blocked', async () =>
-      (await get('shared'))?.status?.phase === 'Blocked' ? true : undefined,
-    );
+    await until('blocked', 'shared', (s) => s?.status?.phase === 'Blocked');
 
     await cluster.restartApiServer();
     // Forgotten while the operator's watches are still down: only a relist can tell it.
     await custom.deleteNamespacedCustomObject({ ...at(SESSION_REFERENCE.plural), name: 'blocker' });
-    await eventually(
-      'shared destroyed after the restart',
-      async () => ((await get('shared')) === undefined ? true : undefined),
-      60_000,
-    );
+    await until('shared destroyed after the restart', 'shared', (s) => s === undefined, 60_000);
 
     await custom.createNamespacedCustomObject({ ...at(SANDBOX.plural), body: sandbox('after') });
-    await eventually(
-      'new sandbox reconciled',
-      async () => ((await get('after'))?.status?.reconciliation?.marker ? true : undefined),
-      60_000,
-    );
+    await until('new sandbox reconciled', 'after', (s) => s?.status?.reconciliation?.marker === true, 60_000);
     // The marker is written before any pod exists (status first), so wait for the pod, then check it is the only one.
     const pods = await eventually('the new sandbox’s pod', async () => {
       const names = (await core.listNamespacedPod({ namespace })).items.map((p) => p.metadata?.name);
-      return names.length > 0 ? names : undefined;
+      return names.length > 0 ? names : pending({ pods: names });
     });
     expect(pods).toEqual(['after-0']);
     const metrics = await (await fetch(`http://127.0.0.1:${await port}/metrics`)).text();

@@ -59,7 +59,7 @@ describe('a sandbox pod', () => {
     const name = (await pod())?.metadata?.name ?? '';
     await eventually('disruption budget created', async () => {
       const budgets = await kubeBudgets();
-      return budgets.length > 0 ? true : undefined;
+      return budgets.length > 0 ? true : pending({ budgets: 'none' });
     });
     const eviction = core()
       .createNamespacedPodEviction({ name, namespace, body: { metadata: { name, namespace } } })
@@ -77,14 +77,14 @@ describe('a sandbox pod', () => {
     const budgetApi = await policyApi({ restricted: true });
     const name = 'guarded-sandbox';
     await budgetApi.deleteNamespacedPodDisruptionBudget({ name, namespace });
-    await eventually('budget re-created', async () => ((await guardOf(name)) ? true : undefined));
+    await eventually('budget re-created', () => guardBack(name));
     const current = await budgetApi.readNamespacedPodDisruptionBudget({ name, namespace });
     await budgetApi.replaceNamespacedPodDisruptionBudget({
       name,
       namespace,
       body: { ...current, spec: { ...current.spec, maxUnavailable: 1 } },
     });
-    await eventually('budget repaired', async () => ((await guardOf(name)) ? true : undefined));
+    await eventually('budget repaired', () => guardBack(name));
   });
 
   it('survives a foreground cascade of its Sandbox while a foreign reference remains', async () => {
@@ -123,9 +123,7 @@ describe('a sandbox pod', () => {
       name: 'guarded-sandbox',
       namespace,
     });
-    await eventually('budget back while blocked', async () =>
-      (await guardOf('guarded-sandbox')) ? true : undefined,
-    );
+    await eventually('budget back while blocked', () => guardBack('guarded-sandbox'));
     await eventually('the cascade to take the unprotected sentinel', async () => {
       const sentinel = await core()
         .readNamespacedConfigMap({ namespace, name: 'guarded-sentinel' })
@@ -187,15 +185,34 @@ async function policyApi(options: { restricted?: boolean } = {}) {
   return kubeConfig(options).makeApiClient(PolicyV1Api);
 }
 
-/** Whether the budget exists and still refuses every eviction of the sandbox's pods. */
-async function guardOf(name: string): Promise<boolean> {
+/** The budget, or undefined when there is none (a 404). */
+async function budgetOf(name: string) {
   try {
-    const budget = await (await policyApi()).readNamespacedPodDisruptionBudget({ name, namespace });
-    return budget.spec?.maxUnavailable === 0 && !budget.metadata?.deletionTimestamp;
+    return await (await policyApi()).readNamespacedPodDisruptionBudget({ name, namespace });
   } catch (error) {
-    if ((error as { code?: number }).code === 404) return false;
+    if ((error as { code?: number }).code === 404) return undefined;
     throw error;
   }
+}
+
+/** Whether the budget exists and still refuses every eviction of the sandbox's pods. */
+async function guardOf(name: string): Promise<boolean> {
+  const budget = await budgetOf(name);
+  return budget?.spec?.maxUnavailable === 0 && !budget.metadata?.deletionTimestamp;
+}
+
+/** For a wait: true once the guard refuses every eviction again, else the budget as last seen. */
+async function guardBack(name: string) {
+  if (await guardOf(name)) return true;
+  const budget = await budgetOf(name);
+  return pending(
+    budget
+      ? {
+          maxUnavailable: budget.spec?.maxUnavailable,
+          deleting: budget.metadata?.deletionTimestamp !== undefined,
+        }
+      : { budget: 'none' },
+  );
 }
 
 async function kubeBudgets() {

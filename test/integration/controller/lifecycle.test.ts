@@ -19,6 +19,7 @@ import {
   sandboxManifest,
   untilSandbox,
   sandboxGone,
+  sandboxSeen,
 } from './fixtures.ts';
 import { LedgerServer } from './ledger-server.ts';
 import {
@@ -92,8 +93,11 @@ describe('legacy reconciliation', () => {
 
   it('keeps an adopted sandbox whose owner holds it from another worktree', async () => {
     await createSandbox(namespace, 'legacy-foreign', { worktree: 'wt-1', annotations: adopted });
-    await eventually('walk finished', async () =>
-      (await status('legacy-foreign'))?.reconciliation?.state === 'Foreign' ? true : undefined,
+    await untilSandbox(
+      namespace,
+      'legacy-foreign',
+      'walk finished',
+      (s) => s.status?.reconciliation?.state === 'Foreign',
     );
     await deleteSandbox(namespace, 'legacy-foreign');
     const blocked = await eventually('blocked', async () => {
@@ -198,22 +202,24 @@ describe('an adopted sandbox without a ledger', () => {
 
   it('fails closed with a condition saying why', async () => {
     await createSandbox(other, 'orphan', { worktree: 'wt-1', annotations: adopted });
-    const current = await eventually('status', async () =>
-      (await getSandbox(other, 'orphan'))?.status?.reconciliation
-        ? (await getSandbox(other, 'orphan'))?.status
-        : undefined,
+    const { status: current } = await untilSandbox(
+      other,
+      'orphan',
+      'status',
+      (s) => s.status?.reconciliation !== undefined,
     );
-    expect(current.reconciliation).toMatchObject({ state: 'NotConfigured', marker: false });
-    expect(current.conditions?.find((c) => c.type === 'ReferencesReconciled')?.message).toContain(
+    expect(current?.reconciliation).toMatchObject({ state: 'NotConfigured', marker: false });
+    expect(current?.conditions?.find((c) => c.type === 'ReferencesReconciled')?.message).toContain(
       '--ledger-url',
     );
     await deleteSandbox(other, 'orphan');
-    const blocked = await eventually('blocked', async () =>
-      (await getSandbox(other, 'orphan'))?.status?.phase === 'Blocked'
-        ? (await getSandbox(other, 'orphan'))?.status
-        : undefined,
+    const { status: blocked } = await untilSandbox(
+      other,
+      'orphan',
+      'blocked',
+      (s) => s.status?.phase === 'Blocked',
     );
-    expect(blocked.decision).toMatchObject({ verdict: 'Unavailable', evidence: 'Ledger' });
+    expect(blocked?.decision).toMatchObject({ verdict: 'Unavailable', evidence: 'Ledger' });
   });
 
   it('stays adopted when its annotation is removed or replaced away: only a walk sets the marker', async () => {
@@ -243,7 +249,7 @@ describe('an adopted sandbox without a ledger', () => {
         const input = JSON.stringify({ ...manifest, metadata });
         const result = await kubectl([...strip, '-n', other], { input });
         if (result.exitCode === 0) return true;
-        if (result.stderr.includes('Conflict')) return undefined;
+        if (result.stderr.includes('Conflict')) return pending({ conflict: result.stderr.trim() });
         throw new Error(`kubectl ${strip.join(' ')} exited ${result.exitCode}: ${result.stderr}`);
       });
       expect(
@@ -259,7 +265,7 @@ describe('an adopted sandbox without a ledger', () => {
       const blocked = await eventually(`${name} blocked`, async () => {
         const current = await getSandbox(other, name);
         if (current === undefined) throw new Error(`${name} was destroyed without a legacy walk`);
-        return current.status?.phase === 'Blocked' ? current.status : undefined;
+        return current.status?.phase === 'Blocked' ? current.status : pending(sandboxSeen(current));
       });
       expect(blocked.decision).toMatchObject({ verdict: 'Unavailable', evidence: 'Ledger' });
       expect(blocked.reconciliation?.marker).toBe(false);
@@ -295,10 +301,13 @@ describe('the capacity latch', () => {
       reason: 'ReferencesExceeded',
     });
     await deleteSandbox(namespace, 'crowded');
-    const blocked = await eventually('blocked', async () =>
-      (await status('crowded'))?.phase === 'Blocked' ? await status('crowded') : undefined,
+    const { status: blocked } = await untilSandbox(
+      namespace,
+      'crowded',
+      'blocked',
+      (s) => s.status?.phase === 'Blocked',
     );
-    expect(blocked.decision?.verdict).toBe('Overflowed');
+    expect(blocked?.decision?.verdict).toBe('Overflowed');
     await customObjects().patchNamespacedCustomObject({
       group: GROUP,
       version: VERSION,

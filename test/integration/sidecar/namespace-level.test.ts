@@ -83,11 +83,13 @@ async function createReaperSandbox(name: string, pinned: boolean): Promise<void>
 const reaperOf = (pod: V1Pod | undefined) =>
   pod?.spec?.initContainers?.find((c) => c.name === 'shell-reaper');
 const createsOf = (sandbox: string) => creates.filter((c) => c.pod.metadata?.name === `${sandbox}-0`);
+/** The pod, or undefined when there is none (a 404): any other failure is thrown, never taken for "no pod". */
 const livePod = async (name: string): Promise<V1Pod | undefined> => {
   try {
     return await core().readNamespacedPod({ namespace, name });
-  } catch {
-    return undefined;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
   }
 };
 

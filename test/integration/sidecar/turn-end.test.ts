@@ -25,7 +25,14 @@ import {
   type SpawnedShell,
 } from '../../../operator/sidecar/host/index.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
+import { pending } from '../../harness/eventually.ts';
 import { killMarked, liveMembers, waitFor } from '../../process/sidecar/fixtures/process-fixtures.ts';
+
+/** For a wait: true once the process group of `pid` has no live member, else the members left. */
+async function groupEmpty(pid: number) {
+  const members = await liveMembers(pid);
+  return members.length === 0 ? true : pending({ members });
+}
 
 const REPO = resolve(import.meta.dirname, '../../..');
 const namespace = testNamespace('sidecar');
@@ -173,11 +180,7 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
     expect((await liveMembers(child.pid)).length).toBeGreaterThanOrEqual(2);
     await writeTurn('child', { id: 't1', phase: 'Completed', origin: 'ParentMessage' });
 
-    await waitFor(
-      'the child’s group to be empty',
-      async () => ((await liveMembers(child.pid)).length === 0 ? true : undefined),
-      60_000,
-    );
+    await waitFor('the child’s group to be empty', () => groupEmpty(child.pid), 60_000);
     const shells = await waitFor(
       'status.shells',
       async () => (await reference('child')).status?.shells,
@@ -207,9 +210,10 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
       command: 'sleep 1000 & wait',
     });
     expect(root.registration.kind).toBe('Registered');
-    await waitFor('the root’s dev server to fork', async () =>
-      (await liveMembers(root.pid)).length >= 2 ? true : undefined,
-    );
+    await waitFor('the root’s dev server to fork', async () => {
+      const members = await liveMembers(root.pid);
+      return members.length >= 2 ? true : pending({ members });
+    });
     // Any shell in the pod can reach the socket and read the root's ids from /proc/<pid>/environ.
     const hostile = client.endTurn({
       session: `${prefix}-parent`,
@@ -241,9 +245,7 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
     if (stopped !== undefined && stopped.exitCode === null) await once(stopped, 'exit');
     // While the sidecar is down: t2 completes, one of its shells exits, and t3 overwrites status.turn.
     exiting.child.kill('SIGKILL');
-    await waitFor('the exiting shell to be gone', async () =>
-      (await liveMembers(exiting.pid)).length === 0 ? true : undefined,
-    );
+    await waitFor('the exiting shell to be gone', () => groupEmpty(exiting.pid));
     await writeStatus('child', {
       turn: { id: 't2', phase: 'Completed', origin: 'PersonMessage' },
       endedTurns: [
@@ -259,16 +261,17 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
       async () => ((await client.health()) ? true : undefined),
       60_000,
     );
-    await waitFor(
-      'the overwritten turn’s group to be empty',
-      async () => ((await liveMembers(running.pid)).length === 0 ? true : undefined),
-      60_000,
-    ).catch((error: unknown) => {
-      throw new Error(`${String(error)}; sidecar log:\n${log.join('')}`);
-    });
+    await waitFor('the overwritten turn’s group to be empty', () => groupEmpty(running.pid), 60_000).catch(
+      (error: unknown) => {
+        throw new Error(`${String(error)}; sidecar log:\n${log.join('')}`);
+      },
+    );
     await waitFor(
       'status.shells for t2',
-      async () => ((await reference('child')).status?.shells?.retiredTurn === 't2' ? true : undefined),
+      async () => {
+        const shells = (await reference('child')).status?.shells;
+        return shells?.retiredTurn === 't2' ? true : pending({ shells });
+      },
       60_000,
     );
     // A long-poll that returns as soon as any notice is due: the exited shell's notice must never come.
@@ -304,13 +307,11 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
       async () => ((await client.health()) ? true : undefined),
       60_000,
     );
-    await waitFor(
-      'the lost turn’s group to be empty',
-      async () => ((await liveMembers(shell.pid)).length === 0 ? true : undefined),
-      30_000,
-    ).catch((error: unknown) => {
-      throw new Error(`${String(error)}; sidecar log:\n${log.join('')}`);
-    });
+    await waitFor('the lost turn’s group to be empty', () => groupEmpty(shell.pid), 30_000).catch(
+      (error: unknown) => {
+        throw new Error(`${String(error)}; sidecar log:\n${log.join('')}`);
+      },
+    );
     expect(log.join('')).toContain('its end fell out of status.endedTurns');
   });
 });

@@ -36,7 +36,13 @@ const start: DeletionFacts = {
   budget: undefined,
 };
 
-type World = { readonly cached: Verdict; readonly live?: Verdict; readonly pods?: DeletionFacts['livePods'] };
+type World = {
+  readonly cached: Verdict;
+  readonly live?: Verdict;
+  readonly pods?: DeletionFacts['livePods'];
+  /** A legacy walk is due: the turn starts it in its lane and ends. */
+  readonly walkDue?: true;
+};
 
 /** Plays one turn: each step gets the facts its shell would learn from `world`, until a step ends the turn. */
 function walk(facts: DeletionFacts, world: World): string[] {
@@ -58,7 +64,9 @@ function learn(step: DeletionStep, facts: DeletionFacts, world: World): Deletion
     case 'keep-guard':
       return { ...facts, guardKept: true };
     case 'gather-evidence':
-      return { ...facts, evidence };
+      return world.walkDue ? { ...facts, walk: 'due' } : { ...facts, evidence };
+    case 'start-walk':
+      return { ...facts, walk: 'under-way' };
     case 'erase':
       return { ...facts, erased: { request: step.request, erased: 1, remaining: [] } };
     case 'prune':
@@ -91,6 +99,7 @@ function learn(step: DeletionStep, facts: DeletionFacts, world: World): Deletion
     case 'blocked':
     case 'await-pods-gone':
     case 'erase-again':
+    case 'await-walk':
       return undefined;
   }
 }
@@ -159,6 +168,20 @@ describe('the deletion steps', () => {
     ]);
   });
 
+  it('hand a due legacy walk to its lane and end the turn: nothing is read for a decision, nothing decided', () => {
+    const facts = { ...start, cachedPods: true, eraseRequest: 'INC-1', tombstones: ['old'] };
+    expect(walk(facts, { cached: exclusive, walkDue: true })).toEqual([
+      'read-incarnation',
+      'keep-guard',
+      'gather-evidence',
+      'start-walk',
+      'await-walk',
+    ]);
+    expect(nextDeletionStep({ ...start, incarnation: 'Current', walk: 'under-way' })).toEqual({
+      kind: 'await-walk',
+    });
+  });
+
   it('ask the namespace only for a verdict its deletion may lift', () => {
     const unavailable: Verdict = { verdict: 'Unavailable', evidence: 'Ledger', reason: 'no ledger' };
     expect(walk(start, { cached: unavailable }).slice(-2)).toEqual(['check-namespace', 'blocked']);
@@ -200,6 +223,7 @@ describe('the deletion steps', () => {
         { cached: exclusive, pods: [pod('sbx', 0)] },
       ),
       ...walk(start, { cached: exclusive }),
+      ...walk(start, { cached: exclusive, walkDue: true }),
     ]);
     for (const step of WRITE_STEPS) expect(seen).toContain(step);
   });

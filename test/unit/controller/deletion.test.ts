@@ -13,16 +13,31 @@ import { contextOf, deleted, expect_, listed, Script, silent } from './scripted-
 async function turn(
   subject: SandboxBuilder,
   expected: ConstructorParameters<typeof Script>[0],
-  options: { ledger?: boolean } = {},
 ): Promise<Action> {
   const script = new Script(expected);
-  const action = await reconcileDeletion(
-    contextOf(subject.store(), script, options),
-    subject.build(),
-    silent,
-  );
+  const action = await reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent);
   script.finish();
   return action;
+}
+
+/**
+ * Turns of one deletion with a legacy walk configured: a turn that started a walk ends, and the walk's end
+ * enqueues the sandbox (the lane's `enqueue`), which plays the next turn. The actions of every turn, in order.
+ */
+async function walkingTurns(
+  subject: SandboxBuilder,
+  expected: ConstructorParameters<typeof Script>[0],
+): Promise<Action[]> {
+  const script = new Script(expected);
+  let walked = 0;
+  const ctx = contextOf(subject.store(), script, { ledger: true, onWalked: () => (walked += 1) });
+  const actions: Action[] = [];
+  do {
+    actions.push(await reconcileDeletion(ctx, subject.build(), silent));
+    await new Promise((resolve) => setImmediate(resolve)); // the scripted walk answers in microtasks
+  } while (walked === actions.length);
+  script.finish();
+  return actions;
 }
 
 const own = attached('own', 'wt-1');
@@ -154,21 +169,19 @@ describe('a deletion turn', () => {
       .withAnnotation(ANNOTATIONS.adoptedFrom, 'legacy-pool')
       .withReference(tombstone('old', 'wt-1'));
     const stats = { owners: 1, lookedUp: 1, skippedLegacy: 0, timedOut: 0, failed: 0, elapsedMs: 5 };
-    await turn(
-      subject,
-      [
-        current,
-        expect_('legacy.walk(sbx)', { kind: 'Complete', stats }),
-        expect_('references.pruneTombstones(sbx, wt-1)', deleted('old')),
-        expect_('references.listLive(sbx)', []),
-        expect_('sandboxes.patchStatus(sbx)'),
-        expect_('events.record(Releasing)'),
-        expect_('pods.listLive(sbx)', []),
-        expect_('references.deleteAll(sbx, listed [])', deleted()),
-        expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
-      ],
-      { ledger: true },
-    );
+    // Two turns: the first starts the walk in its lane and ends; the walk's end brings the second.
+    await walkingTurns(subject, [
+      current,
+      expect_('legacy.walk(sbx)', { kind: 'Complete', stats }),
+      current,
+      expect_('references.pruneTombstones(sbx, wt-1)', deleted('old')),
+      expect_('references.listLive(sbx)', []),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(Releasing)'),
+      expect_('pods.listLive(sbx)', []),
+      expect_('references.deleteAll(sbx, listed [])', deleted()),
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+    ]);
   });
 
   it('does nothing once our finalizer is gone', async () => {

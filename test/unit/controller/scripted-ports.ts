@@ -8,15 +8,16 @@
  * (operator/controller/ports.ts), so the script reads as the deletion's steps in the API server's words.
  */
 import { pino } from 'pino';
-import { API_VERSION, INDEX_LIMITS, type SessionReference } from '../../../operator/api/index.ts';
-import type { Parsed } from '../../../operator/api/parse.ts';
+import { INDEX_LIMITS, type SessionReference } from '../../../operator/api/index.ts';
+import { parseSessionReference, type Parsed } from '../../../operator/api/parse.ts';
 import type { ReconciliationOutcome } from '../../../operator/api/reconciliation-outcome.ts';
-import type { LegacyWalk, ReconcilerContext } from '../../../operator/controller/context.ts';
+import type { ReconcilerContext } from '../../../operator/controller/context.ts';
+import { WalkLane, type LegacyWalk } from '../../../operator/controller/legacy-walks.ts';
 import { Misconfigurations } from '../../../operator/controller/misconfiguration.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import type { StoreReader } from '../../../operator/controller/store.ts';
 import type { ReferenceEntry } from '../../../operator/index/index.ts';
-import { NAMESPACE } from '../builders.ts';
+import { sessionReference } from '../builders.ts';
 
 /** One expected call: `port.method(target)`, and what it answers (or throws). */
 export type Expected = { readonly call: string; readonly reply?: unknown; readonly throws?: Error };
@@ -89,25 +90,22 @@ export function scriptedPorts(script: Script): ControllerPorts {
 /** What a listed, preconditioned delete answers: these names gone, none changed since the LIST. */
 export const deleted = (...names: string[]) => ({ deleted: names, changed: [] as string[] });
 
-/** The consistent LIST a scripted `references.listLive` answers with. */
+/**
+ * The consistent LIST a scripted `references.listLive` answers with: each entry as the API server would hold
+ * it (the shared builder), parsed as the reference adapter parses it.
+ */
 export function listed(entries: readonly ReferenceEntry[], sandbox: string): Parsed<SessionReference>[] {
-  return entries.map((entry) => ({
-    ok: true,
-    value: {
-      apiVersion: API_VERSION,
-      kind: 'SessionReference',
-      metadata: { name: entry.name, namespace: NAMESPACE },
-      spec: {
-        sandbox,
-        session: entry.session,
-        ...(entry.worktree === undefined ? {} : { worktree: entry.worktree }),
-        route: entry.route,
-        role: entry.role,
-        state: entry.state,
-        ...(entry.parentSession === undefined ? {} : { parentSession: entry.parentSession }),
-      },
-    },
-  }));
+  return entries.map((entry) =>
+    parseSessionReference(
+      sessionReference(entry.name)
+        .of(sandbox)
+        .forSession(entry.session)
+        .fromWorktree(entry.worktree)
+        .as(entry.role)
+        .inState(entry.state)
+        .raw(),
+    ),
+  );
 }
 
 export const NOW = new Date('2026-11-30T12:00:00Z');
@@ -115,23 +113,30 @@ export const silent = pino({ level: 'silent' });
 
 /**
  * A reconcile context over scripted ports and a fixed store and clock. With `ledger`, the legacy walk is
- * configured and is one more scripted call, `legacy.walk(<sandbox>)`, answering a ReconciliationOutcome.
+ * configured, in its lane of two: by default one more scripted call, `legacy.walk(<sandbox>)`, answering a
+ * ReconciliationOutcome; or the walk given. `onWalked` hears the lane enqueue a sandbox whose walk finished.
  */
 export function contextOf(
   store: StoreReader,
   script: Script,
-  options: { ledger?: boolean; misconfigurations?: Misconfigurations } = {},
+  options: {
+    ledger?: boolean | LegacyWalk;
+    onWalked?: (key: string) => void;
+    misconfigurations?: Misconfigurations;
+  } = {},
 ): ReconcilerContext {
-  const legacy: LegacyWalk = {
+  const scripted: LegacyWalk = {
     run: (sandbox) =>
       Promise.resolve().then(
         () => script.answer(`legacy.walk(${sandbox.metadata.name})`) as ReconciliationOutcome,
       ),
   };
+  const walk = options.ledger === true ? scripted : options.ledger === false ? undefined : options.ledger;
   return {
     store,
     ports: scriptedPorts(script),
-    legacy: options.ledger === true ? legacy : undefined,
+    legacy:
+      walk && new WalkLane(walk, { lanes: 2, now: () => NOW, enqueue: (key) => options.onWalked?.(key) }),
     sidecar: { image: 'operator:1', serviceAccountName: 'sandbox-operator' },
     limits: INDEX_LIMITS,
     now: () => NOW,

@@ -11,21 +11,9 @@ type Sink<T> = {
 const deliver = <T>(sink: Sink<T>, type: WatchEventType, raw: unknown) => sink.apply(type, sink.decode(raw));
 const relist = <T>(sink: Sink<T>, raws: readonly unknown[]) =>
   sink.replace(raws.map((raw) => sink.decode(raw)));
+import { podObject, sandboxOwner, sessionReference } from '../builders.ts';
 
-const ref = (name: string, sandbox: unknown, extra: Record<string, unknown> = {}) => ({
-  apiVersion: 'sandbox.agents.dev/v1alpha1',
-  kind: 'SessionReference',
-  metadata: { name, namespace: 'ns', resourceVersion: '1' },
-  spec: {
-    sandbox,
-    session: `workspace_${name}`,
-    worktree: 'wt-1',
-    route: 'r',
-    role: 'Root',
-    state: 'Attached',
-    ...extra,
-  },
-});
+const ref = (name: string, sandbox: string) => sessionReference(name).of(sandbox).fromWorktree('wt-1');
 
 function store() {
   const enqueued: string[][] = [];
@@ -37,22 +25,15 @@ function store() {
   return { enqueued, finishing, store: s };
 }
 
-const sandboxPod = (name: string, sandbox: string) => ({
-  metadata: {
-    name,
-    namespace: 'ns',
-    uid: `uid-${name}`,
-    labels: { 'sandbox.agents.dev/sandbox': sandbox },
-    ownerReferences: [{ apiVersion: 'sandbox.agents.dev/v1alpha1', kind: 'Sandbox', name: sandbox }],
-  },
-});
+const sandboxPod = (sandbox: string, ordinal: number) =>
+  podObject(sandbox, ordinal).ownedBy(sandboxOwner(sandbox)).raw();
 
 describe('ClusterStore', () => {
   it('enqueues a sandbox whose pod is gone as finishing work, and its other pod events as ordinary work', () => {
     const { store: s, enqueued, finishing } = store();
-    deliver(s.podSink, 'ADDED', sandboxPod('sbx-0', 'sbx'));
-    deliver(s.podSink, 'MODIFIED', sandboxPod('sbx-0', 'sbx'));
-    deliver(s.podSink, 'DELETED', sandboxPod('sbx-0', 'sbx'));
+    deliver(s.podSink, 'ADDED', sandboxPod('sbx', 0));
+    deliver(s.podSink, 'MODIFIED', sandboxPod('sbx', 0));
+    deliver(s.podSink, 'DELETED', sandboxPod('sbx', 0));
     expect(enqueued.map((keys) => [...new Set(keys)])).toEqual([['ns/sbx'], ['ns/sbx'], ['ns/sbx']]);
     expect(finishing).toEqual([false, false, true]);
     expect(s.pods('ns/sbx')).toEqual([]);
@@ -60,30 +41,30 @@ describe('ClusterStore', () => {
 
   it('indexes references by the sandbox they name and enqueues that sandbox', () => {
     const { store: s, enqueued } = store();
-    deliver(s.referenceSink, 'ADDED', ref('r1', 'sbx-a'));
+    deliver(s.referenceSink, 'ADDED', ref('r1', 'sbx-a').raw());
     expect(s.references('ns/sbx-a').map((e) => e.name)).toEqual(['r1']);
     expect(enqueued).toEqual([['ns/sbx-a']]);
   });
 
   it('moves nothing between sandboxes silently: a deleted reference enqueues its former sandbox', () => {
     const { store: s, enqueued } = store();
-    deliver(s.referenceSink, 'ADDED', ref('r1', 'sbx-a'));
-    deliver(s.referenceSink, 'DELETED', ref('r1', 'sbx-a'));
+    deliver(s.referenceSink, 'ADDED', ref('r1', 'sbx-a').raw());
+    deliver(s.referenceSink, 'DELETED', ref('r1', 'sbx-a').raw());
     expect(s.references('ns/sbx-a')).toEqual([]);
     expect(enqueued.at(-1)).toEqual(['ns/sbx-a']);
   });
 
   it('reports a relist that dropped objects as deletions', () => {
     const { store: s, enqueued } = store();
-    relist(s.referenceSink, [ref('r1', 'sbx-a'), ref('r2', 'sbx-b')]);
-    relist(s.referenceSink, [ref('r2', 'sbx-b')]);
+    relist(s.referenceSink, [ref('r1', 'sbx-a').raw(), ref('r2', 'sbx-b').raw()]);
+    relist(s.referenceSink, [ref('r2', 'sbx-b').raw()]);
     expect(s.references('ns/sbx-a')).toEqual([]);
     expect(enqueued.at(-1)).toEqual(['ns/sbx-a', 'ns/sbx-b']);
   });
 
   it('keeps a malformed reference as unreadable evidence for its sandbox, never as nothing', () => {
     const { store: s } = store();
-    deliver(s.referenceSink, 'ADDED', ref('bad', 'sbx-a', { state: 'Lost' }));
+    deliver(s.referenceSink, 'ADDED', ref('bad', 'sbx-a').malformed('state', 'Lost').raw());
     expect(s.references('ns/sbx-a')).toEqual([]);
     expect(s.unreadableReferences('ns/sbx-a').map((e) => e.field)).toEqual(['spec.state']);
   });
@@ -96,7 +77,7 @@ describe('ClusterStore', () => {
       metadata: { name: 'sbx-z', namespace: 'ns' },
       spec: {},
     });
-    deliver(s.referenceSink, 'ADDED', ref('bad', 42));
+    deliver(s.referenceSink, 'ADDED', ref('bad', 'sbx-a').malformed('sandbox', 42).raw());
     expect(s.unreadableReferences('ns/sbx-z')).toHaveLength(1);
     expect(s.unreadableReferences('other/sbx-z')).toHaveLength(0);
   });
