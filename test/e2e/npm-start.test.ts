@@ -14,7 +14,7 @@ import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { runKubectl } from '../../operator/local-cluster/index.ts';
-import { eventually } from '../integration/controller/operator.ts';
+import { eventually, pending } from '../integration/controller/operator.ts';
 
 /** Processes whose command line mentions `text` (the run's temporary directory). */
 function processesMentioning(text: string): number[] {
@@ -75,7 +75,9 @@ function startNpm() {
     'the banner',
     () => {
       if (ended) throw new Error(`npm start exited early:\n${output.slice(-3000)}`);
-      return Promise.resolve(/export KUBECONFIG=(\S+)/.exec(output)?.[1]);
+      return Promise.resolve(
+        /export KUBECONFIG=(\S+)/.exec(output)?.[1] ?? pending({ output: output.slice(-600) }),
+      );
     },
     180_000,
   );
@@ -98,7 +100,10 @@ describe('npm start', () => {
 
       const kubeconfig = await eventually(
         'the banner',
-        () => Promise.resolve(/export KUBECONFIG=(\S+)/.exec(stdout)?.[1]),
+        () =>
+          Promise.resolve(
+            /export KUBECONFIG=(\S+)/.exec(stdout)?.[1] ?? pending({ stdout: stdout.slice(-600) }),
+          ),
         120_000,
       );
       expect(stdout).toContain('kubectl get sandboxes -A');
@@ -118,7 +123,7 @@ describe('npm start', () => {
             '-o',
             'jsonpath={.status.reconciliation.marker}',
           ]);
-          return marker.stdout === 'true' ? true : undefined;
+          return marker.stdout === 'true' ? true : pending({ marker: marker.stdout, stderr: marker.stderr });
         },
         60_000,
       );
@@ -133,7 +138,10 @@ describe('npm start', () => {
       expect(stdout + stderr).toMatch(/"msg":"operator stopped"[\s\S]*"msg":"local control plane stopped"/);
       await eventually(
         'no component left',
-        () => Promise.resolve(processesMentioning(tempDir).length === 0 ? true : undefined),
+        () => {
+          const left = processesMentioning(tempDir);
+          return Promise.resolve(left.length === 0 ? true : pending({ left }));
+        },
         20_000,
       );
     },
@@ -147,7 +155,12 @@ describe('npm start', () => {
       const kubeconfig = await npm.banner;
       await eventually(
         'the operator reconciling',
-        () => Promise.resolve(npm.output().includes('"msg":"reconciling sandboxes"') ? true : undefined),
+        () =>
+          Promise.resolve(
+            npm.output().includes('"msg":"reconciling sandboxes"')
+              ? true
+              : pending({ output: npm.output().slice(-600) }),
+          ),
         60_000,
       );
       const tempDir = dirname(kubeconfig);
@@ -158,12 +171,18 @@ describe('npm start', () => {
       process.kill(child.pid ?? 0, 'SIGTERM'); // npm only: not its process group
       await eventually(
         'no component left',
-        () => Promise.resolve(processesMentioning(tempDir).length === 0 ? true : undefined),
+        () => {
+          const left = processesMentioning(tempDir);
+          return Promise.resolve(left.length === 0 ? true : pending({ left }));
+        },
         30_000,
       );
       await eventually(
         'every process npm started gone',
-        () => Promise.resolve(started.every((pid) => !alive(pid)) ? true : undefined),
+        () => {
+          const alivePids = started.filter(alive);
+          return Promise.resolve(alivePids.length === 0 ? true : pending({ alive: alivePids }));
+        },
         30_000,
       );
       expect(npm.output()).toMatch(
@@ -181,7 +200,9 @@ describe('npm start', () => {
         const kubectl = (args: string[]) => runKubectl(inject('kubectl'), kubeconfig, args);
         await eventually('the identity check', () =>
           Promise.resolve(
-            npm.output().includes('the pod-protection policy trusts this operator') ? true : undefined,
+            npm.output().includes('the pod-protection policy trusts this operator')
+              ? true
+              : pending({ output: npm.output().slice(-600) }),
           ),
         );
         expect((await kubectl(['create', 'namespace', 'team-a'])).exitCode).toBe(0);
@@ -207,7 +228,11 @@ describe('npm start', () => {
               'name',
             ])
           ).stdout.trim();
-        const pod = await eventually('the sandbox pod', async () => (await podOf()) || undefined, 60_000);
+        const pod = await eventually(
+          'the sandbox pod',
+          async () => (await podOf()) || pending({ pods: 'none labelled for isolated-billing' }),
+          60_000,
+        );
 
         const refused = await kubectl(['delete', pod, '-n', 'team-a', '--wait=false']);
         expect(refused.exitCode).not.toBe(0);
@@ -235,7 +260,10 @@ describe('npm start', () => {
               '-o',
               'name',
             ]);
-            return sandbox.stdout.trim() === '' && (await podOf()) === '' ? true : undefined;
+            const pods = await podOf();
+            return sandbox.stdout.trim() === '' && pods === ''
+              ? true
+              : pending({ sandbox: sandbox.stdout.trim(), pods });
           },
           60_000,
         );

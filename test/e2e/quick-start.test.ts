@@ -11,7 +11,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { repositoryRoot, userPath } from '../harness/plugin.ts';
-import { eventually } from '../integration/controller/operator.ts';
+import { eventually, pending } from '../integration/controller/operator.ts';
 
 const run = promisify(execFile);
 
@@ -71,7 +71,8 @@ describe('the README quick start', () => {
         'the banner',
         () =>
           Promise.resolve(
-            /^ {2}export KUBECONFIG=(\/tmp\/sandbox-operator-\w{6}\/admin\.kubeconfig)$/m.exec(output)?.[1],
+            /^ {2}export KUBECONFIG=(\/tmp\/sandbox-operator-\w{6}\/admin\.kubeconfig)$/m.exec(output)?.[1] ??
+              pending({ output: output.slice(-600) }),
           ),
         180_000,
       );
@@ -89,7 +90,7 @@ describe('the README quick start', () => {
               'the deletion blocked',
               async () => {
                 const answer = await bash(line, userEnv);
-                return answer.output.includes('BLOCKED') ? answer : undefined;
+                return answer.output.includes('BLOCKED') ? answer : pending({ why: answer.output });
               },
               60_000,
             )
@@ -104,7 +105,8 @@ describe('the README quick start', () => {
       process.kill(npm.pid ?? 0, 'SIGTERM'); // to npm alone, as a supervisor would
       await eventually(
         'npm start stopped',
-        () => Promise.resolve(/"msg":"stopped"/.test(output) ? true : undefined),
+        () =>
+          Promise.resolve(/"msg":"stopped"/.test(output) ? true : pending({ output: output.slice(-600) })),
         60_000,
       );
     }

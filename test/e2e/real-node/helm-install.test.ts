@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cacheRoot, ensureBinaries } from '../../../operator/local-cluster/index.ts';
 import { operatorImageOnNode } from '../../../operator/local-cluster/images/on-node.ts';
 import { freePort } from '../../../operator/local-cluster/net.ts';
-import { eventually } from '../../integration/controller/operator.ts';
+import { eventually, pending } from '../../integration/controller/operator.ts';
 import { kubectl, kubectlOk } from '../../harness/kube.ts';
 import { hostProcesses, realNodeToleration, type RealNodeInfo } from './node.ts';
 
@@ -166,7 +166,7 @@ suite('the chart on the real node', () => {
       'a new leader',
       async () => {
         const now = await holder();
-        return now !== '' && now !== first ? now : undefined;
+        return now !== '' && now !== first ? now : pending({ holder: now, first });
       },
       120_000,
     );
@@ -223,7 +223,10 @@ suite('the chart on the real node', () => {
           '-o',
           'name',
         ]);
-        return left.trim() === '' && hostProcesses(exclusive).length === 0 ? true : undefined;
+        const processes = hostProcesses(exclusive);
+        return left.trim() === '' && processes.length === 0
+          ? true
+          : pending({ left: left.trim(), processes });
       },
       120_000,
     );
@@ -239,7 +242,7 @@ suite('the chart on the real node', () => {
           '-o',
           'jsonpath={.status.phase}',
         ]);
-        return phase === 'Blocked' ? phase : undefined;
+        return phase === 'Blocked' ? phase : pending({ phase });
       },
       60_000,
     );

@@ -18,6 +18,7 @@ import {
 } from '../controller/fixtures.ts';
 import {
   eventually,
+  pending,
   grantOperatorRbac,
   startOperator,
   type RunningOperator,
@@ -34,7 +35,8 @@ beforeAll(async () => {
   await createReference(namespace, 'board', { sandbox: 'shared', session: 'workspace_9', worktree: 'wt-2' });
   await eventually('the eviction guard', async () => {
     const list = await budgets().listNamespacedPodDisruptionBudget({ namespace });
-    return list.items.some((b) => b.metadata?.name === 'shared-sandbox') ? true : undefined;
+    const names = list.items.map((b) => b.metadata?.name);
+    return names.includes('shared-sandbox') ? true : pending({ budgets: names });
   });
 });
 afterAll(async () => {
@@ -86,7 +88,7 @@ describe('a live Sandbox', () => {
         const metadata = { ...manifest.metadata, resourceVersion, ...(finalizers ? { finalizers } : {}) };
         const input = JSON.stringify({ ...manifest, metadata });
         const result = await kubectl(['replace', '-f', '-', '-n', namespace], { input });
-        return result.stderr.includes('(Conflict)') ? undefined : result;
+        return result.stderr.includes('(Conflict)') ? pending({ conflict: result.stderr }) : result;
       });
     const result = await replace();
     expect(result.exitCode).not.toBe(0);

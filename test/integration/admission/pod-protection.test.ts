@@ -20,6 +20,7 @@ import {
   core,
   customObjects,
   eventually,
+  pending,
   grantOperatorRbac,
   startOperator,
   type RunningOperator,
@@ -47,7 +48,9 @@ async function sharedSandboxPod(name: string): Promise<V1Pod> {
   return eventually(`pod of ${name}`, async () => {
     const pods = await core().listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=${name}` });
     const pod = pods.items[0];
-    return pod?.metadata?.finalizers?.includes(EXCLUSIVITY_FINALIZER) ? pod : undefined;
+    return pod?.metadata?.finalizers?.includes(EXCLUSIVITY_FINALIZER)
+      ? pod
+      : pending({ pod: pod?.metadata?.name, finalizers: pod?.metadata?.finalizers });
   });
 }
 

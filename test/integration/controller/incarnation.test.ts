@@ -27,6 +27,7 @@ import {
 import {
   core,
   eventually,
+  pending,
   grantOperatorRbac,
   restrictedKubeConfig,
   startOperator,
@@ -132,7 +133,7 @@ describe('a pass over a past incarnation of a Sandbox', () => {
     // The reference event starts a pass over the cached first incarnation; wait until it has run.
     await eventually('the pass over the past incarnation done', async () => {
       const now = await queueSettled(port);
-      return now.reconciles > before && now.busy === 0 ? true : undefined;
+      return now.reconciles > before && now.busy === 0 ? true : pending({ before, now });
     });
 
     const pod = await core().readNamespacedPod({ namespace, name: `${NAME}-0` });

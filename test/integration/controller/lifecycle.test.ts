@@ -77,7 +77,7 @@ describe('legacy reconciliation', () => {
     await createSandbox(namespace, 'legacy-clear', { worktree: 'wt-1', annotations: adopted });
     const reconciled = await eventually('marker earned', async () => {
       const current = await status('legacy-clear');
-      return current?.reconciliation?.marker ? current : undefined;
+      return current?.reconciliation?.marker ? current : pending({ reconciliation: current?.reconciliation });
     });
     expect(reconciled.reconciliation).toMatchObject({ state: 'Complete', marker: true });
     expect(reconciled.conditions?.find((c) => c.type === 'ReferencesReconciled')).toMatchObject({
@@ -102,7 +102,9 @@ describe('legacy reconciliation', () => {
     await deleteSandbox(namespace, 'legacy-foreign');
     const blocked = await eventually('blocked', async () => {
       const current = await status('legacy-foreign');
-      return current?.phase === 'Blocked' ? current : undefined;
+      return current?.phase === 'Blocked'
+        ? current
+        : pending({ phase: current?.phase, decision: current?.decision });
     });
     expect(blocked.decision).toMatchObject({ verdict: 'Foreign', evidence: 'Reconciliation' });
     expect(blocked.reconciliation?.marker).toBe(false);
@@ -291,7 +293,7 @@ describe('the capacity latch', () => {
       'overflowed',
       async () => {
         const current = await status('crowded');
-        return current?.capacity?.overflowed ? current : undefined;
+        return current?.capacity?.overflowed ? current : pending({ capacity: current?.capacity });
       },
       60_000,
     );

@@ -19,6 +19,7 @@ import {
   core,
   customObjects,
   eventually,
+  pending,
   grantOperatorRbac,
   startOperator,
   type RunningOperator,
@@ -70,7 +71,9 @@ describe('a write conflict', () => {
         await core().listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=contended` })
       ).items;
       const finalizers = current?.metadata?.finalizers ?? [];
-      return current && !finalizers.includes('sandbox.agents.dev/exclusivity') ? current : undefined;
+      return current && !finalizers.includes('sandbox.agents.dev/exclusivity')
+        ? current
+        : pending({ pod: current?.metadata?.name, finalizers });
     });
     expect(injected).toBe(1);
     expect(pod.metadata?.finalizers).toEqual([THIRD_PARTY]);

@@ -10,6 +10,7 @@ import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import {
   core,
   eventually,
+  pending,
   grantOperatorRbac,
   startOperator,
   type RunningOperator,
@@ -90,7 +91,9 @@ describe('the examples under GitOps', () => {
           s.status.references !== undefined,
       );
       const shared = byName(current, 'Sandbox', 'shared-login')?.status?.references?.attached;
-      return sandboxes.length === 3 && settled && shared === 3 ? current : undefined;
+      return sandboxes.length === 3 && settled && shared === 3
+        ? current
+        : pending({ sandboxes: sandboxes.length, settled, sharedAttached: shared });
     });
     expect(byName(objects, 'Sandbox', 'shared-login')?.status?.references).toMatchObject({
       attached: 3,

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createReaperClient, spawnRegisteredShell } from '../../../operator/sidecar/host/index.ts';
 import { journalEntrySchema, type JournalEntry } from '../../../operator/sidecar/process/journal-entries.ts';
 import { killMarked, liveMembers, waitFor } from './fixtures/process-fixtures.ts';
+import { pending } from '../../harness/eventually.ts';
 
 const REPO = resolve(import.meta.dirname, '../../..');
 const GRACE_SECONDS = 3;
@@ -99,12 +100,17 @@ describe('a sidecar restart mid-retire', { timeout: 90_000 }, () => {
     const second = startSidecar();
     await waitFor(
       'the group to be empty',
-      async () => ((await liveMembers(shell.pid)).length === 0 ? true : undefined),
+      async () => {
+        const members = await liveMembers(shell.pid);
+        return members.length === 0 ? true : pending({ members });
+      },
       60_000,
     );
     const finalStates = await waitFor('the retire to finish in the journal', async () => {
       const entries = await journal();
-      return entries.some((e) => e.type === 'RetireFinished') ? states(entries) : undefined;
+      return entries.some((e) => e.type === 'RetireFinished')
+        ? states(entries)
+        : pending({ journal: entries.map((e) => e.type) });
     });
     expect(finalStates.at(-1)).toEqual({ kind: 'Done', how: 'Killed' });
     const killing = finalStates.find((s) => s.kind === 'Killing');
@@ -149,7 +155,10 @@ describe('a sidecar restart mid-retire', { timeout: 90_000 }, () => {
     startSidecar();
     await waitFor(
       'the group to be empty',
-      async () => ((await liveMembers(shell.pid)).length === 0 ? true : undefined),
+      async () => {
+        const members = await liveMembers(shell.pid);
+        return members.length === 0 ? true : pending({ members });
+      },
       60_000,
     );
     const finished = await waitFor('the retire to finish', async () => {

@@ -13,6 +13,7 @@ import {
   waitFor,
   type SidecarFixture,
 } from './fixtures/process-fixtures.ts';
+import { pending } from '../../harness/eventually.ts';
 
 const completed = (session: string, turn: string) =>
   ({ session, turn, phase: 'Completed', role: 'Subagent' }) as const;
@@ -20,7 +21,7 @@ const completed = (session: string, turn: string) =>
 async function membersAtLeast(pgid: number, count: number) {
   return waitFor(`${count} live members in group ${pgid}`, async () => {
     const members = await liveMembers(pgid);
-    return members.length >= count ? members : undefined;
+    return members.length >= count ? members : pending({ members });
   });
 }
 
@@ -133,7 +134,7 @@ describe('retiring real shell groups', { timeout: 60_000 }, () => {
       const found = (await procSnapshot()).filter(
         (s) => s.pgrp !== shell.pid && s.ppid === shell.pid && s.comm === 'sleep',
       );
-      return found.length === 2 ? found : undefined;
+      return found.length === 2 ? found : pending({ escapees: found });
     });
     for (const s of outside) f.track(s);
     await f.client.endTurn(completed(child, 't1'));
