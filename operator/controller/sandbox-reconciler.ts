@@ -82,20 +82,15 @@ async function reconcileLive(ctx: ReconcilerContext, sandbox: Sandbox, log: Logg
   if (addFinalizer) {
     await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), addFinalizer);
     log.info('added the exclusivity finalizer');
+    return awaitChange(); // the update event brings the next reconcile
   }
-  // A newborn sandbox gets its status, guard and pods in the turn that added the finalizer, not one pass
-  // later: they need nothing the patch changed. Cleanup waits for the update event's turn, since its fence
-  // is preconditioned on a version this turn has not read.
-  const newborn = addFinalizer !== undefined;
   const key = keyOf(namespace, name);
   const request = pendingErase(sandbox);
   const erased = request === undefined ? undefined : await eraseReferences(ctx, sandbox, request, log);
   const index = await currentIndex(ctx, sandbox, erased);
   const reconciliation = liveReconciliation(ctx, sandbox, log);
   // Cleanup before anything else writes the Sandbox: its fence is preconditioned on the version read.
-  const { clock: cleanup, action } = newborn
-    ? { clock: undefined, action: undefined }
-    : await cleanUpWhenDue(ctx, sandbox, index, log);
+  const { clock: cleanup, action } = await cleanUpWhenDue(ctx, sandbox, index, log);
   if (action) return action;
 
   const pods = ctx.store.pods(key);
@@ -118,9 +113,8 @@ async function reconcileLive(ctx: ReconcilerContext, sandbox: Sandbox, log: Logg
     }
   }
 
-  if (newborn) return awaitChange(); // the finalizer's update event brings the turn that runs cleanup
   let next = requeueAfter(ctx.timing.resyncMs);
-  if (cleanup?.kind === 'Waiting') next = sooner(next, requeueAfter(cleanup.remainingMs));
+  if (cleanup.kind === 'Waiting') next = sooner(next, requeueAfter(cleanup.remainingMs));
   const legacyIn = nextLegacyWalkInMs(ctx, reconciliation, false);
   if (legacyIn !== undefined) next = sooner(next, requeueAfter(legacyIn));
   return next;

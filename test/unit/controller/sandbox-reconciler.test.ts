@@ -29,30 +29,9 @@ async function turn(
 const RESYNC = { kind: 'RequeueAfter', ms: 600_000 };
 
 describe('a live sandbox’s reconcile', () => {
-  it('first adds the exclusivity finalizer, then in the same turn its status, eviction guard and pods', async () => {
+  it('first adds the exclusivity finalizer, and nothing else until its update event', async () => {
     const action = await turn(sandbox('sbx').withSpec({ replicas: 2 }), [
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
-      expect_('sandboxes.patchStatus(sbx)'),
-      expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
-      expect_('pods.create(sbx-0)', 'Created'),
-      expect_('pods.create(sbx-1)', 'Created'),
-    ]);
-    // The finalizer's update event brings the next turn (and with it automatic cleanup).
-    expect(action).toEqual({ kind: 'AwaitChange' });
-  });
-
-  it('leaves automatic cleanup of a newborn sandbox to the turn after its finalizer', async () => {
-    const subject = sandbox('sbx')
-      .withSpec({
-        replicas: 1,
-        cleanup: { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 60 },
-      })
-      .withStatus({ unreferencedSince: '2026-11-30T11:00:00Z' });
-    const action = await turn(subject, [
-      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
-      expect_('sandboxes.patchStatus(sbx)'),
-      expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
-      expect_('pods.create(sbx-0)', 'Created'),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
   });
