@@ -5,25 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { INDEX_LIMITS } from '../../../operator/api/index.ts';
-import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
 import { decisionOf, sandboxStatus } from '../../../operator/controller/status.ts';
 import { buildReferenceIndex } from '../../../operator/index/index.ts';
-import type { Action } from '../../../operator/runtime/action.ts';
 import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
-import { contextOf, deleted, expect_, listed, NOW, Script, silent } from './scripted-ports.ts';
+import { deletionTurn as turn, deleted, expect_, listed, NOW } from './scripted-ports.ts';
 
 const RESYNC_MS = 600_000; // contextOf's resync: the backstop for a missed event, never a poll
-
-async function turn(
-  subject: SandboxBuilder,
-  expected: ConstructorParameters<typeof Script>[0],
-): Promise<Action> {
-  const script = new Script(expected);
-  const action = await reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent);
-  script.finish();
-  return action;
-}
 
 const own = attached('own', 'wt-1');
 const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });

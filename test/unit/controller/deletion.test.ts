@@ -8,17 +8,15 @@ import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
 import type { Action } from '../../../operator/runtime/action.ts';
 import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached, tombstone } from '../fixtures.ts';
-import { contextOf, deleted, expect_, listed, Script, silent } from './scripted-ports.ts';
-
-async function turn(
-  subject: SandboxBuilder,
-  expected: ConstructorParameters<typeof Script>[0],
-): Promise<Action> {
-  const script = new Script(expected);
-  const action = await reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent);
-  script.finish();
-  return action;
-}
+import {
+  contextOf,
+  deletionTurn as turn,
+  deleted,
+  expect_,
+  listed,
+  Script,
+  silent,
+} from './scripted-ports.ts';
 
 /**
  * Turns of one deletion with a legacy walk configured: a turn that started a walk ends, and the walk's end

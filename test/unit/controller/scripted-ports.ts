@@ -17,7 +17,9 @@ import { Misconfigurations } from '../../../operator/controller/misconfiguration
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import type { StoreReader } from '../../../operator/controller/store.ts';
 import type { ReferenceEntry } from '../../../operator/index/index.ts';
-import { sessionReference } from '../builders.ts';
+import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
+import type { Action } from '../../../operator/runtime/action.ts';
+import { sessionReference, type SandboxBuilder } from '../builders.ts';
 
 /** One expected call: `port.method(target)`, and what it answers (or throws). */
 export type Expected = { readonly call: string; readonly reply?: unknown; readonly throws?: Error };
@@ -149,4 +151,15 @@ export function contextOf(
     recorder: {},
     misconfigurations: options.misconfigurations ?? new Misconfigurations(),
   };
+}
+
+/** One deletion turn of `subject` against a script of the API calls it must make, in order. */
+export async function deletionTurn(
+  subject: SandboxBuilder,
+  expected: ConstructorParameters<typeof Script>[0],
+): Promise<Action> {
+  const script = new Script(expected);
+  const action = await reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent);
+  script.finish();
+  return action;
 }
