@@ -2,11 +2,24 @@
 // (the operator image carries it): register a shell through the sidecar's socket, end a turn over it.
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
-import { kubectl } from '../../harness/kube.ts';
+import { eventually, pending } from '../../harness/eventually.ts';
+import { kubectl, kubectlOk } from '../../harness/kube.ts';
 
 const CLIENT =
   "const { createReaperClient, spawnRegisteredShell } = await import('/app/dist/operator/sidecar/host/index.js');";
 const CONNECT = 'const client = createReaperClient({ socketPath: process.env.SANDBOX_REAPER_SOCKET });';
+
+/** Waits until the pod's sidecar says it is ready (its socket serves), reporting its log's tail if not. */
+export async function sidecarReady(namespace: string, pod: string): Promise<void> {
+  await eventually(
+    'the sidecar ready',
+    async () => {
+      const log = await kubectlOk(['logs', '-n', namespace, pod, '-c', 'shell-reaper']);
+      return log.includes('shell reaper ready') ? true : pending({ log: log.slice(-600) });
+    },
+    60_000,
+  );
+}
 
 async function runInAgent(namespace: string, pod: string, lines: readonly string[]) {
   const script = [CLIENT, CONNECT, ...lines].join('\n');

@@ -19,7 +19,7 @@ import { cacheRoot } from '../../../operator/local-cluster/index.ts';
 import { operatorImageOnNode } from '../../../operator/local-cluster/images/on-node.ts';
 import { eventually } from '../../integration/controller/operator.ts';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
-import { endTurnFromAgent, registerShell, uidOf } from './agent-shell.ts';
+import { endTurnFromAgent, registerShell, sidecarReady, uidOf } from './agent-shell.ts';
 import { hostProcesses, onRealNode, type RealNodeInfo } from './node.ts';
 
 const node = inject('realNode');
@@ -98,14 +98,7 @@ describe.skipIf(node === null)('the shell reaper’s SameUser mode in a real pod
     await kubectlOk(['create', 'serviceaccount', 'sandbox-shell-reaper', '-n', namespace]);
     await kubectlOk(['create', '-f', '-'], { input: JSON.stringify(podFor(image, real)) });
     await kubectlOk(['wait', '--for=condition=Ready', `pod/${POD}`, '-n', namespace, '--timeout=180s']);
-    await eventually(
-      'the sidecar ready',
-      async () =>
-        (await kubectlOk(['logs', '-n', namespace, POD, '-c', 'shell-reaper'])).includes('shell reaper ready')
-          ? true
-          : undefined,
-      60_000,
-    );
+    await sidecarReady(namespace, POD);
   }, 600_000);
 
   afterAll(async () => {

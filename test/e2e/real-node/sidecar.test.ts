@@ -11,7 +11,7 @@ import { operatorImageOnNode } from '../../../operator/local-cluster/images/on-n
 import { eventually } from '../../integration/controller/operator.ts';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { startOperatorProcess, type OperatorProcess } from '../operator-process.ts';
-import { registerShell as registerAgentShell, uidOf } from './agent-shell.ts';
+import { registerShell as registerAgentShell, sidecarReady, uidOf } from './agent-shell.ts';
 import { hostProcesses, realNodeToleration, type RealNodeInfo } from './node.ts';
 
 const node = inject('realNode');
@@ -146,14 +146,7 @@ describe.skipIf(node === null)('the shell reaper in a real pod', () => {
         `the sandbox pod is not Ready: ${ready.stderr}\n${pod.stdout}\n${logs.stdout}${logs.stderr}`,
       );
     }
-    await eventually(
-      'the sidecar ready',
-      async () =>
-        (await kubectlOk(['logs', '-n', namespace, POD, '-c', 'shell-reaper'])).includes('shell reaper ready')
-          ? true
-          : undefined,
-      60_000,
-    );
+    await sidecarReady(namespace, POD);
   }, 600_000);
 
   afterAll(async () => {
