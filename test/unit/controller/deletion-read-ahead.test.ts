@@ -91,7 +91,8 @@ describe('the reads a deletion turn starts ahead', () => {
     open();
     await turn;
     script.finish();
-    // The pods' LIST went out before the status write answered; the first release after the Event.
+    // The pods' LIST went out with the status write; the first release only once the write answered (the
+    // Event is sent on that answer).
     expect(inFlight.indexOf('pods.listLive')).toBeLessThan(inFlight.indexOf('sandboxes.patchStatus'));
     expect(inFlight.indexOf('pods.delete')).toBeGreaterThan(inFlight.indexOf('events.record'));
   });

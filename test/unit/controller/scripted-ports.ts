@@ -96,7 +96,10 @@ export function scriptedPorts(script: Script): ControllerPorts {
       removeDisruptionBudget: (_ns, name) => reply(`guards.removeDisruptionBudget(${name})`),
     },
     namespaces: { isTerminating: (namespace) => reply(`namespaces.isTerminating(${namespace})`) },
-    events: { record: (_target, _type, reason) => reply(`events.record(${reason})`) },
+    events: {
+      // Not awaited by the turn (ports.ts): a call that differed is still reported, by `finish()`.
+      record: (_target, _type, reason) => void reply(`events.record(${reason})`).catch(() => undefined),
+    },
   };
 }
 
