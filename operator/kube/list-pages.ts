@@ -5,7 +5,7 @@
  * and skips a deserialization the cache does not need.
  */
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
-import { fetch } from 'undici';
+import { request } from 'undici';
 
 export type ListPage = {
   readonly items: readonly unknown[];
@@ -41,12 +41,14 @@ export async function listPage(
   const context = new RequestContext(url.toString(), HttpMethod.GET);
   await config.applySecurityAuthentication(context);
   const dispatcher = context.getDispatcher();
-  const response = await fetch(url, {
+  // undici's request, as the clients' HTTP layer (undici-http.ts): no web stream for a page's body.
+  const response = await request(url, {
     headers: { ...context.getHeaders(), accept: 'application/json' },
     ...(dispatcher ? { dispatcher } : {}),
   });
-  if (!response.ok) throw new ListPageError(response.status, await response.text());
-  const body = (await response.json()) as {
+  if (response.statusCode < 200 || response.statusCode > 299)
+    throw new ListPageError(response.statusCode, await response.body.text());
+  const body = (await response.body.json()) as {
     items?: unknown[];
     metadata?: { resourceVersion?: string; continue?: string };
   };

@@ -4,7 +4,7 @@
  * stream takes our AbortSignal from the start and reports how it ended as a value.
  */
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
-import { fetch } from 'undici';
+import { request as send } from 'undici';
 
 export type WatchEnd =
   | { readonly kind: 'Closed' }
@@ -45,19 +45,24 @@ export async function watchStream(
     await config.applySecurityAuthentication(context);
     armIdle();
     const dispatcher = context.getDispatcher();
-    const response = await fetch(url, {
+    // undici's request, not fetch: a watch is the operator's busiest stream, and a Node stream is cheaper
+    // per event than fetch's web stream (undici-http.ts says the same of the clients).
+    const response = await send(url, {
       headers: context.getHeaders(),
       signal: request.signal,
       ...(dispatcher ? { dispatcher } : {}),
     });
-    if (response.status === 410) return { kind: 'Gone' };
-    if (!response.ok || !response.body)
-      return { kind: 'Failed', status: response.status, error: new Error(await response.text()) };
+    if (response.statusCode === 410) {
+      await response.body.dump();
+      return { kind: 'Gone' };
+    }
+    if (response.statusCode < 200 || response.statusCode > 299)
+      return { kind: 'Failed', status: response.statusCode, error: new Error(await response.body.text()) };
     let buffered = '';
     const decoder = new TextDecoder();
     for await (const chunk of response.body) {
       armIdle();
-      buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+      buffered += decoder.decode(chunk as Buffer, { stream: true });
       let newline = buffered.indexOf('\n');
       while (newline >= 0) {
         const line = buffered.slice(0, newline).trim();
