@@ -44,8 +44,9 @@ function localClusterExternal(outdir) {
  * A dependency's code maps to its file only (line 1), not token by token: Node decodes a bundle's whole map
  * the first time `--enable-source-maps` formats a stack trace, and the dependencies' mappings (2.8 MB of the
  * operator's, 95 %) cost ~75 MiB of RSS for good (`node --enable-source-maps dist/bundle/main.mjs` with a
- * missing KUBECONFIG: 198 MiB peak, 124 with this). Our .ts files keep exact lines. esbuild composes each
- * input's own inline map (evanw/esbuild#1685; one mapped segment, since 0.25.2 ignores a map without one).
+ * missing KUBECONFIG: 173 MiB peak; 113 with this; 98 without source maps). Our .ts files keep exact lines.
+ * esbuild composes each input's own inline map (evanw/esbuild#1685; one mapped segment, since esbuild
+ * 0.25.2 ignores a map without one).
  */
 const dependenciesMappedByFile = {
   name: 'dependencies-mapped-by-file',
