@@ -79,7 +79,7 @@ export async function cleanUpWhenDue(
     { since: clock.since, policy: sandbox.spec.cleanup.policy },
     'unreferenced past its TTL; deleting the sandbox',
   );
-  await ctx.ports.events.record(
+  ctx.ports.events.record(
     sandboxRef(sandbox),
     'Normal',
     'CleanupStarted',

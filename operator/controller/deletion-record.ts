@@ -40,7 +40,7 @@ export async function recordDecision(
       { verdict: verdict.verdict, evidence: verdict.evidence, reason: verdict.reason },
       'deletion is exclusive; releasing the sandbox',
     );
-    await ctx.ports.events.record(
+    ctx.ports.events.record(
       sandboxRef(sandbox),
       'Normal',
       'Releasing',
@@ -52,7 +52,7 @@ export async function recordDecision(
       { verdict: verdict.verdict, evidence: verdict.evidence, reason: verdict.reason, blocking },
       'deletion blocked; nothing is stopped',
     );
-    await ctx.ports.events.record(
+    ctx.ports.events.record(
       sandboxRef(sandbox),
       'Warning',
       'DeletionBlocked',

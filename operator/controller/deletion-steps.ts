@@ -12,7 +12,7 @@
  * `gather-evidence` takes the outcome, which `record-decision` persists. Until then nothing is decided.
  */
 import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
-import type { Verdict } from '../index/exclusivity.ts';
+import { historyKnown, type Verdict } from '../index/exclusivity.ts';
 import { releasedByNamespaceDeletion } from '../index/namespace-deletion.ts';
 import type { ReferenceIndex } from '../index/reference-index.ts';
 import { removeFinalizerFromIncarnation, type JsonPatchOp } from './finalizer.ts';
@@ -138,7 +138,8 @@ export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
   }
   if (facts.eraseRequest !== undefined && !facts.erased)
     return { kind: 'erase', request: facts.eraseRequest };
-  if (facts.tombstones.length > 0 && facts.pruned === undefined)
+  // The prune only clears the way to a release: of a sandbox whose history is unknown it would only destroy evidence.
+  if (facts.tombstones.length > 0 && facts.pruned === undefined && historyKnown(evidence.evidence))
     return { kind: 'prune', tombstones: facts.tombstones };
   if (!facts.cached) return { kind: 'decide', evidence };
   if (facts.cached.verdict.verdict === 'Exclusive' && !facts.live) return { kind: 'confirm-live', evidence };

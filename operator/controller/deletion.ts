@@ -12,6 +12,7 @@ import type { Sandbox, SessionReference } from '../api/objects.ts';
 import type { MalformedObjectError } from '../api/parse.ts';
 import { decideExclusivity, type Verdict } from '../index/exclusivity.ts';
 import { releasedByNamespaceDeletion } from '../index/namespace-deletion.ts';
+import { isForeignReference } from '../index/foreign.ts';
 import { referenceEntryOf } from '../index/reference.ts';
 import { buildReferenceIndex, type ReferenceIndex } from '../index/reference-index.ts';
 import { tombstonesToPrune } from '../index/prune.ts';
@@ -24,8 +25,9 @@ import { eraseReferences } from './erase.ts';
 import { keepEvictionGuard } from './eviction-guard.ts';
 import { failpoint } from './failpoints.ts';
 import { incarnationOf, stalenessOf } from './incarnation.ts';
+import { turnReads, type TurnReads } from './read-ahead.ts';
 import { removeFinalizerPatch } from './finalizer.ts';
-import { legacyEvidence, type LegacyResult } from './legacy-evidence.ts';
+import { hasMarker, legacyEvidence, type LegacyResult } from './legacy-evidence.ts';
 import { capacityLatch, pendingErase } from './lifecycle.ts';
 import type { ListedReference } from './ports.ts';
 import { keyOf } from './store.ts';
@@ -51,10 +53,11 @@ export async function reconcileDeletion(
     tombstones: ownTombstones(ctx, sandbox),
     budget: undefined,
   };
+  const reads = turnReads();
   for (;;) {
     const step = nextDeletionStep(facts);
     log.debug({ step: step.kind }, 'deletion step');
-    const next = await perform(ctx, sandbox, step, facts, log);
+    const next = await perform(ctx, sandbox, step, facts, reads, log);
     if ('kind' in next) return next;
     facts = next;
   }
@@ -72,6 +75,7 @@ async function perform(
   sandbox: Sandbox,
   step: DeletionStep,
   facts: DeletionFacts,
+  reads: TurnReads,
   log: Logger,
 ): Promise<DeletionFacts | Action> {
   const { namespace, name } = sandbox.metadata;
@@ -81,11 +85,11 @@ async function perform(
     case 'pods-going':
       // The pod watch's DELETED event brings the turn that finishes; the resync is only the backstop.
       return requeueAfter(ctx.timing.resyncMs);
-    case 'read-incarnation':
-      return {
-        ...facts,
-        incarnation: stalenessOf(sandbox, await ctx.ports.sandboxes.readLive(namespace, name)),
-      };
+    case 'read-incarnation': {
+      const live = ctx.ports.sandboxes.readLive(namespace, name);
+      readAhead(ctx, sandbox, facts, reads);
+      return { ...facts, incarnation: stalenessOf(sandbox, await live) };
+    }
     case 'stale':
       log.info(
         { staleness: step.staleness },
@@ -126,7 +130,7 @@ async function perform(
       return { ...facts, cached: { index, verdict: decide(sandbox, step.evidence, index, unreadable) } };
     }
     case 'confirm-live': {
-      const live = await ctx.ports.references.listLive(namespace, name);
+      const live = await reads.references.take(() => ctx.ports.references.listLive(namespace, name));
       const entries = live.flatMap((parsed) => (parsed.ok ? [referenceEntryOf(parsed.value)] : []));
       const latch = facts.erased === undefined ? capacityLatch(sandbox.status) : undefined;
       const index = buildReferenceIndex(entries, ctx.limits, latch);
@@ -143,6 +147,8 @@ async function perform(
       const { verdict } = step.decided;
       ctx.recorder.onDecision?.(verdict.verdict, verdict.evidence);
       const decided = { ...step.decided, legacy: step.evidence, erasedFor: facts.eraseRequest };
+      // Exclusive: the release's LIST goes with the status write, not after it (read-ahead.ts).
+      if (verdict.verdict === 'Exclusive') reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));
       await recordDecision(ctx, sandbox, decided, log);
       failpoint(step.kind);
       return { ...facts, recorded: true };
@@ -154,7 +160,7 @@ async function perform(
     case 'list-pods':
       return {
         ...facts,
-        livePods: await ctx.ports.pods.listLive(namespace, name),
+        livePods: await reads.pods.take(() => ctx.ports.pods.listLive(namespace, name)),
         budget: ctx.store.budget(keyOf(namespace, name)),
       };
     case 'delete-pod':
@@ -191,6 +197,21 @@ async function perform(
     case 'remove-finalizer':
       return removeFinalizer(ctx, sandbox, facts, step.erased, log);
   }
+}
+
+/**
+ * Starts, beside the incarnation GET, the LISTs this turn takes if its decision is Exclusive: the confirming
+ * LIST when no walk, erase or prune comes first and the cache holds no foreign reference; and, when an earlier
+ * turn released the pods and they are gone from the cache, the pods' LIST this finishing turn takes too.
+ */
+function readAhead(ctx: ReconcilerContext, sandbox: Sandbox, facts: DeletionFacts, reads: TurnReads): void {
+  if (facts.eraseRequest !== undefined || facts.tombstones.length > 0 || !hasMarker(ctx, sandbox)) return;
+  const { namespace, name } = sandbox.metadata;
+  const target = { worktree: sandbox.spec.worktree };
+  if (ctx.store.references(keyOf(namespace, name)).some((entry) => isForeignReference(entry, target))) return;
+  reads.references.start(() => ctx.ports.references.listLive(namespace, name));
+  if (sandbox.status?.decision?.verdict === 'Exclusive' && !facts.cachedPods)
+    reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));
 }
 
 function startWalk(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): void {

@@ -49,7 +49,7 @@ export async function eraseReferences(
   // Each reference from a consistent LIST, preconditioned on what was listed; the counts are the API server's.
   const { deleted } = await ctx.ports.references.deleteAll(namespace, name);
   const remaining = await ctx.ports.references.listLive(namespace, name);
-  await ctx.ports.events.record(
+  ctx.ports.events.record(
     sandboxRef(sandbox),
     'Warning',
     'ReferencesErased',

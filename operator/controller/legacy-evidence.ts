@@ -57,8 +57,15 @@ export type LegacyLook =
   | { readonly kind: 'walk-due'; readonly persisted: ReconciliationStatus }
   | { readonly kind: 'walk-under-way'; readonly persisted: ReconciliationStatus };
 
+const reconciliationOf = (ctx: ReconcilerContext, sandbox: Sandbox): ReconciliationStatus =>
+  sandbox.status?.reconciliation ?? initialReconciliation(sandbox, ctx.legacy !== undefined);
+
+/** The sandbox carries its marker (or never needed one): its legacy evidence is ready without a walk. */
+export const hasMarker = (ctx: ReconcilerContext, sandbox: Sandbox): boolean =>
+  reconciliationOf(ctx, sandbox).marker;
+
 export function legacyEvidence(ctx: ReconcilerContext, sandbox: Sandbox, deleting: boolean): LegacyLook {
-  const current = sandbox.status?.reconciliation ?? initialReconciliation(sandbox, ctx.legacy !== undefined);
+  const current = reconciliationOf(ctx, sandbox);
   if (current.marker) return ready({ kind: 'Marked' }, current);
   // From here on the sandbox is adopted and unmarked, whatever its annotations say now: once adopted, always
   // adopted (a replace that drops the annotation must not mint the marker). Only a completed walk sets it.

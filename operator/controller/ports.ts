@@ -108,8 +108,11 @@ export interface NamespaceApi {
 export type EventType = 'Normal' | 'Warning';
 
 export interface EventRecorder {
-  /** Best effort: a failure is logged by the implementation, never thrown. */
-  record(target: ObjectRef, type: EventType, reason: string, message: string): Promise<void>;
+  /**
+   * Best effort and asynchronous, as client-go's recorder: the turn never waits for an Event (it was one
+   * request in series in every releasing turn), and a failure is logged by the implementation, never thrown.
+   */
+  record(target: ObjectRef, type: EventType, reason: string, message: string): void;
 }
 
 export type ControllerPorts = {

@@ -45,5 +45,5 @@ export async function writeStatus(
   const is = status.conditions?.find((c) => c.type === 'Misconfigured');
   // The Event follows the condition: once when a refusal is first recorded (or changes), not per turn.
   if (is?.status === 'True' && (was?.status !== 'True' || was.message !== is.message))
-    await ctx.ports.events.record(sandboxRef(sandbox), 'Warning', is.reason, is.message);
+    ctx.ports.events.record(sandboxRef(sandbox), 'Warning', is.reason, is.message);
 }

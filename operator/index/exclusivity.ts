@@ -28,6 +28,15 @@ export type LegacyEvidence =
   /** Adopted without a marker and no ledger to reconcile with. */
   | { readonly kind: 'NotConfigured' };
 
+/**
+ * Whether the sandbox's history is known: the marker, or a legacy walk that completed. Only then can the
+ * decision be Exclusive (step 3 below); a sandbox of unknown history keeps every reference, even its own
+ * worktree's tombstones, since nothing the index says can release it.
+ */
+export function historyKnown(legacy: LegacyEvidence): boolean {
+  return legacy.kind === 'Marked' || (legacy.kind === 'Reconciled' && legacy.outcome.kind === 'Complete');
+}
+
 export type Verdict =
   | { readonly verdict: 'Exclusive'; readonly evidence: Evidence; readonly reason: string }
   | {

@@ -10,12 +10,14 @@ import {
   createConfiguration,
   setHeaderMiddleware,
   setHeaderOptions,
+  wrapHttpLibrary,
   type Configuration,
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { meteredHttp, type RequestObserver } from './metered-http.ts';
 import { jsonClient, type JsonClient } from './plain-json.ts';
 import { pooledAuthentication } from './pooled-auth.ts';
+import { undiciSend } from './undici-http.ts';
 
 export type KubeClients = {
   readonly config: KubeConfig;
@@ -67,7 +69,7 @@ function pooledConfiguration(config: KubeConfig, observe?: RequestObserver): Con
   return createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
     authMethods: { default: pooledAuthentication(config) },
-    ...(observe ? { httpApi: meteredHttp(observe) } : {}),
+    httpApi: observe ? meteredHttp(observe) : wrapHttpLibrary({ send: undiciSend }),
     middleware: [setHeaderMiddleware('User-Agent', FIELD_MANAGER)],
   });
 }

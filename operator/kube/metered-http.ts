@@ -4,13 +4,8 @@
  * Measured here, not in `request()`, so every page of a list, every retry and the lease's calls count,
  * each with its real status code.
  */
-import {
-  IsomorphicFetchHttpLibrary,
-  wrapHttpLibrary,
-  type HttpLibrary,
-  type RequestContext,
-  type ResponseContext,
-} from '@kubernetes/client-node';
+import { wrapHttpLibrary, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
+import { undiciSend } from './undici-http.ts';
 
 export type RequestObserver = (request: {
   readonly method: string;
@@ -20,7 +15,10 @@ export type RequestObserver = (request: {
   readonly seconds: number;
 }) => void;
 
-export function meteredHttp(observe: RequestObserver, inner: HttpLibrary = new IsomorphicFetchHttpLibrary()) {
+export function meteredHttp(
+  observe: RequestObserver,
+  inner: (context: RequestContext) => Promise<ResponseContext> = undiciSend,
+) {
   return wrapHttpLibrary({
     send: async (context: RequestContext): Promise<ResponseContext> => {
       const started = performance.now();
@@ -28,7 +26,7 @@ export function meteredHttp(observe: RequestObserver, inner: HttpLibrary = new I
       const host = new URL(context.getUrl()).host;
       const seconds = () => (performance.now() - started) / 1000;
       try {
-        const response = await inner.send(context).toPromise();
+        const response = await inner(context);
         observe({ method, host, code: String(response.httpStatusCode), seconds: seconds() });
         return response;
       } catch (error) {

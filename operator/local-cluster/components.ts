@@ -88,6 +88,8 @@ export interface ApiServerArgs {
   readonly port?: number;
   /** Opt-in audit log (what the API server recorded is the witness of the soak's invariants). */
   readonly audit?: ApiServerAudit | undefined;
+  /** /debug/pprof, for benchmarks; off otherwise (nothing else needs it). */
+  readonly profiling?: boolean;
 }
 
 export interface ApiServerAudit {
@@ -145,7 +147,7 @@ export function startApiServer(ctx: ComponentContext, spec: ApiServerArgs): Prom
         `--service-account-issuer=${server}`,
         `--service-account-key-file=${spec.credentials.serviceAccountPublicKeyFile}`,
         `--service-account-signing-key-file=${spec.credentials.serviceAccountPrivateKeyFile}`,
-        '--profiling=false',
+        `--profiling=${spec.profiling === true}`,
         // Open watches (kcm, kwok, informers) would otherwise hold a SIGTERM'd apiserver until killed.
         '--shutdown-watch-termination-grace-period=2s',
         ...auditFlags(spec.audit),

@@ -44,6 +44,8 @@ export interface LocalClusterOptions {
   readonly keepTempDir?: boolean;
   /** An audit.k8s.io/v1 Policy (YAML): turns on the API server's audit log, at `auditLogPath`. */
   readonly auditPolicy?: string;
+  /** The API server's /debug/pprof endpoints (benchmarks); default off. */
+  readonly profiling?: boolean;
   /**
    * A real node (kubelet + containerd) beside the kwok nodes, where the machine can run one; default
    * off. `taint: true` keeps pods that do not tolerate REAL_NODE_TAINT off it.
@@ -126,6 +128,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
         etcdUrl: etcd.clientUrl,
         credentials,
         audit,
+        profiling: options.profiling ?? false,
       }),
     );
     running.push(api.process);
@@ -220,6 +223,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
             credentials,
             port: api.port,
             audit,
+            profiling: options.profiling ?? false,
           }),
         );
         running[index] = api.process;

@@ -1,6 +1,6 @@
 /**
  * EventRecorder writing core/v1 Events (what `kubectl describe` shows), as plain JSON (no generated-model walk).
- * Failures are logged, not thrown.
+ * Each POST goes on its own, the caller does not wait for it; failures are logged, not thrown.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -12,43 +12,47 @@ import { rfc3339 } from '../conditions.ts';
 
 export function kubeEventRecorder({ json }: KubeClients, component: string, log: Logger): EventRecorder {
   return {
-    async record(target, type, reason, message) {
-      const now = rfc3339(new Date());
-      try {
-        await request('RecordEvent', `${target.kind} ${target.namespace}/${target.name}`, () =>
-          json({
-            method: 'POST',
-            path: `/api/v1/namespaces/${segment(target.namespace)}/events`,
-            body: {
-              metadata: {
-                name: `${target.name}.${randomBytes(8).toString('hex')}`,
-                namespace: target.namespace,
-              },
-              involvedObject: {
-                kind: target.kind,
-                apiVersion: target.apiVersion,
-                namespace: target.namespace,
-                name: target.name,
-                ...(target.uid ? { uid: target.uid } : {}),
-              },
-              type,
-              reason,
-              message: message.slice(0, 1024),
-              source: { component },
-              reportingComponent: component,
-              reportingInstance: component,
-              firstTimestamp: now,
-              lastTimestamp: now,
-              count: 1,
-            },
-          }),
-        );
-      } catch (error) {
-        log.warn(
-          { err: error, reason, target: `${target.namespace}/${target.name}` },
-          'could not record event',
-        );
-      }
+    record(target, type, reason, message) {
+      void post(target, type, reason, message);
     },
   };
+
+  async function post(...[target, type, reason, message]: Parameters<EventRecorder['record']>) {
+    const now = rfc3339(new Date());
+    try {
+      await request('RecordEvent', `${target.kind} ${target.namespace}/${target.name}`, () =>
+        json({
+          method: 'POST',
+          path: `/api/v1/namespaces/${segment(target.namespace)}/events`,
+          body: {
+            metadata: {
+              name: `${target.name}.${randomBytes(8).toString('hex')}`,
+              namespace: target.namespace,
+            },
+            involvedObject: {
+              kind: target.kind,
+              apiVersion: target.apiVersion,
+              namespace: target.namespace,
+              name: target.name,
+              ...(target.uid ? { uid: target.uid } : {}),
+            },
+            type,
+            reason,
+            message: message.slice(0, 1024),
+            source: { component },
+            reportingComponent: component,
+            reportingInstance: component,
+            firstTimestamp: now,
+            lastTimestamp: now,
+            count: 1,
+          },
+        }),
+      );
+    } catch (error) {
+      log.warn(
+        { err: error, reason, target: `${target.namespace}/${target.name}` },
+        'could not record event',
+      );
+    }
+  }
 }

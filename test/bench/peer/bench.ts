@@ -6,6 +6,8 @@
  *   BENCH_PEER_SUBJECTS=ours   a subset of raw,agent-sandbox,ours
  *   BENCH_PROFILE=DIR          our operator under --cpu-prof, and a heap snapshot at steady state, into DIR
  *   BENCH_OPERATOR_MAIN=FILE   another operator entry point (e.g. tsc's dist/operator/cli/main.js) instead of the bundle
+ *   BENCH_APISERVER_PROFILE=DIR  kube-apiserver's CPU profile over each subject's delete phase, into DIR,
+ *                              for BENCH_APISERVER_PROFILE_SECONDS (default 10), and its top functions
  */
 import { buildOperatorBundle } from '../../harness/operator-bundle.ts';
 import { cp, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
@@ -20,6 +22,7 @@ import {
 } from '../../../operator/local-cluster/index.ts';
 import { clients } from '../controller/cluster.ts';
 import { ensurePeer, PEER_VERSION } from './agent-sandbox.ts';
+import { profileApiserver, topFunctions } from './apiserver-profile.ts';
 import { summarizeProfile } from './profile.ts';
 import { runSubject, type SubjectResult } from './run-subject.ts';
 import { agentSandbox, ours, raw, type Subject } from './subjects.ts';
@@ -28,6 +31,10 @@ import { printTable } from './table.ts';
 const sizes = (process.env['BENCH_PEER_N'] ?? '200,1000').split(',').map(Number);
 const wanted = new Set((process.env['BENCH_PEER_SUBJECTS'] ?? 'raw,agent-sandbox,ours').split(','));
 const profileDir = process.env['BENCH_PROFILE'] ? resolve(process.env['BENCH_PROFILE']) : null;
+const apiserverProfileDir = process.env['BENCH_APISERVER_PROFILE']
+  ? resolve(process.env['BENCH_APISERVER_PROFILE'])
+  : null;
+const apiserverProfileSeconds = Number(process.env['BENCH_APISERVER_PROFILE_SECONDS'] ?? 10);
 
 /** Bundles the operator as the image runs it, outside dist/ (or takes BENCH_OPERATOR_MAIN). */
 async function buildOperator(): Promise<string> {
@@ -70,12 +77,17 @@ export async function peerBenchmarks(): Promise<void> {
   if (peerNote !== null) console.log(`  ${peerNote}; printing ours and raw only`);
   const main = await buildOperator();
   if (profileDir !== null) await mkdir(profileDir, { recursive: true });
+  if (apiserverProfileDir !== null) await mkdir(apiserverProfileDir, { recursive: true });
   const [load1] = loadavg();
   console.log(
     `  machine: ${cpus().length} cores, load average ${load1?.toFixed(1)} at start; ours: ${main}; agent-sandbox ${PEER_VERSION}${profileDir === null ? '' : `; and ours again under the profiler, into ${profileDir}`}`,
   );
   const dir = await crdDir(peer.ok ? peer.crd : null);
-  const cluster = await startLocalCluster({ logger: pino({ level: 'warn' }), crdDir: dir });
+  const cluster = await startLocalCluster({
+    logger: pino({ level: 'warn' }),
+    crdDir: dir,
+    profiling: apiserverProfileDir !== null,
+  });
   try {
     const c = clients(cluster);
     // Ours runs as the chart's ServiceAccount with the chart's RBAC, as `npm start` runs it: the admission
@@ -90,13 +102,26 @@ export async function peerBenchmarks(): Promise<void> {
     ];
     for (const count of sizes) {
       const results: SubjectResult[] = [];
+      const apiserverProfiles: [string, string][] = [];
       for (const subject of subjects) {
         const profiled = subject.name === 'ours (profiled)' && profileDir !== null;
+        const slug = `${subject.name.replace(/[^a-z0-9]+/g, '-')}-${count}`;
         try {
           results.push(
             await runSubject(cluster, c, subject, count, {
               ...(profiled
                 ? { atSteadyState: (pid: number) => heapSnapshot((s) => process.kill(pid, s), profileDir) }
+                : {}),
+              ...(apiserverProfileDir !== null && !profiled
+                ? {
+                    // A failed capture is said, and the subject's figures still count.
+                    duringDelete: () =>
+                      profileApiserver(c.kc, apiserverProfileSeconds, apiserverProfileDir, slug).then(
+                        (file) => void apiserverProfiles.push([subject.name, file]),
+                        (error: unknown) =>
+                          console.error(`bench: no API server profile of ${subject.name}:`, error),
+                      ),
+                  }
                 : {}),
             }),
           );
@@ -107,6 +132,10 @@ export async function peerBenchmarks(): Promise<void> {
         }
       }
       printTable(count, results, peerNote);
+      for (const [name, file] of apiserverProfiles)
+        console.log(
+          `\n  kube-apiserver CPU, first ${apiserverProfileSeconds} s of ${name}'s delete phase (${file}):\n${await topFunctions(file)}`,
+        );
       console.log(
         `  load average after N = ${count}: ${loadavg()
           .map((l) => l.toFixed(1))

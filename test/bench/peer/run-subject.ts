@@ -39,6 +39,8 @@ export type SubjectResult = {
 export type RunOptions = {
   /** Called once the create phase has been measured, before the delete phase (the heap snapshot). */
   readonly atSteadyState?: (pid: number) => Promise<void>;
+  /** Started with the delete phase and awaited after it (the API server's profile). */
+  readonly duringDelete?: () => Promise<void>;
 };
 
 const latencies = (from: Map<string, number>, to: Map<string, number>) =>
@@ -110,11 +112,13 @@ export async function runSubject(
     if (controller !== null && options.atSteadyState) await options.atSteadyState(controller.pid);
 
     const hasSandboxes = subject.sandboxPath(namespace) !== null;
+    const during = options.duringDelete?.();
     const removed = await phase(
       (name) => subject.remove(c, namespace, name),
       () => timeline.podGone.size >= count && (!hasSandboxes || timeline.sandboxGone.size >= count),
       `${count} pods and Sandboxes gone (${subject.name})`,
     );
+    await during;
     const peak = controller === null ? null : memoryMiB(controller.pid).peak;
     const lastGone = Math.max(...timeline.podGone.values(), ...timeline.sandboxGone.values());
     return {

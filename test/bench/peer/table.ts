@@ -1,4 +1,5 @@
 /** Prints issue 13's table for one N: one row per figure, the three subjects, and ours/raw and ours/peer. */
+import { printGoals } from './goals.ts';
 import type { SubjectResult } from './run-subject.ts';
 
 type Row = { label: string; unit: 's' | 'ms' | 'MiB' | 'n'; pick: (r: SubjectResult) => number | null };
@@ -79,6 +80,7 @@ export function printTable(count: number, results: readonly SubjectResult[], pee
   for (const result of results)
     if (!result.settled)
       console.log(`  note: ${result.subject} had not gone quiet when a phase closed (30 s cap)`);
+  if (ours !== null) printGoals({ raw, peer, ours });
   printRequests('create', count, results, (r) => r.create.requests);
   printRequests('delete', count, results, (r) => r.remove.requests);
 }

@@ -10,7 +10,7 @@ import {
   type DeletionFacts,
   type DeletionStep,
 } from '../../../operator/controller/deletion-steps.ts';
-import type { Verdict } from '../../../operator/index/exclusivity.ts';
+import type { LegacyEvidence, Verdict } from '../../../operator/index/exclusivity.ts';
 import { buildReferenceIndex } from '../../../operator/index/index.ts';
 import { pod } from '../builders.ts';
 
@@ -42,6 +42,8 @@ type World = {
   readonly pods?: DeletionFacts['livePods'];
   /** A legacy walk is due: the turn starts it in its lane and ends. */
   readonly walkDue?: true;
+  /** The legacy evidence gather-evidence finds (default: the marker). */
+  readonly legacy?: LegacyEvidence;
 };
 
 /** Plays one turn: each step gets the facts its shell would learn from `world`, until a step ends the turn. */
@@ -64,7 +66,8 @@ function learn(step: DeletionStep, facts: DeletionFacts, world: World): Deletion
     case 'keep-guard':
       return { ...facts, guardKept: true };
     case 'gather-evidence':
-      return world.walkDue ? { ...facts, walk: 'due' } : { ...facts, evidence };
+      if (world.walkDue) return { ...facts, walk: 'due' };
+      return { ...facts, evidence: world.legacy ? { ...evidence, evidence: world.legacy } : evidence };
     case 'start-walk':
       return { ...facts, walk: 'under-way' };
     case 'erase':
@@ -180,6 +183,28 @@ describe('the deletion steps', () => {
     expect(nextDeletionStep({ ...start, incarnation: 'Current', walk: 'under-way' })).toEqual({
       kind: 'await-walk',
     });
+  });
+
+  it('keep every tombstone of a sandbox whose history is unknown: the prune only clears the way to a release', () => {
+    const unavailable: Verdict = { verdict: 'Unavailable', evidence: 'Ledger', reason: 'no ledger' };
+    const facts = { ...start, tombstones: ['own-old'] };
+    const walkFailed: LegacyEvidence = {
+      kind: 'Reconciled',
+      outcome: {
+        kind: 'Unavailable',
+        owner: undefined,
+        reason: 'ledger down',
+        stats: { owners: 1, lookedUp: 0, skippedLegacy: 0, timedOut: 0, failed: 1, elapsedMs: 5 },
+      },
+    };
+    for (const legacy of [{ kind: 'NotConfigured' } as const, walkFailed])
+      expect(walk(facts, { cached: unavailable, legacy })).not.toContain('prune');
+    const walked: LegacyEvidence = {
+      kind: 'Reconciled',
+      outcome: { kind: 'Complete', stats: { ...walkFailed.outcome.stats, lookedUp: 1, failed: 0 } },
+    };
+    for (const legacy of [{ kind: 'Marked' } as const, walked])
+      expect(walk(facts, { cached: exclusive, legacy })).toContain('prune');
   });
 
   it('ask the namespace only for a verdict its deletion may lift', () => {

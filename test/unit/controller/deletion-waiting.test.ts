@@ -4,46 +4,23 @@
  * thing that brings it is the pod watch (no poll).
  */
 import { describe, expect, it } from 'vitest';
-import { INDEX_LIMITS } from '../../../operator/api/index.ts';
-import { decisionOf, sandboxStatus } from '../../../operator/controller/status.ts';
-import { buildReferenceIndex } from '../../../operator/index/index.ts';
-import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
+import { sandbox } from '../builders.ts';
 import { attached } from '../fixtures.ts';
-import { deletionTurn as turn, deleted, expect_, listed, NOW } from './scripted-ports.ts';
+import { deletionTurn as turn, deleted, expect_, listed, releasingStatus } from './scripted-ports.ts';
 
 const RESYNC_MS = 600_000; // contextOf's resync: the backstop for a missed event, never a poll
 
 const own = attached('own', 'wt-1');
 const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
-const exclusive = {
-  verdict: 'Exclusive',
-  evidence: 'Index',
-  reason: 'no reference foreign to worktree wt-1',
-} as const;
-
-/** The status the releasing turn wrote: the Exclusive decision, with the pod it was about to release. */
-function releasingStatus(subject: SandboxBuilder) {
-  return sandboxStatus({
-    sandbox: subject.build(),
-    index: buildReferenceIndex([own], INDEX_LIMITS),
-    pods: [pod('sbx', 0)],
-    reconciliation: { state: 'NotRequired', marker: true },
-    decision: decisionOf(exclusive, NOW),
-    unreferencedSince: undefined,
-    erasedFor: undefined,
-    now: NOW,
-  });
-}
-
 describe('a released deletion waiting for its pods', () => {
   it('ends the releasing turn without a poll: the pods’ DELETED events bring the next one', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withPods(1).withGuard();
     const action = await turn(subject, [
       current,
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('pods.listLive(sbx)', subject.livePods()),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(Releasing)'),
-      expect_('pods.listLive(sbx)', subject.livePods()),
       expect_('pods.delete(sbx-0)'),
       expect_('pods.patchMetadata(sbx-0)'),
     ]);
@@ -56,13 +33,13 @@ describe('a released deletion waiting for its pods', () => {
       .withReference(own)
       .withPods(1, { deleting: true, finalizers: [] })
       .withGuard();
-    subject.withStatus(releasingStatus(subject));
+    subject.withStatus(releasingStatus(subject, [own]));
     expect(await turn(subject, [])).toEqual({ kind: 'RequeueAfter', ms: RESYNC_MS });
   });
 
   it('still releases a terminating pod that holds our finalizer', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withPods(1, { deleting: true }).withGuard();
-    subject.withStatus(releasingStatus(subject));
+    subject.withStatus(releasingStatus(subject, [own]));
     await turn(subject, [
       current,
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
@@ -73,7 +50,7 @@ describe('a released deletion waiting for its pods', () => {
 
   it('finishes in the turn that sees the pods gone: no status write for the pod counts alone, the index erased from the LIST the decision read, one Event per deletion', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withGuard();
-    subject.withStatus(releasingStatus(subject));
+    subject.withStatus(releasingStatus(subject, [own]));
     const action = await turn(subject, [
       current,
       expect_('references.listLive(sbx)', listed([own], 'sbx')),

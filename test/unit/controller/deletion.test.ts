@@ -48,11 +48,11 @@ describe('a deletion turn', () => {
     const subject = sandbox('sbx').deleting().withReference(own).withPods(2);
     const action = await turn(subject, [
       current,
-      expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
+      expect_('pods.listLive(sbx)', subject.livePods()),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(Releasing)'),
-      expect_('pods.listLive(sbx)', subject.livePods()),
       expect_('pods.delete(sbx-0)'),
       expect_('pods.patchMetadata(sbx-0)'),
       expect_('pods.delete(sbx-1)'),
@@ -67,9 +67,9 @@ describe('a deletion turn', () => {
     const action = await turn(subject, [
       current,
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('pods.listLive(sbx)', []),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(Releasing)'),
-      expect_('pods.listLive(sbx)', []),
       expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
       expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
@@ -82,9 +82,9 @@ describe('a deletion turn', () => {
     await turn(subject, [
       current,
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('pods.listLive(sbx)', [pod('sbx', 0, { deleting: true })]),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(Releasing)'),
-      expect_('pods.listLive(sbx)', [pod('sbx', 0, { deleting: true })]),
       expect_('pods.patchMetadata(sbx-0)'),
     ]);
   });
@@ -131,9 +131,9 @@ describe('a deletion turn', () => {
       expect_('references.listLive(sbx)', []),
       expect_('events.record(ReferencesErased)'),
       expect_('references.listLive(sbx)', []),
+      expect_('pods.listLive(sbx)', []),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(Releasing)'),
-      expect_('pods.listLive(sbx)', []),
       expect_('references.deleteAll(sbx, listed [])', deleted()),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
     ]);
@@ -145,9 +145,9 @@ describe('a deletion turn', () => {
     const action = await turn(subject, [
       current,
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('pods.listLive(sbx)', []),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(Releasing)'),
-      expect_('pods.listLive(sbx)', []),
       expect_('references.deleteAll(sbx, listed [own])', { deleted: ['own'], changed: ['late'] }),
     ]);
     expect(action).toEqual({ kind: 'RequeueAfter', ms: 1_000 });
@@ -157,6 +157,8 @@ describe('a deletion turn', () => {
     const subject = sandbox('sbx').deleting().withReference(own).withPods(1);
     const action = await turn(subject, [
       expect_('sandboxes.readLive(sbx)', { uid: 'uid-of-a-new-sbx', deleting: false }),
+      // Started beside the GET (the cache predicts Exclusive), and never taken: the turn ends on the GET.
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
   });
@@ -174,9 +176,9 @@ describe('a deletion turn', () => {
       current,
       expect_('references.pruneTombstones(sbx, wt-1)', deleted('old')),
       expect_('references.listLive(sbx)', []),
+      expect_('pods.listLive(sbx)', []),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('events.record(Releasing)'),
-      expect_('pods.listLive(sbx)', []),
       expect_('references.deleteAll(sbx, listed [])', deleted()),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
     ]);

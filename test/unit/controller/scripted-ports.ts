@@ -13,13 +13,14 @@ import { parseSessionReference, type Parsed } from '../../../operator/api/parse.
 import type { ReconciliationOutcome } from '../../../operator/api/reconciliation-outcome.ts';
 import type { ReconcilerContext } from '../../../operator/controller/context.ts';
 import { WalkLane, type LegacyWalk } from '../../../operator/controller/legacy-walks.ts';
+import { decisionOf, sandboxStatus } from '../../../operator/controller/status.ts';
 import { Misconfigurations } from '../../../operator/controller/misconfiguration.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import type { StoreReader } from '../../../operator/controller/store.ts';
-import type { ReferenceEntry } from '../../../operator/index/index.ts';
+import { buildReferenceIndex, type ReferenceEntry } from '../../../operator/index/index.ts';
 import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
 import type { Action } from '../../../operator/runtime/action.ts';
-import { sessionReference, type SandboxBuilder } from '../builders.ts';
+import { pod, sessionReference, type SandboxBuilder } from '../builders.ts';
 
 /** One expected call: `port.method(target)`, and what it answers (or throws). */
 export type Expected = { readonly call: string; readonly reply?: unknown; readonly throws?: Error };
@@ -38,18 +39,28 @@ export class Script {
 
   constructor(private readonly expected: readonly Expected[]) {}
 
+  /** The first call that differed: a read the turn started ahead and never took fails nothing by itself. */
+  private mismatch: ScriptError | undefined;
+
   answer(call: string): unknown {
     this.calls.push(call);
     const step = this.expected[this.next];
-    if (step === undefined) throw new ScriptError(`expected no more calls, got ${call}`);
-    if (step.call !== call) throw new ScriptError(`expected ${step.call}, got ${call}`);
+    if (step === undefined) throw this.differs(`expected no more calls, got ${call}`);
+    if (step.call !== call) throw this.differs(`expected ${step.call}, got ${call}`);
     this.next += 1;
     if (step.throws) throw step.throws;
     return step.reply;
   }
 
-  /** Fails when expected calls never came. */
+  private differs(message: string): ScriptError {
+    const error = new ScriptError(message);
+    this.mismatch ??= error;
+    return error;
+  }
+
+  /** Fails when a call differed (even one whose failure the turn never saw) or expected calls never came. */
   finish(): void {
+    if (this.mismatch) throw this.mismatch;
     const missing = this.expected.slice(this.next).map((step) => step.call);
     if (missing.length > 0) throw new ScriptError(`expected ${missing.join(', ')}, got nothing more`);
   }
@@ -85,7 +96,10 @@ export function scriptedPorts(script: Script): ControllerPorts {
       removeDisruptionBudget: (_ns, name) => reply(`guards.removeDisruptionBudget(${name})`),
     },
     namespaces: { isTerminating: (namespace) => reply(`namespaces.isTerminating(${namespace})`) },
-    events: { record: (_target, _type, reason) => reply(`events.record(${reason})`) },
+    events: {
+      // Not awaited by the turn (ports.ts): a call that differed is still reported, by `finish()`.
+      record: (_target, _type, reason) => void reply(`events.record(${reason})`).catch(() => undefined),
+    },
   };
 }
 
@@ -112,6 +126,28 @@ export function listed(entries: readonly ReferenceEntry[], sandbox: string): Par
 
 export const NOW = new Date('2026-11-30T12:00:00Z');
 export const silent = pino({ level: 'silent' });
+
+/**
+ * The status a releasing turn wrote for a sandbox of worktree wt-1 holding `references`: the Exclusive
+ * decision, with the pod it was about to release. A later turn deciding the same writes nothing more.
+ */
+export function releasingStatus(subject: SandboxBuilder, references: readonly ReferenceEntry[]) {
+  const exclusive = {
+    verdict: 'Exclusive',
+    evidence: 'Index',
+    reason: 'no reference foreign to worktree wt-1',
+  } as const;
+  return sandboxStatus({
+    sandbox: subject.build(),
+    index: buildReferenceIndex(references, INDEX_LIMITS),
+    pods: [pod('sbx', 0)],
+    reconciliation: { state: 'NotRequired', marker: true },
+    decision: decisionOf(exclusive, NOW),
+    unreferencedSince: undefined,
+    erasedFor: undefined,
+    now: NOW,
+  });
+}
 
 /**
  * A reconcile context over scripted ports and a fixed store and clock. With `ledger`, the legacy walk is

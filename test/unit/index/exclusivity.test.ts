@@ -4,6 +4,7 @@ import {
   buildReferenceIndex,
   decideExclusivity,
   EMPTY_INDEX,
+  historyKnown,
   type LegacyEvidence,
 } from '../../../operator/index/index.ts';
 import type { ReconciliationOutcome } from '../../../operator/legacy/index.ts';
@@ -139,5 +140,25 @@ describe('decideExclusivity', () => {
     expect(
       decideExclusivity({ index: EMPTY_INDEX, target, legacy: { kind: 'Reconciled', outcome } }),
     ).toMatchObject({ verdict, evidence });
+  });
+});
+
+describe('historyKnown', () => {
+  it('is true exactly for the legacy evidence that lets a sandbox with no reference be Exclusive', () => {
+    const outcomes: ReconciliationOutcome[] = [
+      { kind: 'Complete', stats },
+      { kind: 'Foreign', evidence: 'Reconciliation', owner: undefined, reason: 'r', stats },
+      { kind: 'Incomplete', cause: 'Deferred', owner: undefined, reason: 'r', stats },
+      { kind: 'Unavailable', owner: undefined, reason: 'r', stats },
+    ];
+    const every: LegacyEvidence[] = [
+      marked,
+      { kind: 'NotConfigured' },
+      ...outcomes.map((outcome) => ({ kind: 'Reconciled' as const, outcome })),
+    ];
+    for (const legacy of every) {
+      const verdict = decideExclusivity({ index: EMPTY_INDEX, target, legacy }).verdict;
+      expect(historyKnown(legacy), `${legacy.kind} -> ${verdict}`).toBe(verdict === 'Exclusive');
+    }
   });
 });

@@ -1,0 +1,125 @@
+/**
+ * The reads a deletion turn starts ahead (operator/controller/read-ahead.ts): requests that do not depend on
+ * each other are in flight together. Every port call here is held until the test opens the gate, so what is
+ * in flight at that moment is what the turn started without waiting for an answer.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ReconcilerContext } from '../../../operator/controller/context.ts';
+import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
+import type { ControllerPorts } from '../../../operator/controller/ports.ts';
+import { sandbox, type SandboxBuilder } from '../builders.ts';
+import { attached } from '../fixtures.ts';
+import {
+  contextOf,
+  deleted,
+  expect_,
+  failing,
+  listed,
+  releasingStatus,
+  Script,
+  silent,
+} from './scripted-ports.ts';
+
+const own = attached('own', 'wt-1');
+const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
+/** A finishing turn's subject: released by an earlier turn (Exclusive recorded), its pods gone. */
+function released(): SandboxBuilder {
+  const subject = sandbox('sbx').deleting().withReference(own).withGuard();
+  return subject.withStatus(releasingStatus(subject, [own]));
+}
+
+/** Holds every port call until `open()`; `inFlight` names the calls made, answered or not. */
+function held(ctx: ReconcilerContext) {
+  const inFlight: string[] = [];
+  let open = (): void => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const hold = <T extends object>(port: string, methods: T): T =>
+    Object.fromEntries(
+      Object.entries(methods).map(([method, call]) => [
+        method,
+        async (...args: unknown[]) => {
+          inFlight.push(`${port}.${method}`);
+          await gate;
+          return (call as (...a: unknown[]) => Promise<unknown>)(...args);
+        },
+      ]),
+    ) as T;
+  const ports = Object.fromEntries(
+    Object.entries(ctx.ports).map(([port, methods]) => [port, hold(port, methods as object)]),
+  ) as unknown as ControllerPorts;
+  return { ctx: { ...ctx, ports }, inFlight, open: () => open() };
+}
+
+/** What the turn has in flight once nothing more happens without an answer. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('the reads a deletion turn starts ahead', () => {
+  it('a finishing turn reads the Sandbox, its references and its pods at once, not one after another', async () => {
+    const subject = released();
+    const script = new Script([
+      current,
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('pods.listLive(sbx)', []),
+      expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
+      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+    ]);
+    const { ctx, inFlight, open } = held(contextOf(subject.store(), script));
+    const turn = reconcileDeletion(ctx, subject.build(), silent);
+    await settle();
+    expect(inFlight).toEqual(['sandboxes.readLive', 'references.listLive', 'pods.listLive']);
+    open();
+    expect(await turn).toEqual({ kind: 'AwaitChange' });
+    script.finish();
+  });
+
+  it('a releasing turn lists the pods while it writes the decision, and releases only after the write', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own).withPods(1).withGuard();
+    const script = new Script([
+      current,
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('pods.listLive(sbx)', subject.livePods()),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(Releasing)'),
+      expect_('pods.delete(sbx-0)'),
+      expect_('pods.patchMetadata(sbx-0)'),
+    ]);
+    const { ctx, inFlight, open } = held(contextOf(subject.store(), script));
+    const turn = reconcileDeletion(ctx, subject.build(), silent);
+    await settle();
+    expect(inFlight).toEqual(['sandboxes.readLive', 'references.listLive']);
+    open();
+    await turn;
+    script.finish();
+    // The pods' LIST went out with the status write; the first release only once the write answered (the
+    // Event is sent on that answer).
+    expect(inFlight.indexOf('pods.listLive')).toBeLessThan(inFlight.indexOf('sandboxes.patchStatus'));
+    expect(inFlight.indexOf('pods.delete')).toBeGreaterThan(inFlight.indexOf('events.record'));
+  });
+
+  it('a read taken by its step fails the turn with its own error', async () => {
+    const subject = released();
+    const refused = new Error('503 from the references LIST');
+    const script = new Script([
+      current,
+      failing('references.listLive(sbx)', refused),
+      expect_('pods.listLive(sbx)', []),
+    ]);
+    await expect(reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent)).rejects.toBe(
+      refused,
+    );
+    script.finish();
+  });
+
+  it('a read the turn never takes fails nothing: a stale incarnation ends the turn before it', async () => {
+    const subject = released();
+    const script = new Script([
+      expect_('sandboxes.readLive(sbx)', { uid: 'uid-of-a-new-sbx', deleting: false }),
+      failing('references.listLive(sbx)', new Error('503 from the references LIST')),
+      failing('pods.listLive(sbx)', new Error('503 from the pods LIST')),
+    ]);
+    const action = await reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+    script.finish();
+  });
+});
