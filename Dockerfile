@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
-# One image for the operator and the shell reaper sidecar (same files, different commands):
-#   operator: node dist/operator/cli/main.js      (the default command; the chart sets it explicitly)
-#   sidecar:  node dist/operator/cli/sidecar.js   (injected into sandbox pods by the operator)
+# One image for the operator and the shell reaper sidecar (same files, different commands), each one ES
+# module bundled by esbuild (scripts/bundle-operator.mjs) with its source map; no node_modules:
+#   operator:   node dist/bundle/main.mjs         (the default command; the chart sets it explicitly)
+#   sidecar:    node dist/bundle/sidecar.mjs      (injected into sandbox pods by the operator)
+#   chart test: node dist/bundle/chart-test.mjs   (helm test's Pod)
 # Build: docker build -t sandbox-operator:dev .   (scripts/e2e-kind.sh builds and loads it into kind)
 
 ARG NODE_VERSION=24.21.0
@@ -9,7 +11,7 @@ ARG NODE_VERSION=24.21.0
 #   docker build --build-arg NODE_IMAGE=node@sha256:<digest> .
 ARG NODE_IMAGE=node:${NODE_VERSION}-bookworm-slim
 
-# Compile TypeScript to dist/ with the dev dependencies; install scripts are not needed to compile.
+# Compile and bundle to dist/ with the dev dependencies; install scripts are not needed to compile.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -17,18 +19,11 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY operator ./operator
 COPY crds ./crds
-# `npm run build` also bundles the kubectl plugin (scripts/bundle-plugin.mjs); without this file the build
-# failed, which no one saw until the image was first built (operator/local-cluster/images/operator-image.ts).
-COPY scripts/bundle-plugin.mjs ./scripts/
+# `npm run build` also bundles the kubectl plugin and the entry points (scripts/bundle-*.mjs); without these
+# files the build failed, which no one saw until the image was first built (operator/local-cluster/images/
+# operator-image.ts lists what this file copies).
+COPY scripts/bundle-plugin.mjs scripts/bundle-operator.mjs ./scripts/
 RUN npm run build
-
-# Production dependencies only, without install scripts (none of them has one). Type declarations, source
-# maps, TypeScript sources and READMEs are never loaded at run time: about half of node_modules' bytes.
-FROM ${NODE_IMAGE} AS deps
-WORKDIR /src
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force && \
-    find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' -o -name '*.md' \) -delete
 
 FROM ${NODE_IMAGE}
 ARG VERSION=0.1.0
@@ -42,10 +37,9 @@ LABEL org.opencontainers.image.title="sandbox-operator" \
 ENV NODE_ENV=production \
     NODE_OPTIONS=--enable-source-maps
 WORKDIR /app
-COPY --from=deps /src/node_modules ./node_modules
-COPY --from=build /src/dist ./dist
-COPY package.json ./
+# The bundles import only Node built-ins: neither node_modules nor tsc's per-file output is needed.
+COPY --from=build /src/dist/bundle ./dist/bundle
 # The node image's unprivileged user, by number so runAsNonRoot can verify it. The sidecar overrides it
 # (runAsUser 0 with only CAP_KILL and CAP_SYS_PTRACE) in the pod spec the operator writes.
 USER 1000:1000
-CMD ["node", "dist/operator/cli/main.js"]
+CMD ["node", "dist/bundle/main.mjs"]

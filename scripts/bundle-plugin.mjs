@@ -11,24 +11,32 @@ export const BUNDLE = 'dist/plugin/kubectl-sandbox.mjs';
 /** The bundle's inputs (relative to ROOT), for the launcher's staleness check. */
 export const INPUTS = 'dist/plugin/kubectl-sandbox.inputs.json';
 
+/**
+ * The esbuild options every bundle of ours shares (this plugin's, and scripts/bundle-operator.mjs's of the
+ * entry points the image runs): ES modules for Node, minified, with only Node built-ins left to import.
+ */
+export const NODE_BUNDLE = Object.freeze({
+  absWorkingDir: ROOT,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  minify: true,
+  legalComments: 'eof',
+  metafile: true,
+  logLevel: 'warning',
+  // CommonJS dependencies inside an ES module still call require() for Node built-ins.
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
+});
+
 export async function bundlePlugin() {
   const { build } = await import('esbuild');
   const result = await build({
-    absWorkingDir: ROOT,
+    ...NODE_BUNDLE,
     entryPoints: ['operator/cli/kubectl-sandbox.ts'],
     outfile: BUNDLE,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
     target: 'node20',
-    minify: true,
-    legalComments: 'eof',
-    metafile: true,
-    logLevel: 'warning',
-    // CommonJS dependencies inside an ES module still call require() for Node built-ins.
-    banner: {
-      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-    },
   });
   await mkdir(new URL('../dist/plugin/', import.meta.url), { recursive: true });
   await writeFile(

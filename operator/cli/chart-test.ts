@@ -1,5 +1,5 @@
 // `helm test`'s sandbox round trip, run by the chart's test Pod in the operator image:
-//   node dist/operator/cli/chart-test.js --namespace <ns> --image <image> [--timeout-seconds 120] [--node-name <node>]
+//   node dist/bundle/chart-test.mjs --namespace <ns> --image <image> [--timeout-seconds 120] [--node-name <node>]
 // It creates a Sandbox, waits for its Ready condition, deletes it and waits until it is gone. Exit 0 on success;
 // on failure it says which step did not finish and the Sandbox's last conditions.
 import { randomBytes } from 'node:crypto';

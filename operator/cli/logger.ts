@@ -1,9 +1,10 @@
 /**
  * The one way an entry point builds its pino logger: JSON lines when stdout is not a terminal (the image, a
- * supervisor, tests, log shippers), pino's own pretty transport when a person watches a terminal, and in
- * both the same redaction, so a credential that reaches a log call never reaches the output.
+ * supervisor, tests, log shippers), pino-pretty's lines when a person watches a terminal, and in both the
+ * same redaction, so a credential that reaches a log call never reaches the output.
  */
 import { pino, type Level, type Logger, type LoggerOptions } from 'pino';
+import { build as prettyStream } from 'pino-pretty';
 
 /**
  * Where credentials can sit in what we log: the ledger's bearer token, a kubeconfig user, HTTP request
@@ -54,18 +55,25 @@ export function logFormatFrom(env: NodeJS.ProcessEnv): LogFormat {
   throw new Error(`SANDBOX_OPERATOR_LOG_FORMAT must be auto, json or pretty, got "${value}"`);
 }
 
-export function loggerOptions(settings: LoggerSettings): LoggerOptions {
+export function isPretty(settings: LoggerSettings): boolean {
   const format = settings.format ?? 'auto';
-  const pretty = format === 'pretty' || (format === 'auto' && (settings.isTTY ?? process.stdout.isTTY));
+  return format === 'pretty' || (format === 'auto' && (settings.isTTY ?? process.stdout.isTTY));
+}
+
+export function loggerOptions(settings: LoggerSettings): LoggerOptions {
   return {
     ...(settings.name === undefined ? {} : { name: settings.name }),
     ...(settings.base === undefined ? {} : { base: settings.base }),
     level: settings.level ?? 'info',
     redact: { paths: [...REDACT_PATHS], censor: REDACTED },
-    ...(pretty ? { transport: { target: 'pino-pretty', options: PRETTY_OPTIONS } } : {}),
   };
 }
 
 export function createLogger(settings: LoggerSettings = {}): Logger {
-  return pino(loggerOptions({ format: logFormatFrom(process.env), ...settings }));
+  const resolved = { format: logFormatFrom(process.env), ...settings };
+  if (!isPretty(resolved)) return pino(loggerOptions(resolved));
+  // pino-pretty as a stream in this thread, not as pino's transport: a transport is a worker thread that
+  // loads pino-pretty by name from node_modules, which the bundles the image runs (scripts/bundle-operator.mjs)
+  // have none of. Synchronous, so a line logged just before process.exit is not lost; a terminal keeps up.
+  return pino(loggerOptions(resolved), prettyStream({ ...PRETTY_OPTIONS, sync: true }));
 }

@@ -8,8 +8,18 @@ import type { LocalCluster } from '../local-cluster/index.ts';
 import { createLogger } from './logger.ts';
 
 // The local control plane (building Go modules, images, a real node) is loaded only when it is started: an
-// operator run against a cluster, as the image always is, does not pay for loading it at start-up.
-const localCluster = () => import('../local-cluster/index.ts');
+// operator run against a cluster, as the image always is, does not pay for loading it at start-up. The
+// bundle the image runs leaves it out (scripts/bundle-operator.mjs): there the import fails, said plainly.
+const localCluster = () => import('../local-cluster/index.ts').catch(withoutLocalCluster);
+
+function withoutLocalCluster(error: unknown): never {
+  if ((error as NodeJS.ErrnoException | null)?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+  throw new Error(
+    'this build has no local control plane (the image runs against a cluster): set KUBECONFIG, run it in a ' +
+      'pod, or run `npm start` in a checkout for a local one',
+    { cause: error },
+  );
+}
 
 type Target =
   | { readonly kind: 'kubeconfig'; readonly paths: string }
@@ -105,7 +115,7 @@ async function connect(
 /** The sidecar is the operator image: built from the Dockerfile, imported, and named to the operator. */
 async function putSidecarImageOnNode(containerdSocket: string, logger: Logger): Promise<void> {
   const [{ operatorImageOnNode }, { cacheRoot, formatBuildEvent }] = await Promise.all([
-    import('../local-cluster/images/on-node.ts'),
+    import('../local-cluster/images/on-node.ts').catch(withoutLocalCluster),
     localCluster(),
   ]);
   const tag = await operatorImageOnNode(cacheRoot(), containerdSocket, (event) => {

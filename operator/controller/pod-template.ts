@@ -29,7 +29,7 @@ export type SidecarSettings = {
 };
 
 /** The sidecar's command in the operator image (see Dockerfile). */
-export const SIDECAR_COMMAND = ['node', 'dist/operator/cli/sidecar.js'] as const;
+export const SIDECAR_COMMAND = ['node', 'dist/bundle/sidecar.mjs'] as const;
 
 export const podName = (sandbox: string, ordinal: number) => `${sandbox}-${ordinal}`;
 

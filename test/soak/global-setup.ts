@@ -1,16 +1,16 @@
 // vitest global setup of the soak project: its own local control plane with the API server's audit log on,
 // so the log holds only the soak's traffic and no other tier's operator acts on the soak's namespaces.
 import type { TestProject } from 'vitest/node';
-import { buildCompiledOperator } from '../harness/compiled-operator.ts';
+import { buildOperatorBundle } from '../harness/operator-bundle.ts';
 import { startLocalCluster } from '../../operator/local-cluster/index.ts';
 import { AUDIT_POLICY } from './audit-policy.ts';
 import '../harness/provided-context.ts';
 import './provided-context.ts';
 
-// The operator the soak kills and restarts runs compiled, as the image runs it: under tsx a restart on a
+// The operator the soak kills and restarts runs bundled, as the image runs it: under tsx a restart on a
 // loaded 2-core machine took up to 40 s of transpiling, time the bounds would charge to the operator.
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  project.provide('operatorMain', await buildCompiledOperator('soak-build'));
+  project.provide('operatorMain', await buildOperatorBundle('soak-build'));
   const cluster = await startLocalCluster({ auditPolicy: AUDIT_POLICY });
   if (cluster.auditLogPath === null) throw new Error('the soak cluster started without its audit log');
   project.provide('kubeconfig', cluster.kubeconfigPath);

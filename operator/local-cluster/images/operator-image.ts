@@ -24,6 +24,7 @@ const INPUTS = [
   'operator',
   'crds',
   'scripts/bundle-plugin.mjs',
+  'scripts/bundle-operator.mjs',
 ];
 export const OPERATOR_IMAGE_NAME = 'sandbox-operator.local/sandbox-operator';
 

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import pLimit from 'p-limit';
 import { setOperatorUsers } from '../../harness/admission.ts';
-import { buildCompiledOperator } from '../../harness/compiled-operator.ts';
+import { buildOperatorBundle, IMAGE_NODE_OPTIONS } from '../../harness/operator-bundle.ts';
 import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
 import { kwokNodeName, type LocalCluster } from '../../../operator/local-cluster/index.ts';
 
@@ -94,12 +94,12 @@ export type OperatorProcess = {
   stop(): Promise<void>;
 };
 
-let compiled: Promise<string> | undefined;
-/** The operator compiled as the image runs it (or BENCH_OPERATOR_MAIN, e.g. another branch's build). */
+let bundled: Promise<string> | undefined;
+/** The operator bundled as the image runs it (or BENCH_OPERATOR_MAIN, e.g. another branch's build). */
 export function operatorEntry(): Promise<string> {
   const given = process.env['BENCH_OPERATOR_MAIN'];
-  compiled ??= given ? Promise.resolve(resolve(given)) : buildCompiledOperator('bench-build');
-  return compiled;
+  bundled ??= given ? Promise.resolve(resolve(given)) : buildOperatorBundle('bench-bundle');
+  return bundled;
 }
 
 export async function startOperator(
@@ -113,7 +113,7 @@ export async function startOperator(
   }: {
     /** Another way to the API server (the latency proxy); default: the cluster's admin kubeconfig. */
     readonly kubeconfigPath?: string | undefined;
-    /** Another compiled build (a baseline); default: operatorEntry(). */
+    /** Another build (a baseline); default: operatorEntry(). */
     readonly entry?: string | undefined;
   } = {},
 ): Promise<OperatorProcess> {
@@ -122,6 +122,7 @@ export async function startOperator(
   // /metrics on the probe listener (one bind), so the bench reads both from one port.
   const probe = [...(probeAt >= 0 ? [] : ['--probe-bind', bind]), '--metrics-bind', bind];
   const args = [
+    ...IMAGE_NODE_OPTIONS,
     entry ?? (await operatorEntry()),
     '--workers',
     String(workers),

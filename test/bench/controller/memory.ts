@@ -120,7 +120,7 @@ export async function memoryBenchmarks(cluster: LocalCluster): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     await memoryFigures('restarted, queue drained', port, operator);
 
-    // The same restart with other builds (e.g. main's, a bundle), on the same objects: before/after in one run.
+    // The same restart with other builds (e.g. main's, or tsc's per-file build), on the same objects: before/after in one run.
     for (const other of (process.env['BENCH_OPERATOR_BASELINE'] ?? '').split(',').filter(Boolean)) {
       await operator.stop();
       const entry = resolve(other);

@@ -1,15 +1,15 @@
 /**
  * `npm run bench -- peer`: issue 13's side-by-side run on one local control plane (kwok nodes) — a raw
  * client doing only the pod creates and deletes, kubernetes-sigs/agent-sandbox built from its Go module,
- * and our operator compiled as the image runs it — for N = 200 and 1,000 sandboxes of one pod each.
+ * and our operator bundled as the image runs it — for N = 200 and 1,000 sandboxes of one pod each.
  *   BENCH_PEER_N=50            other sizes (comma-separated), for a quick run
  *   BENCH_PEER_SUBJECTS=ours   a subset of raw,agent-sandbox,ours
  *   BENCH_PROFILE=DIR          our operator under --cpu-prof, and a heap snapshot at steady state, into DIR
- *   BENCH_OPERATOR_MAIN=FILE   a compiled operator entry point to use instead of building one
+ *   BENCH_OPERATOR_MAIN=FILE   another operator entry point (e.g. tsc's dist/operator/cli/main.js) instead of the bundle
  *   BENCH_APISERVER_PROFILE=DIR  kube-apiserver's CPU profile over each subject's delete phase, into DIR,
  *                              for BENCH_APISERVER_PROFILE_SECONDS (default 10), and its top functions
  */
-import { buildCompiledOperator } from '../../harness/compiled-operator.ts';
+import { buildOperatorBundle } from '../../harness/operator-bundle.ts';
 import { cp, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -36,10 +36,10 @@ const apiserverProfileDir = process.env['BENCH_APISERVER_PROFILE']
   : null;
 const apiserverProfileSeconds = Number(process.env['BENCH_APISERVER_PROFILE_SECONDS'] ?? 10);
 
-/** Compiles the operator as the image runs it, outside dist/ (or takes BENCH_OPERATOR_MAIN). */
+/** Bundles the operator as the image runs it, outside dist/ (or takes BENCH_OPERATOR_MAIN). */
 async function buildOperator(): Promise<string> {
   const given = process.env['BENCH_OPERATOR_MAIN'];
-  return given ? resolve(given) : buildCompiledOperator('bench-build');
+  return given ? resolve(given) : buildOperatorBundle('bench-bundle');
 }
 
 /** Our CRDs and policies plus the peer's Sandbox CRD, so all are installed before the garbage collector starts. */

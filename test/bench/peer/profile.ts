@@ -2,12 +2,14 @@
  * Reading what `node --cpu-prof` and a heap snapshot wrote: self time by function and by file, and retained
  * bytes by constructor. Also a command: `npx tsx test/bench/peer/profile.ts DIR` summarizes DIR again.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { SourceMap, type SourceMapPayload } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
 
 type ProfileNode = {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   children?: number[];
 };
 type CpuProfile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
@@ -17,12 +19,26 @@ const where = (url: string) => {
   if (url === '') return '(native)';
   const path = url.replace(/^file:\/\//, '');
   const inModules = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(path);
-  // The bench's own build sits under node_modules/.cache; name it by its repo path.
-  const build = /bench-build\/(.*)$/.exec(path);
-  if (build) return build[1]!;
   if (inModules && inModules[1] !== '.cache') return `${inModules[1]}/${inModules[2]}`;
   return path.startsWith('/') ? relative(here, path) : path;
 };
+
+const sourceMaps = new Map<string, SourceMap | null>();
+/** A frame of a bundle (a .mjs with its map beside it) as the source file and line it came from. */
+function origin(url: string, line: number, column: number): { url: string; line: number } {
+  const path = url.replace(/^file:\/\//, '');
+  if (!path.endsWith('.mjs')) return { url, line };
+  if (!sourceMaps.has(path)) {
+    const file = `${path}.map`;
+    sourceMaps.set(
+      path,
+      existsSync(file) ? new SourceMap(JSON.parse(readFileSync(file, 'utf8')) as SourceMapPayload) : null,
+    );
+  }
+  const entry = sourceMaps.get(path)?.findEntry(line, column);
+  if (entry === undefined || !('originalSource' in entry)) return { url, line };
+  return { url: resolve(dirname(path), entry.originalSource), line: entry.originalLine };
+}
 
 /** Self time in ms per function ("name file:line") and per file, from a .cpuprofile's samples. */
 export function selfTimes(profile: CpuProfile): {
@@ -40,11 +56,12 @@ export function selfTimes(profile: CpuProfile): {
     const ms = (profile.timeDeltas[i] ?? 0) / 1000;
     const node = nodes.get(id);
     if (node === undefined) return;
-    const { functionName, url, lineNumber } = node.callFrame;
+    const { functionName, url: generated, lineNumber, columnNumber } = node.callFrame;
     if (functionName === '(idle)' || functionName === '(program)') return;
     total += ms;
+    const { url, line } = origin(generated, lineNumber, columnNumber);
     const file = where(url);
-    const fn = `${functionName || '(anonymous)'} ${file}:${lineNumber + 1}`;
+    const fn = `${functionName || '(anonymous)'} ${file}:${line + 1}`;
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
     byFile.set(file, (byFile.get(file) ?? 0) + ms);
     const pkg = file.startsWith('operator/') ? file.split('/').slice(0, 2).join('/') : file.split('/')[0]!;

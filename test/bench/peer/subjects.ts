@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { IMAGE_NODE_OPTIONS } from '../../harness/operator-bundle.ts';
 import { LABELS } from '../../../operator/api/names.ts';
 import { kwokNodeName, type LocalCluster } from '../../../operator/local-cluster/index.ts';
 import { sandboxBody, createSandbox, type Clients } from '../controller/cluster.ts';
@@ -125,7 +126,7 @@ export function agentSandbox(binary: string): Subject {
 }
 
 export type OursOptions = {
-  /** The compiled entry point (dist/.../operator/cli/main.js). */
+  /** The operator's entry point: the bundle (…/main.mjs), or BENCH_OPERATOR_MAIN's build. */
   readonly main: string;
   /** Where `--cpu-prof` and the heap snapshot go; null: no profiling. */
   readonly profileDir: string | null;
@@ -148,6 +149,7 @@ export function ours(options: OursOptions): Subject {
               '--heapsnapshot-signal=SIGUSR2',
             ];
       const args = [
+        ...IMAGE_NODE_OPTIONS,
         ...profile,
         options.main,
         '--workers',

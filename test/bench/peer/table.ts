@@ -61,9 +61,7 @@ export function printTable(count: number, results: readonly SubjectResult[], pee
   const extra = profiled === null ? [] : ['ours under --cpu-prof'];
   console.log(`\n## Side by side, N = ${count} (one pod each, created at once, then deleted at once)`);
   if (peerNote !== null) console.log(`  ${peerNote}`);
-  console.log(
-    line([`N = ${count}`, 'raw pods', 'agent-sandbox', 'ours (compiled)', 'ours/raw', 'ours/peer', ...extra]),
-  );
+  console.log(line([`N = ${count}`, 'raw pods', 'agent-sandbox', 'ours', 'ours/raw', 'ours/peer', ...extra]));
   console.log(line(['---', '---', '---', '---', '---', '---', ...extra.map(() => '---')]));
   for (const row of ROWS) {
     const [r, p, o] = [raw, peer, ours].map((s) => (s === null ? null : row.pick(s)));

@@ -1,12 +1,12 @@
 /**
- * The script reaper-pod.ts runs in the sidecar's container (node, its own dist/): times one /proc scan,
+ * The script reaper-pod.ts runs in the sidecar's container (node, the sidecar's own modules bundled into it): times one /proc scan,
  * the escapee sweep as a retire of `turn` runs it (its group excluded), and the same sweep with no group
  * excluded, so every marked process's environ is read. Prints JSON.
  */
-export function sweepScript(session: string, turn: string, runs: number): string {
+export function sweepScript(session: string, turn: string, runs: number): string[] {
   return `
-const { createProcTable } = await import('/app/dist/operator/sidecar/process/proc-table.js');
-const { indexSnapshot, sweepEscapees } = await import('/app/dist/operator/sidecar/process/survey.js');
+import { createProcTable } from './operator/sidecar/process/proc-table.ts';
+import { indexSnapshot, sweepEscapees } from './operator/sidecar/process/survey.ts';
 const table = createProcTable();
 const scope = { session: ${JSON.stringify(session)}, turns: new Set([${JSON.stringify(turn)}]) };
 const none = new Set();
@@ -27,5 +27,5 @@ for (let i = 0; i < ${String(runs)}; i += 1) {
 for (const list of [out.scan, out.retireSweep, out.markedSweep]) list.sort((a, b) => a - b);
 console.log(JSON.stringify(out));
 process.exit(0);
-`;
+`.split('\n');
 }

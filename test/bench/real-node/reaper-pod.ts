@@ -17,6 +17,7 @@ import { operatorImageOnNode } from '../../../operator/local-cluster/images/on-n
 import { isLive, parseProcStat } from '../../../operator/sidecar/contract/proc-stat.ts';
 import { allowAdmin, clients, startOperator, waitFor } from '../controller/cluster.ts';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';
+import { execScriptArgs, podScript } from '../../harness/pod-script.ts';
 import { sweepScript } from './reaper-pod-sweep.ts';
 
 const RUNS = 10;
@@ -128,20 +129,14 @@ async function setup(cluster: LocalCluster, namespace: string, image: string): P
   );
 }
 
-function inContainer(k: Kubectl, namespace: string, container: string, script: string): Promise<string> {
-  return ok(k, [
-    'exec',
-    '-n',
-    namespace,
-    POD,
-    '-c',
-    container,
-    '--',
-    'node',
-    '--input-type=module',
-    '-e',
-    script,
-  ]);
+/** Runs `lines` (importing our modules as ./operator/...ts) as one bundled module in `container`. */
+async function inContainer(
+  k: Kubectl,
+  namespace: string,
+  container: string,
+  lines: readonly string[],
+): Promise<string> {
+  return ok(k, execScriptArgs(namespace, POD, container), await podScript(lines));
 }
 
 const writeTurn = (k: Kubectl, namespace: string, turn: object) =>
@@ -160,17 +155,12 @@ const writeTurn = (k: Kubectl, namespace: string, turn: object) =>
 /** Registers a shell for `turn` from the agent container, as a host there would (the turn is Running first). */
 async function startShell(k: Kubectl, namespace: string, turn: string, command: string): Promise<void> {
   await writeTurn(k, namespace, { id: turn, phase: 'Running', origin: 'ParentMessage' });
-  const out = await inContainer(
-    k,
-    namespace,
-    'agent',
-    [
-      "const { createReaperClient, spawnRegisteredShell } = await import('/app/dist/operator/sidecar/host/index.js');",
-      'const client = createReaperClient({ socketPath: process.env.SANDBOX_REAPER_SOCKET });',
-      `const shell = await spawnRegisteredShell({ client, session: ${JSON.stringify(SESSION)}, turn: ${JSON.stringify(turn)}, command: ${JSON.stringify(command)} });`,
-      'console.log(shell.registration.kind); process.exit(0);',
-    ].join('\n'),
-  );
+  const out = await inContainer(k, namespace, 'agent', [
+    "import { createReaperClient, spawnRegisteredShell } from './operator/sidecar/host/index.ts';",
+    'const client = createReaperClient({ socketPath: process.env.SANDBOX_REAPER_SOCKET });',
+    `const shell = await spawnRegisteredShell({ client, session: ${JSON.stringify(SESSION)}, turn: ${JSON.stringify(turn)}, command: ${JSON.stringify(command)} });`,
+    'console.log(shell.registration.kind); process.exit(0);',
+  ]);
   if (out.trim() !== 'Registered') throw new Error(`registration of ${turn}: ${out}`);
 }
 

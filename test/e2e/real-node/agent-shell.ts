@@ -1,12 +1,13 @@
 // What an agent host does from inside a real sandbox pod's agent container, with the project's client
-// (the operator image carries it): register a shell through the sidecar's socket, end a turn over it.
+// (bundled from operator/sidecar/host and fed to the container's node: the operator image carries only its
+// own bundles): register a shell through the sidecar's socket, end a turn over it.
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { eventually, pending } from '../../harness/eventually.ts';
 import { kubectl, kubectlOk } from '../../harness/kube.ts';
+import { execScriptArgs, podScript } from '../../harness/pod-script.ts';
 
-const CLIENT =
-  "const { createReaperClient, spawnRegisteredShell } = await import('/app/dist/operator/sidecar/host/index.js');";
+const CLIENT = "import { createReaperClient, spawnRegisteredShell } from './operator/sidecar/host/index.ts';";
 const CONNECT = 'const client = createReaperClient({ socketPath: process.env.SANDBOX_REAPER_SOCKET });';
 
 /** Waits until the pod's sidecar says it is ready (its socket serves), reporting its log's tail if not. */
@@ -22,21 +23,8 @@ export async function sidecarReady(namespace: string, pod: string): Promise<void
 }
 
 async function runInAgent(namespace: string, pod: string, lines: readonly string[]) {
-  const script = [CLIENT, CONNECT, ...lines].join('\n');
-  const args = [
-    'exec',
-    '-n',
-    namespace,
-    pod,
-    '-c',
-    'agent',
-    '--',
-    'node',
-    '--input-type=module',
-    '-e',
-    script,
-  ];
-  const result = await kubectl(args);
+  const input = await podScript([CLIENT, CONNECT, ...lines]);
+  const result = await kubectl(execScriptArgs(namespace, pod, 'agent'), { input });
   expect(result.exitCode, result.stderr).toBe(0);
   return result;
 }

@@ -142,7 +142,7 @@ suite('the chart on the real node', () => {
     const [pod] = await operatorPods();
     expect(pod?.spec.serviceAccountName).toBe(RELEASE.name);
     expect(pod?.spec.nodeName).toBe((node as RealNodeInfo).name);
-    expect(hostProcesses('dist/operator/cli/main.js').length).toBeGreaterThan(0);
+    expect(hostProcesses('dist/bundle/main.mjs').length).toBeGreaterThan(0);
     const holder = async () =>
       (
         await kubectlOk([

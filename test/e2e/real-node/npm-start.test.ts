@@ -51,7 +51,7 @@ describe.runIf(inject('clusterKind') === 'local')('npm start with a real node', 
       expect(pods).toMatch(/agent-box-0\s+2\/2\s+Running/);
       const ps = await ok(['exec', '-n', 'team-a', 'agent-box-0', '-c', 'agent', '--', 'ps']);
       expect(ps).toContain(AGENT_LOOP);
-      expect(ps).toContain('node dist/operator/cli/sidecar.js');
+      expect(ps).toContain('node dist/bundle/sidecar.mjs');
       await eventually(
         'the shell reaper ready (it reached the API server)',
         async () =>
@@ -64,7 +64,7 @@ describe.runIf(inject('clusterKind') === 'local')('npm start with a real node', 
         await ok(['get', 'pod/agent-box-0', '-n', 'team-a', '-o', 'jsonpath={.metadata.uid}'])
       ).trim();
       expect(hostProcesses(AGENT_LOOP, uid).length).toBeGreaterThan(0);
-      expect(hostProcesses('dist/operator/cli/sidecar.js', uid).length).toBeGreaterThan(0);
+      expect(hostProcesses('dist/bundle/sidecar.mjs', uid).length).toBeGreaterThan(0);
 
       // No reference uses it: the deletion is exclusive, the operator releases the pod, kubelet stops it.
       await ok(['delete', 'sandbox', 'agent-box', '-n', 'team-a', '--timeout=120s']);
@@ -73,7 +73,7 @@ describe.runIf(inject('clusterKind') === 'local')('npm start with a real node', 
         () =>
           Promise.resolve(
             hostProcesses(AGENT_LOOP, uid).length === 0 &&
-              hostProcesses('dist/operator/cli/sidecar.js', uid).length === 0
+              hostProcesses('dist/bundle/sidecar.mjs', uid).length === 0
               ? true
               : undefined,
           ),

@@ -151,7 +151,7 @@ describe.skipIf(node === null)('the shell reaper’s SameUser mode in a real pod
     expect(hostProcesses(rootShell).length).toBeGreaterThanOrEqual(1);
     // The sidecar's own processes run as the agent's user too.
     const podUid = await kubectlOk(['get', 'pod', POD, '-n', namespace, '-o', 'jsonpath={.metadata.uid}']);
-    const sidecar = hostProcesses('dist/operator/cli/sidecar.js', podUid);
+    const sidecar = hostProcesses('dist/bundle/sidecar.mjs', podUid);
     expect(sidecar.length).toBeGreaterThanOrEqual(1);
     expect(new Set(sidecar.map(uidOf))).toEqual(new Set([1000]));
   });

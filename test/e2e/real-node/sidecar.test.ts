@@ -179,7 +179,7 @@ describe.skipIf(node === null)('the shell reaper in a real pod', () => {
       new Set([1000]),
     );
     const podUid = await kubectlOk(['get', 'pod', POD, '-n', namespace, '-o', 'jsonpath={.metadata.uid}']);
-    expect(new Set(hostProcesses('dist/operator/cli/sidecar.js', podUid).map(uidOf))).toEqual(new Set([0]));
+    expect(new Set(hostProcesses('dist/bundle/sidecar.mjs', podUid).map(uidOf))).toEqual(new Set([0]));
 
     await writeTurn('child', { id: 't1', phase: 'Completed', origin: 'ParentMessage' });
     await eventually(

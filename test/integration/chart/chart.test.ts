@@ -88,7 +88,7 @@ describe('the chart with default values', () => {
 
   it('passes flags the operator accepts, with leader election on in the release namespace', async () => {
     const main = container(await template({}, { namespace: 'platform' }));
-    expect(main.command).toEqual(['node', 'dist/operator/cli/main.js']);
+    expect(main.command).toEqual(['node', 'dist/bundle/main.mjs']);
     const config = loadConfig(main.args!, {});
     expect(config).toMatchObject({
       workers: 8,

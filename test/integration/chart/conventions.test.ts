@@ -253,7 +253,7 @@ describe('helm test', () => {
     const roundTrip = pods.find((pod) => pod.metadata!.name!.endsWith('sandbox'))!;
     expect(roundTrip.spec!.containers[0]!.command!.slice(0, 2)).toEqual([
       'node',
-      'dist/operator/cli/chart-test.js',
+      'dist/bundle/chart-test.mjs',
     ]);
     expect(kinds(await template())).not.toContain('Pod/sandbox-operator-test-ready');
   });

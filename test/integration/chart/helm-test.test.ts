@@ -1,9 +1,13 @@
 /**
  * The `helm test` hooks on the local control plane: they pass a server-side dry run, and the sandbox round
- * trip the test Pod runs (its command, run here by tsx against the cluster) succeeds against a running
- * operator and fails, saying what it waited for, without one.
+ * trip the test Pod runs (its command, run here against the cluster on the bundle the image carries, built
+ * into a temporary directory) succeeds against a running operator and fails, saying what it waited for,
+ * without one.
  */
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
@@ -11,18 +15,23 @@ import { kwokNodeName } from '../../../operator/local-cluster/index.ts';
 import { kubectl, testNamespace } from '../../harness/kube.ts';
 import { grantOperatorRbac, startOperator, type RunningOperator } from '../controller/operator.ts';
 import { template } from './helm.ts';
+import { bundleOperator } from '../../../scripts/bundle-operator.mjs';
 
 const run = promisify(execFile);
 const namespace = testNamespace('helm-test');
 const unwatched = testNamespace('helm-test-idle');
 let operator: RunningOperator;
+let bundles: string;
 
 beforeAll(async () => {
+  bundles = await mkdtemp(join(tmpdir(), 'helm-test-bundle-'));
+  await bundleOperator(join(bundles, 'dist', 'bundle'));
   await grantOperatorRbac();
   operator = startOperator(namespace);
-});
+}, 120_000);
 afterAll(async () => {
   await operator.stop();
+  await rm(bundles, { recursive: true, force: true });
 });
 
 async function hooks(releaseNamespace: string) {
@@ -33,23 +42,22 @@ async function hooks(releaseNamespace: string) {
   return rendered;
 }
 
-/** The round-trip Pod's command, run from the checkout instead of the image. */
+/** The round-trip Pod's command, run on the image's file (the bundle, from a directory like the image's /app). */
 async function roundTrip(releaseNamespace: string, timeoutSeconds: number) {
   const rendered = await hooks(releaseNamespace);
   const pod = rendered.objects.find(
     (o) => o.kind === 'Pod' && o.metadata.name.endsWith('-test-sandbox'),
   ) as unknown as V1Pod;
   const [node, script, ...args] = pod.spec!.containers[0]!.command!;
-  expect([node, script]).toEqual(['node', 'dist/operator/cli/chart-test.js']);
+  expect([node, script]).toEqual(['node', 'dist/bundle/chart-test.mjs']);
   const flags = args.map((arg) =>
     arg.startsWith('--timeout-seconds=') ? `--timeout-seconds=${timeoutSeconds}` : arg,
   );
   try {
-    const { stdout } = await run(
-      'npx',
-      ['tsx', 'operator/cli/chart-test.ts', ...flags, `--node-name=${kwokNodeName(0)}`],
-      { env: { ...process.env, KUBECONFIG: inject('kubeconfig') } },
-    );
+    const { stdout } = await run(process.execPath, [script!, ...flags, `--node-name=${kwokNodeName(0)}`], {
+      cwd: bundles,
+      env: { ...process.env, KUBECONFIG: inject('kubeconfig') },
+    });
     return { code: 0, stdout, stderr: '' };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };

@@ -1,18 +1,27 @@
 /**
  * What the image runs: `npm run build` (the Dockerfile's build step) emits runnable JavaScript for the
- * operator, the sidecar and the kubectl plugin, importing only production dependencies; the Dockerfile, the
- * chart and the sidecar injection agree on those paths; the image runs as a numeric non-root user.
+ * kubectl plugin and the package (importing only production dependencies) and one bundle per command the
+ * image runs (operator, sidecar, chart test), which run from a directory with no node_modules, as in the
+ * image; the Dockerfile, the chart and the sidecar injection agree on those paths; the image carries the
+ * bundles alone and runs as a numeric non-root user.
  */
-import { execFile } from 'node:child_process';
-import { access, readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { builtinModules } from 'node:module';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { access, cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIDECAR_COMMAND } from '../../../operator/controller/pod-template.ts';
+import { IMAGE_NODE_OPTIONS } from '../../harness/operator-bundle.ts';
+import { bundleOperator } from '../../../scripts/bundle-operator.mjs';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..', '..');
 const dist = join(root, 'dist');
+/** A directory like the image's /app: dist/bundle and nothing else, no node_modules above it. */
+let app: string;
 
 async function jsFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
@@ -30,12 +39,101 @@ async function stages(): Promise<{ from: string; lines: string[] }[]> {
   return result;
 }
 
+const relativeToRoot = (dir: string) => `${relative(dir, root)}/`;
+
+/** Runs node on a file of the bundle copy; never throws, answers the exit code and output. */
+async function inApp(args: readonly string[], env: NodeJS.ProcessEnv = {}) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, args, {
+      cwd: app,
+      env: { PATH: process.env['PATH'], ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
 beforeAll(async () => {
   await run('npm', ['run', 'build'], { cwd: root, timeout: 240_000 });
+  app = await mkdtemp(join(tmpdir(), 'image-app-'));
+  await cp(join(dist, 'bundle'), join(app, 'dist', 'bundle'), { recursive: true });
 }, 300_000);
+afterAll(async () => {
+  await rm(app, { recursive: true, force: true });
+});
+
+describe('the bundles the image runs', () => {
+  it('import nothing but Node built-ins, their own chunks and (lazily) the local control plane', async () => {
+    const out = join(app, 'metafile-build');
+    const { outputs } = await bundleOperator(out);
+    const entries = Object.keys(outputs).map((file) => file.split('/').at(-1));
+    expect(entries).toEqual(expect.arrayContaining(['main.mjs', 'sidecar.mjs', 'chart-test.mjs']));
+    const builtins = new Set(builtinModules);
+    const foreign = Object.values(outputs)
+      .flatMap((output) => output.imports)
+      .filter((i) => i.external && !i.path.startsWith('node:') && !builtins.has(i.path))
+      .map((i) => `${i.kind} ${i.path}`);
+    expect([...new Set(foreign)].sort()).toEqual([
+      // main.ts's lazy import of the local control plane (`--local` only), aimed at tsc's output
+      'dynamic-import ../../dist/operator/local-cluster/images/on-node.js'.replace(
+        '../../',
+        relativeToRoot(out),
+      ),
+      'dynamic-import ../../dist/operator/local-cluster/index.js'.replace('../../', relativeToRoot(out)),
+      // ws's optional native add-ons, required inside a try
+      'require-call bufferutil',
+      'require-call utf-8-validate',
+    ]);
+  });
+
+  it('start from a directory without node_modules: the operator, its help and its pretty log', async () => {
+    const help = await inApp(['dist/bundle/main.mjs', '--help']);
+    expect(help.stdout).toContain('Runs sandbox-operator');
+    // --local needs the local control plane, which the bundle leaves out: one clear error, in a stack trace
+    // that names our .ts file (the source map), after a first line in pino-pretty's format (its transport's
+    // worker thread needs node_modules: "__dirname is not defined" in a bundle).
+    const local = await inApp(['--enable-source-maps', 'dist/bundle/main.mjs', '--local'], {
+      SANDBOX_OPERATOR_LOG_FORMAT: 'pretty',
+    });
+    expect(local.code).toBe(1);
+    // eslint-disable-next-line no-control-regex -- pino-pretty's colour sequences are what we strip
+    expect(local.stdout.replace(/\u001b\[[0-9;]*m/g, '')).toMatch(
+      /^\[[\d:.]+\] INFO: no cluster configured/m,
+    );
+    expect(local.stdout).toContain('this build has no local control plane');
+    expect(local.stdout).toContain('operator/cli/main.ts');
+    expect(local.stdout).not.toContain('__dirname');
+  });
+
+  it('start from a directory without node_modules: the chart test and the sidecar', async () => {
+    const usage = await inApp(['dist/bundle/chart-test.mjs']);
+    expect([usage.code, usage.stderr]).toEqual([2, expect.stringContaining('usage: chart-test')]);
+    const sidecar = spawn(process.execPath, ['dist/bundle/sidecar.mjs'], {
+      cwd: app,
+      env: {
+        PATH: process.env['PATH'],
+        SANDBOX_REAPER_SOCKET: join(app, 'reaper.sock'),
+        SANDBOX_REAPER_STATE_DIR: join(app, 'state'),
+        SANDBOX_REAPER_OUTPUT_DIR: join(app, 'output'),
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    sidecar.stdout.setEncoding('utf8');
+    for await (const chunk of sidecar.stdout as AsyncIterable<string>) {
+      out += chunk;
+      if (out.includes('shell reaper ready')) break;
+    }
+    const exited = once(sidecar, 'exit');
+    sidecar.kill('SIGTERM');
+    expect([out.includes('shell reaper ready'), (await exited)[0]]).toEqual([true, 0]);
+  });
+});
 
 describe('npm run build', () => {
-  it('emits the three entry points, which start under Node', async () => {
+  it('emits the plugin and the per-file operator, which start under Node', async () => {
     const { stdout: plugin } = await run(process.execPath, [
       join(dist, 'operator/cli/kubectl-sandbox.js'),
       '--help',
@@ -82,17 +180,22 @@ describe('npm run build', () => {
 });
 
 describe('the Dockerfile', () => {
-  it('builds in one stage, installs production dependencies in another, and runs neither toolchain', async () => {
-    const [build, deps, runtime] = await stages();
+  it('builds in one stage and runs the bundles in another, without the toolchain', async () => {
+    const [build, runtime, ...more] = await stages();
+    expect(more).toEqual([]);
     expect(build?.lines).toContain('RUN npm run build');
-    expect(deps?.lines.some((line) => line.startsWith('RUN npm ci --omit=dev'))).toBe(true);
     // The runtime base is the NODE_IMAGE build argument (pinnable by digest), by default the pinned Node.
     expect(runtime?.from).toBe('FROM ${NODE_IMAGE}');
     const dockerfile = await readFile(join(root, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:\$\{NODE_VERSION\}-bookworm-slim$/m);
-    expect(runtime?.lines).toContain('COPY --from=deps /src/node_modules ./node_modules');
-    expect(runtime?.lines).toContain('COPY --from=build /src/dist ./dist');
-    expect(runtime?.lines.some((line) => line.includes('--from=build /src/node_modules'))).toBe(false);
+    // The runtime carries the bundles alone: no node_modules, no per-file build.
+    expect(runtime?.lines.filter((line) => line.startsWith('COPY'))).toEqual([
+      'COPY --from=build /src/dist/bundle ./dist/bundle',
+    ]);
+    expect(runtime?.lines.some((line) => line.includes('node_modules'))).toBe(false);
+    // The benches run the bundle with the image's node options (test/harness/operator-bundle.ts).
+    const env = runtime?.lines.find((line) => line.startsWith('ENV ')) ?? '';
+    expect(env.split(/\s+/)).toContain(`NODE_OPTIONS=${IMAGE_NODE_OPTIONS.join(' ')}`);
   });
 
   it('runs as a numeric non-root user, the operator by default, from the paths the chart and sidecar use', async () => {
@@ -100,12 +203,12 @@ describe('the Dockerfile', () => {
     const user = runtime.lines.find((line) => line.startsWith('USER '))?.slice(5) ?? '';
     expect(user).toMatch(/^[1-9]\d*:\d+$/);
     expect(runtime.lines).toContain('WORKDIR /app');
-    expect(runtime.lines).toContain('CMD ["node", "dist/operator/cli/main.js"]');
+    expect(runtime.lines).toContain('CMD ["node", "dist/bundle/main.mjs"]');
     const deployment = await readFile(
       join(root, 'charts/sandbox-operator/templates/deployment.yaml'),
       'utf8',
     );
-    expect(deployment).toContain('command: [node, dist/operator/cli/main.js]');
+    expect(deployment).toContain('command: [node, dist/bundle/main.mjs]');
     // The sidecar's command, run from the image's WORKDIR: a file the build emits.
     expect(SIDECAR_COMMAND[0]).toBe('node');
     await expect(access(join(root, SIDECAR_COMMAND[1]))).resolves.toBeUndefined();

@@ -52,7 +52,7 @@ describe('sandboxPod', () => {
       add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH', 'CHOWN'],
     });
     expect(reaper?.env).toEqual(expect.arrayContaining([expect.objectContaining({ value: '7' })]));
-    expect(reaper?.command).toEqual(['node', 'dist/operator/cli/sidecar.js']);
+    expect(reaper?.command).toEqual(['node', 'dist/bundle/sidecar.mjs']);
     const agent = pod.spec?.containers.find((c) => c.name === 'agent');
     expect(agent?.volumeMounts).toEqual(
       expect.arrayContaining([
