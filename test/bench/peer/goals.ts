@@ -3,7 +3,7 @@
  * what was measured and whether it is met. A goal needing a subject that did not run says so. (The goals at
  * 10,000 sandboxes and of 8 workers against one are the controller bench's.)
  */
-import type { SubjectResult } from './run-subject.ts';
+import { cpuPerSandbox, requestsPerSandbox, type SubjectResult } from './run-subject.ts';
 
 type Goal = {
   readonly goal: string;
@@ -11,9 +11,6 @@ type Goal = {
   readonly judge: (subjects: Subjects) => { measured: number; bound: number; unit: string } | string;
 };
 type Subjects = { raw: SubjectResult | null; peer: SubjectResult | null; ours: SubjectResult };
-
-const requestsPerDeletion = (r: SubjectResult) =>
-  [...r.remove.requests].filter(([key]) => !key.endsWith(' ')).reduce((sum, [, n]) => sum + n, 0) / r.count;
 
 /** `ours` against `factor` × a baseline's figure; null figures cannot be judged. */
 function against(
@@ -26,8 +23,6 @@ function against(
   if (ours === null || base === null) return missing;
   return { measured: ours, bound: base * factor, unit };
 }
-
-const perSandbox = (ms: number | null, r: SubjectResult) => (ms === null ? null : ms / r.count);
 
 const GOALS: readonly Goal[] = [
   {
@@ -53,35 +48,18 @@ const GOALS: readonly Goal[] = [
   },
   {
     goal: 'API requests per deleted sandbox at most 8 (all clients)',
-    judge: ({ ours }) => ({ measured: requestsPerDeletion(ours), bound: 8, unit: 'requests' }),
+    judge: ({ ours }) => ({ measured: requestsPerSandbox(ours, 'remove'), bound: 8, unit: 'requests' }),
   },
   {
     goal: "kube-apiserver CPU, delete phase, within 1.5x the peer's",
     judge: ({ peer, ours }) =>
       against(ours.remove.apiserverCpuMs, peer?.remove.apiserverCpuMs ?? null, 1.5, 's', 'peer not run'),
   },
-  {
-    goal: "operator CPU per sandbox, create, within 2x the peer's",
+  ...(['create', 'remove'] as const).map((phase): Goal => ({
+    goal: `operator CPU per sandbox, ${phase === 'create' ? 'create' : 'delete'}, within 2x the peer's`,
     judge: ({ peer, ours }) =>
-      against(
-        perSandbox(ours.create.controllerCpuMs, ours),
-        peer ? perSandbox(peer.create.controllerCpuMs, peer) : null,
-        2,
-        'ms',
-        'peer not run',
-      ),
-  },
-  {
-    goal: "operator CPU per sandbox, delete, within 2x the peer's",
-    judge: ({ peer, ours }) =>
-      against(
-        perSandbox(ours.remove.controllerCpuMs, ours),
-        peer ? perSandbox(peer.remove.controllerCpuMs, peer) : null,
-        2,
-        'ms',
-        'peer not run',
-      ),
-  },
+      against(cpuPerSandbox(ours, phase), peer ? cpuPerSandbox(peer, phase) : null, 2, 'ms', 'peer not run'),
+  })),
   {
     goal: "steady RSS within 2x the peer's",
     judge: ({ peer, ours }) =>

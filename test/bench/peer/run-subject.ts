@@ -36,6 +36,18 @@ export type SubjectResult = {
   readonly settled: boolean;
 };
 
+type Phase = 'create' | 'remove';
+
+/** API requests per sandbox in a phase, all clients (keys ending in a space are not requests). */
+export const requestsPerSandbox = (r: SubjectResult, phase: Phase): number =>
+  [...r[phase].requests].filter(([key]) => !key.endsWith(' ')).reduce((sum, [, n]) => sum + n, 0) / r.count;
+
+/** The controller's CPU ms per sandbox in a phase; null for the raw client. */
+export const cpuPerSandbox = (r: SubjectResult, phase: Phase): number | null => {
+  const ms = r[phase].controllerCpuMs;
+  return ms === null ? null : ms / r.count;
+};
+
 export type RunOptions = {
   /** Called once the create phase has been measured, before the delete phase (the heap snapshot). */
   readonly atSteadyState?: (pid: number) => Promise<void>;

@@ -1,11 +1,8 @@
 /** Prints issue 13's table for one N: one row per figure, the three subjects, and ours/raw and ours/peer. */
 import { printGoals } from './goals.ts';
-import type { SubjectResult } from './run-subject.ts';
+import { cpuPerSandbox, requestsPerSandbox, type SubjectResult } from './run-subject.ts';
 
 type Row = { label: string; unit: 's' | 'ms' | 'MiB' | 'n'; pick: (r: SubjectResult) => number | null };
-
-const perSandbox = (r: SubjectResult, requests: Map<string, number>) =>
-  [...requests].filter(([key]) => !key.endsWith(' ')).reduce((sum, [, n]) => sum + n, 0) / r.count;
 
 const ROWS: readonly Row[] = [
   { label: 'create -> pod Running, p50', unit: 's', pick: (r) => r.createToRunningP50 },
@@ -15,21 +12,13 @@ const ROWS: readonly Row[] = [
   { label: 'wall, all gone', unit: 's', pick: (r) => r.wallGone },
   { label: 'operator CPU, create phase', unit: 's', pick: (r) => r.create.controllerCpuMs },
   { label: 'operator CPU, delete phase', unit: 's', pick: (r) => r.remove.controllerCpuMs },
-  {
-    label: 'operator CPU per sandbox, create',
-    unit: 'ms',
-    pick: (r) => (r.create.controllerCpuMs === null ? null : r.create.controllerCpuMs / r.count),
-  },
-  {
-    label: 'operator CPU per sandbox, delete',
-    unit: 'ms',
-    pick: (r) => (r.remove.controllerCpuMs === null ? null : r.remove.controllerCpuMs / r.count),
-  },
+  { label: 'operator CPU per sandbox, create', unit: 'ms', pick: (r) => cpuPerSandbox(r, 'create') },
+  { label: 'operator CPU per sandbox, delete', unit: 'ms', pick: (r) => cpuPerSandbox(r, 'remove') },
   { label: 'operator RSS idle', unit: 'MiB', pick: (r) => r.rss?.idle ?? null },
   { label: 'operator RSS steady (all Running)', unit: 'MiB', pick: (r) => r.rss?.steady ?? null },
   { label: 'operator RSS peak', unit: 'MiB', pick: (r) => r.rss?.peak ?? null },
-  { label: 'API requests per sandbox, create', unit: 'n', pick: (r) => perSandbox(r, r.create.requests) },
-  { label: 'API requests per sandbox, delete', unit: 'n', pick: (r) => perSandbox(r, r.remove.requests) },
+  { label: 'API requests per sandbox, create', unit: 'n', pick: (r) => requestsPerSandbox(r, 'create') },
+  { label: 'API requests per sandbox, delete', unit: 'n', pick: (r) => requestsPerSandbox(r, 'remove') },
   { label: 'kube-apiserver CPU, create phase', unit: 's', pick: (r) => r.create.apiserverCpuMs },
   { label: 'kube-apiserver CPU, delete phase', unit: 's', pick: (r) => r.remove.apiserverCpuMs },
 ];
