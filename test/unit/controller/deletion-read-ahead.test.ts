@@ -16,6 +16,7 @@ import {
   failing,
   listed,
   releasingStatus,
+  releasingTurn,
   Script,
   silent,
 } from './scripted-ports.ts';
@@ -75,15 +76,7 @@ describe('the reads a deletion turn starts ahead', () => {
 
   it('a releasing turn lists the pods while it writes the decision, and releases only after the write', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withPods(1).withGuard();
-    const script = new Script([
-      current,
-      expect_('references.listLive(sbx)', listed([own], 'sbx')),
-      expect_('pods.listLive(sbx)', subject.livePods()),
-      expect_('sandboxes.patchStatus(sbx)'),
-      expect_('events.record(Releasing)'),
-      expect_('pods.delete(sbx-0)'),
-      expect_('pods.patchMetadata(sbx-0)'),
-    ]);
+    const script = new Script(releasingTurn(subject, [own]));
     const { ctx, inFlight, open } = held(contextOf(subject.store(), script));
     const turn = reconcileDeletion(ctx, subject.build(), silent);
     await settle();

@@ -6,7 +6,14 @@
 import { describe, expect, it } from 'vitest';
 import { sandbox } from '../builders.ts';
 import { attached } from '../fixtures.ts';
-import { deletionTurn as turn, deleted, expect_, listed, releasingStatus } from './scripted-ports.ts';
+import {
+  deletionTurn as turn,
+  deleted,
+  expect_,
+  listed,
+  releasingStatus,
+  releasingTurn,
+} from './scripted-ports.ts';
 
 const RESYNC_MS = 600_000; // contextOf's resync: the backstop for a missed event, never a poll
 
@@ -15,15 +22,7 @@ const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: t
 describe('a released deletion waiting for its pods', () => {
   it('ends the releasing turn without a poll: the pods’ DELETED events bring the next one', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withPods(1).withGuard();
-    const action = await turn(subject, [
-      current,
-      expect_('references.listLive(sbx)', listed([own], 'sbx')),
-      expect_('pods.listLive(sbx)', subject.livePods()),
-      expect_('sandboxes.patchStatus(sbx)'),
-      expect_('events.record(Releasing)'),
-      expect_('pods.delete(sbx-0)'),
-      expect_('pods.patchMetadata(sbx-0)'),
-    ]);
+    const action = await turn(subject, releasingTurn(subject, [own]));
     expect(action).toEqual({ kind: 'RequeueAfter', ms: RESYNC_MS });
   });
 

@@ -43,6 +43,19 @@ const own = attached('own', 'wt-1');
 const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
 const foreign = attached('foreign', 'wt-2');
 
+/**
+ * The rest of a turn whose confirming LIST finds no reference (and no pod is left): decided Exclusive,
+ * recorded, and the Sandbox's finalizer removed after an erase of nothing.
+ */
+const releasedWithNothingLeft = [
+  expect_('references.listLive(sbx)', []),
+  expect_('pods.listLive(sbx)', []),
+  expect_('sandboxes.patchStatus(sbx)'),
+  expect_('events.record(Releasing)'),
+  expect_('references.deleteAll(sbx, listed [])', deleted()),
+  expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+];
+
 describe('a deletion turn', () => {
   it('releases an exclusive sandbox: guard kept, decision confirmed live, pods deleted and freed, then waits', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withPods(2);
@@ -130,12 +143,7 @@ describe('a deletion turn', () => {
       expect_('references.deleteAll(sbx)', deleted('own', 'foreign')),
       expect_('references.listLive(sbx)', []),
       expect_('events.record(ReferencesErased)'),
-      expect_('references.listLive(sbx)', []),
-      expect_('pods.listLive(sbx)', []),
-      expect_('sandboxes.patchStatus(sbx)'),
-      expect_('events.record(Releasing)'),
-      expect_('references.deleteAll(sbx, listed [])', deleted()),
-      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+      ...releasedWithNothingLeft,
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
   });
@@ -175,12 +183,7 @@ describe('a deletion turn', () => {
       expect_('legacy.walk(sbx)', { kind: 'Complete', stats }),
       current,
       expect_('references.pruneTombstones(sbx, wt-1)', deleted('old')),
-      expect_('references.listLive(sbx)', []),
-      expect_('pods.listLive(sbx)', []),
-      expect_('sandboxes.patchStatus(sbx)'),
-      expect_('events.record(Releasing)'),
-      expect_('references.deleteAll(sbx, listed [])', deleted()),
-      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+      ...releasedWithNothingLeft,
     ]);
   });
 

@@ -189,6 +189,24 @@ export function contextOf(
   };
 }
 
+/**
+ * The calls of a turn that releases `subject` (worktree wt-1, holding `references`, its pods cached): the
+ * incarnation GET with the confirming LIST, the pods' LIST with the decision's status write and its Event,
+ * then each pod deleted and freed of the finalizer.
+ */
+export function releasingTurn(subject: SandboxBuilder, references: readonly ReferenceEntry[]): Expected[] {
+  return [
+    expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true }),
+    expect_('references.listLive(sbx)', listed(references, 'sbx')),
+    expect_('pods.listLive(sbx)', subject.livePods()),
+    expect_('sandboxes.patchStatus(sbx)'),
+    expect_('events.record(Releasing)'),
+    ...subject
+      .livePods()
+      .flatMap((pod) => [expect_(`pods.delete(${pod.name})`), expect_(`pods.patchMetadata(${pod.name})`)]),
+  ];
+}
+
 /** One deletion turn of `subject` against a script of the API calls it must make, in order. */
 export async function deletionTurn(
   subject: SandboxBuilder,
