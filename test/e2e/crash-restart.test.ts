@@ -13,9 +13,6 @@
  * deletion's walk, once due again, earns the marker; the operator dies as that walk's outcome is kept and
  * before any status write carries it, so the next operator must walk again before it may release anything.
  */
-import { writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS, GROUP, LABELS, SANDBOX } from '../../operator/api/names.ts';
 import { FAILPOINTS } from '../../operator/controller/failpoints.ts';
@@ -40,18 +37,7 @@ const script: LedgerScript = { owners: {}, locations: {} };
 const ledger = new LedgerServer(script, 'ledger-secret');
 let ledgerFlags: string[] = [];
 beforeAll(async () => {
-  const url = await ledger.start();
-  const tokenFile = join(tmpdir(), `crash-ledger-token-${process.pid}`);
-  await writeFile(tokenFile, 'ledger-secret\n');
-  // The scripted ledger speaks plain http on loopback: the documented test-only flag allows it.
-  ledgerFlags = [
-    '--ledger-url',
-    url,
-    '--ledger-token-file',
-    tokenFile,
-    '--ledger-allow-insecure-http',
-    'true',
-  ];
+  ledgerFlags = await ledger.operatorFlags();
 });
 afterAll(async () => {
   await Promise.all(running.map((operator) => operator.stop()));

@@ -1,6 +1,9 @@
 /** A scripted session ledger and runtime locator on loopback, speaking docs/legacy-reconciliation.md. */
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export type LedgerScript = {
   /** Owners per sandbox name, in ledger order. */
@@ -53,6 +56,17 @@ export class LedgerServer {
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/`;
+  }
+
+  /**
+   * Starts the ledger and writes its token to a file: the operator flags that walk it. The scripted ledger
+   * speaks plain http on loopback, which the documented test-only flag allows.
+   */
+  async operatorFlags(): Promise<string[]> {
+    const url = await this.start();
+    const tokenFile = join(tmpdir(), `ledger-token-${process.pid}-${url.replace(/\D/g, '')}`);
+    await writeFile(tokenFile, `${this.token}\n`);
+    return ['--ledger-url', url, '--ledger-token-file', tokenFile, '--ledger-allow-insecure-http', 'true'];
   }
 
   async stop(): Promise<void> {

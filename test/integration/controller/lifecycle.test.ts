@@ -3,9 +3,6 @@
  * blocks), adopted sandboxes without a ledger failing closed, automatic cleanup after the TTL, the capacity
  * latch and the administrator's erase, and the metrics endpoint.
  */
-import { writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ANNOTATIONS, EXCLUSIVITY_FINALIZER, GROUP, SANDBOX, VERSION } from '../../../operator/api/names.ts';
@@ -51,18 +48,7 @@ let operator: RunningOperator;
 
 beforeAll(async () => {
   await grantOperatorRbac();
-  const url = await ledger.start();
-  const tokenFile = join(tmpdir(), `ledger-token-${process.pid}`);
-  await writeFile(tokenFile, 'ledger-secret\n');
-  // The scripted ledger speaks plain http on loopback: the documented test-only flag allows it.
-  operator = startOperator(namespace, [
-    '--ledger-url',
-    url,
-    '--ledger-token-file',
-    tokenFile,
-    '--ledger-allow-insecure-http',
-    'true',
-  ]);
+  operator = startOperator(namespace, await ledger.operatorFlags());
 });
 afterAll(async () => {
   await operator.stop();
