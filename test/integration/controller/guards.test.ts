@@ -78,11 +78,26 @@ describe('a sandbox pod', () => {
     const name = 'guarded-sandbox';
     await budgetApi.deleteNamespacedPodDisruptionBudget({ name, namespace });
     await eventually('budget re-created', () => guardBack(name));
-    const current = await budgetApi.readNamespacedPodDisruptionBudget({ name, namespace });
-    await budgetApi.replaceNamespacedPodDisruptionBudget({
-      name,
-      namespace,
-      body: { ...current, spec: { ...current.spec, maxUnavailable: 1 } },
+    // A read-modify-write, as `kubectl edit` does it: kube-controller-manager writes the new budget's status
+    // meanwhile, so a replace on the version read may conflict (409) and is then made again on a fresh read.
+    await eventually('budget altered', async () => {
+      const current = await budgetApi.readNamespacedPodDisruptionBudget({ name, namespace });
+      const altered = await budgetApi
+        .replaceNamespacedPodDisruptionBudget({
+          name,
+          namespace,
+          body: { ...current, spec: { ...current.spec, maxUnavailable: 1 } },
+        })
+        .then(
+          () => true,
+          (error: unknown) => {
+            if ((error as { code?: number }).code === 409) return undefined;
+            throw error;
+          },
+        );
+      return (
+        altered ?? pending({ replace: 'conflict (409)', resourceVersion: current.metadata?.resourceVersion })
+      );
     });
     await eventually('budget repaired', () => guardBack(name));
   });
