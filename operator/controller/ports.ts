@@ -20,6 +20,12 @@ export type ObjectRef = {
 export type WrittenVersion = { readonly resourceVersion: string };
 
 /**
+ * A metadata write's answer: its resourceVersion, and the Sandbox as the API server holds it after the write
+ * (the PATCH's response), so a turn can go on from it instead of waiting for the write's watch event.
+ */
+export type WrittenSandbox = WrittenVersion & { readonly sandbox?: Parsed<Sandbox> | undefined };
+
+/**
  * One incarnation of a Sandbox: its name and the uid the API server gave it. A name outlives its incarnations
  * (GitOps re-creates a released Sandbox at once), so every write to a Sandbox is bound to the uid it was
  * computed for and fails (422) on any other.
@@ -42,7 +48,7 @@ export interface SandboxApi {
     changed: Readonly<Record<string, unknown>>,
   ): Promise<void>;
   /** JSON Patch on the object (finalizers, the cleanup fence), testing the uid; fails on a stale `test`. */
-  patchMetadata(target: SandboxIncarnation, ops: readonly JsonPatchOp[]): Promise<WrittenVersion>;
+  patchMetadata(target: SandboxIncarnation, ops: readonly JsonPatchOp[]): Promise<WrittenSandbox>;
   /** Deletes the Sandbox (automatic cleanup), preconditioned on the uid and version it was decided on. */
   delete(
     namespace: string,

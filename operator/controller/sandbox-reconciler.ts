@@ -76,14 +76,34 @@ function liveReconciliation(ctx: ReconcilerContext, sandbox: Sandbox, log: Logge
   return look.persisted;
 }
 
-async function reconcileLive(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): Promise<Action> {
-  const { namespace, name } = sandbox.metadata;
+/**
+ * The finalizer first: nothing of a sandbox may exist before the finalizer that holds its deletion for the
+ * decision. The turn then goes on from the Sandbox the PATCH answered (the API server's object, not a cache
+ * that has yet to see the write), so a new sandbox gets its status, guard and pods in the same turn.
+ */
+async function withFinalizer(
+  ctx: ReconcilerContext,
+  sandbox: Sandbox,
+  log: Logger,
+): Promise<Sandbox | undefined> {
   const addFinalizer = addFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
-  if (addFinalizer) {
-    await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), addFinalizer);
-    log.info('added the exclusivity finalizer');
-    return awaitChange(); // the update event brings the next reconcile
-  }
+  if (!addFinalizer) return sandbox;
+  const written = await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), addFinalizer);
+  log.info('added the exclusivity finalizer');
+  const fresh = written.sandbox;
+  // Anything unexpected in the answer (deleted meanwhile, unreadable): its update event brings the next turn.
+  if (!fresh?.ok) return undefined;
+  const { metadata } = fresh.value;
+  const finalized = metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) === true;
+  if (metadata.uid !== sandbox.metadata.uid || metadata.deletionTimestamp !== undefined || !finalized)
+    return undefined;
+  return fresh.value;
+}
+
+async function reconcileLive(ctx: ReconcilerContext, cached: Sandbox, log: Logger): Promise<Action> {
+  const sandbox = await withFinalizer(ctx, cached, log);
+  if (!sandbox) return awaitChange();
+  const { namespace, name } = sandbox.metadata;
   const key = keyOf(namespace, name);
   const request = pendingErase(sandbox);
   const erased = request === undefined ? undefined : await eraseReferences(ctx, sandbox, request, log);

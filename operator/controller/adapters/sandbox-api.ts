@@ -7,6 +7,7 @@ import { incarnationTest, type JsonPatchOp } from '../finalizer.ts';
 import type { SandboxApi } from '../ports.ts';
 import { statusPatchOps } from '../status.ts';
 import { FIELD_MANAGER, type KubeClients } from '../../kube/clients.ts';
+import { parseSandbox } from '../../api/parse.ts';
 
 const sandboxPath = (namespace: string, name: string) =>
   `/apis/${GROUP}/${VERSION}/namespaces/${segment(namespace)}/${SANDBOX.plural}/${segment(name)}`;
@@ -46,7 +47,10 @@ export function kubeSandboxApi({ json }: KubeClients): SandboxApi {
           contentType: PatchStrategy.JsonPatch,
         }),
       )) as { metadata?: { resourceVersion?: string } } | undefined;
-      return { resourceVersion: written?.metadata?.resourceVersion ?? '' };
+      return {
+        resourceVersion: written?.metadata?.resourceVersion ?? '',
+        sandbox: written === undefined ? undefined : parseSandbox(written),
+      };
     },
     async delete(namespace, name, preconditions) {
       await requestUnlessGone('Delete', `sandbox ${namespace}/${name}`, () =>

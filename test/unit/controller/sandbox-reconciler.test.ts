@@ -29,11 +29,27 @@ async function turn(
 const RESYNC = { kind: 'RequeueAfter', ms: 600_000 };
 
 describe('a live sandbox’s reconcile', () => {
-  it('first adds the exclusivity finalizer, and nothing else until its update event', async () => {
-    const action = await turn(sandbox('sbx').withSpec({ replicas: 2 }), [
-      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+  it('adds the exclusivity finalizer first, then goes on from the Sandbox the PATCH answered: status, guard, pods', async () => {
+    const subject = sandbox('sbx').withSpec({ replicas: 2 });
+    const written = { ok: true, value: sandbox('sbx').finalized().withSpec({ replicas: 2 }).build() };
+    const action = await turn(subject, [
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2', sandbox: written }),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
+      expect_('pods.create(sbx-0)', 'Created'),
+      expect_('pods.create(sbx-1)', 'Created'),
     ]);
-    expect(action).toEqual({ kind: 'AwaitChange' });
+    expect(action).toEqual(RESYNC);
+  });
+
+  it('waits for the update event when the PATCH answered something else: deleted meanwhile, or unreadable', async () => {
+    const deleted = { ok: true, value: sandbox('sbx').finalized().deleting().build() };
+    for (const answer of [{ resourceVersion: '2' }, { resourceVersion: '2', sandbox: deleted }]) {
+      const action = await turn(sandbox('sbx').withSpec({ replicas: 2 }), [
+        expect_('sandboxes.patchMetadata(sbx)', answer),
+      ]);
+      expect(action).toEqual({ kind: 'AwaitChange' });
+    }
   });
 
   it('writes its status before any pod, then the eviction guard, then the missing pods', async () => {
