@@ -46,19 +46,29 @@ export type Decided = { readonly index: ReferenceIndex; readonly verdict: Verdic
 export type DeletionFacts = {
   /** Our finalizer is on the sandbox: until it is removed, the deletion is ours to finish. */
   readonly finalizer: boolean;
-  /** The cache holds pods of the sandbox: they must not be evictable while they wait. */
+  /**
+   * The cache holds pods of the sandbox not yet deleting: they must not be evictable while they wait. (A pod
+   * already deleting is being stopped by its kubelet; an eviction cannot do more to it.)
+   */
   readonly cachedPods: boolean;
   /** An administrator's erase request not yet acted on. */
   readonly eraseRequest: string | undefined;
   /** The sandbox's own worktree's tombstones in the cache (names). */
   readonly tombstones: readonly string[];
-  /** The eviction guard as the cache has it, once the pods are gone. */
+  /** The eviction guard as the cache has it, once the pods are listed. */
   readonly budget: { readonly name: string; readonly uid: string } | undefined;
   /**
    * The recorded decision is Exclusive and every cached pod is released (terminating, without our finalizer):
    * the release is done, and only the pods' going is awaited.
    */
   readonly podsGoing?: boolean;
+  /**
+   * The recorded decision is Exclusive and the cache holds nothing of the sandbox (no pod, no reference) and
+   * recorded none: its release is done, and a consistent LIST of its pods finding none is all that stands
+   * before its finalizer goes. The decision is not made again: after the fence it can only be the same, and
+   * the pods it released are gone. A listed pod still to release sends the turn the whole way.
+   */
+  readonly released?: boolean;
 
   /** Whether the API server still holds this incarnation, deleting (a live GET). */
   readonly incarnation?: Staleness;
@@ -126,6 +136,7 @@ export type DeletionStep =
 export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
   if (!facts.finalizer) return { kind: 'finished' };
   if (facts.podsGoing === true && facts.eraseRequest === undefined) return { kind: 'pods-going' };
+  if (facts.released === true && !(facts.livePods ?? []).some(toRelease)) return finishStep(facts);
   if (facts.incarnation === undefined) return { kind: 'read-incarnation' };
   if (facts.incarnation !== 'Current') return { kind: 'stale', staleness: facts.incarnation };
   if (facts.cachedPods && !facts.guardKept) return { kind: 'keep-guard' };
@@ -155,7 +166,28 @@ export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
   return releaseStep(facts);
 }
 
-/** Exclusive (or lifted): pods first, each deleted then freed of our finalizer; the index only once they are gone. */
+/** A pod the release has yet to delete or free of our finalizer. */
+const toRelease = (pod: PodSummary): boolean =>
+  !pod.deleting || pod.finalizers.includes(EXCLUSIVITY_FINALIZER);
+
+/**
+ * A released sandbox whose pods the cache no longer holds: the consistent LIST of its pods, the guard if the
+ * cache still holds one, then, once no pod is listed, the finalizer. Writes nothing found by name but the guard, by its uid, and
+ * the finalizer's removal tests the Sandbox's uid, so it needs no incarnation read: a stale cache only fails
+ * the PATCH.
+ */
+function finishStep(facts: DeletionFacts): DeletionStep {
+  const pods = facts.livePods;
+  if (!pods) return { kind: 'list-pods' };
+  if (facts.budget && !facts.guardRemoved) return { kind: 'remove-guard', budget: facts.budget };
+  if (pods.length > 0) return { kind: 'await-pods-gone', pods: pods.map((each) => each.name) };
+  return { kind: 'remove-finalizer', erased: [] };
+}
+
+/**
+ * Exclusive (or lifted): pods first, each deleted then freed of our finalizer; then the eviction guard, which
+ * has nothing left to hold; the index only once the pods are gone.
+ */
 function releaseStep(facts: DeletionFacts): DeletionStep {
   const pods = facts.livePods;
   if (!pods) return { kind: 'list-pods' };
@@ -168,8 +200,8 @@ function releaseStep(facts: DeletionFacts): DeletionStep {
     const { podDeleted: _deleted, ...rest } = facts;
     return releaseStep({ ...rest, podsHandled: handled + 1 });
   }
-  if (pods.length > 0) return { kind: 'await-pods-gone', pods: pods.map((each) => each.name) };
   if (facts.budget && !facts.guardRemoved) return { kind: 'remove-guard', budget: facts.budget };
+  if (pods.length > 0) return { kind: 'await-pods-gone', pods: pods.map((each) => each.name) };
   if (!facts.indexErased) return { kind: 'erase-index' };
   if (facts.indexErased.changed.length > 0)
     return { kind: 'erase-again', changed: facts.indexErased.changed };

@@ -42,14 +42,18 @@ export async function reconcileDeletion(
 ): Promise<Action> {
   const key = keyOf(sandbox.metadata.namespace, sandbox.metadata.name);
   const pods = ctx.store.pods(key);
+  const recordedExclusive = sandbox.status?.decision?.verdict === 'Exclusive';
+  const eraseRequest = pendingErase(sandbox);
   let facts: DeletionFacts = {
     finalizer: sandbox.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) ?? false,
-    cachedPods: pods.length > 0,
+    cachedPods: pods.some((pod) => !pod.deleting),
     podsGoing:
-      sandbox.status?.decision?.verdict === 'Exclusive' &&
+      recordedExclusive &&
       pods.length > 0 &&
       pods.every((pod) => pod.deleting && !pod.finalizers.includes(EXCLUSIVITY_FINALIZER)),
-    eraseRequest: pendingErase(sandbox),
+    released:
+      recordedExclusive && eraseRequest === undefined && pods.length === 0 && nothingReferenced(ctx, sandbox),
+    eraseRequest,
     tombstones: ownTombstones(ctx, sandbox),
     budget: undefined,
   };
@@ -61,6 +65,17 @@ export async function reconcileDeletion(
     if ('kind' in next) return next;
     facts = next;
   }
+}
+
+/** No reference of the sandbox in the cache (readable or not), and none in the index its status recorded. */
+function nothingReferenced(ctx: ReconcilerContext, sandbox: Sandbox): boolean {
+  const key = keyOf(sandbox.metadata.namespace, sandbox.metadata.name);
+  const recorded = sandbox.status?.references;
+  return (
+    (recorded?.attached ?? 0) + (recorded?.detached ?? 0) === 0 &&
+    ctx.store.references(key).length === 0 &&
+    ctx.store.unreadableReferences(key).length === 0
+  );
 }
 
 const ownTombstones = (ctx: ReconcilerContext, sandbox: Sandbox) =>
@@ -148,7 +163,8 @@ async function perform(
       ctx.recorder.onDecision?.(verdict.verdict, verdict.evidence);
       const decided = { ...step.decided, legacy: step.evidence, erasedFor: facts.eraseRequest };
       // Exclusive: the release's LIST goes with the status write, not after it (read-ahead.ts).
-      if (verdict.verdict === 'Exclusive') reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));
+      if (verdict.verdict === 'Exclusive' && !facts.livePods)
+        reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));
       await recordDecision(ctx, sandbox, decided, log);
       failpoint(step.kind);
       return { ...facts, recorded: true };
@@ -210,7 +226,7 @@ function readAhead(ctx: ReconcilerContext, sandbox: Sandbox, facts: DeletionFact
   const target = { worktree: sandbox.spec.worktree };
   if (ctx.store.references(keyOf(namespace, name)).some((entry) => isForeignReference(entry, target))) return;
   reads.references.start(() => ctx.ports.references.listLive(namespace, name));
-  if (sandbox.status?.decision?.verdict === 'Exclusive' && !facts.cachedPods)
+  if (sandbox.status?.decision?.verdict === 'Exclusive' && !facts.cachedPods && !facts.livePods)
     reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));
 }
 

@@ -131,7 +131,30 @@ describe('the deletion steps', () => {
       'delete-pod',
       'release-pod',
       'release-pod',
+      'remove-guard',
       'await-pods-gone',
+    ]);
+  });
+
+  it('finish a released sandbox that holds no reference on a LIST of its pods alone', () => {
+    const released = { ...start, released: true };
+    expect(walk(released, { cached: exclusive })).toEqual([
+      'list-pods',
+      'remove-guard',
+      'remove-finalizer',
+      'finished',
+    ]);
+    const going = pod('sbx', 0, { deleting: true, finalizers: [] });
+    expect(walk(released, { cached: exclusive, pods: [going] })).toEqual([
+      'list-pods',
+      'remove-guard',
+      'await-pods-gone',
+    ]);
+    // A listed pod still to release: the incarnation and the decision first, as for any release.
+    expect(walk(released, { cached: exclusive, pods: [pod('sbx', 0)] }).slice(0, 3)).toEqual([
+      'list-pods',
+      'read-incarnation',
+      'gather-evidence',
     ]);
   });
 

@@ -4,7 +4,7 @@
  * thing that brings it is the pod watch (no poll).
  */
 import { describe, expect, it } from 'vitest';
-import { sandbox } from '../builders.ts';
+import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
 import {
   deletionTurn as turn,
@@ -44,6 +44,7 @@ describe('a released deletion waiting for its pods', () => {
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
       expect_('pods.listLive(sbx)', subject.livePods()),
       expect_('pods.patchMetadata(sbx-0)'),
+      expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
     ]);
   });
 
@@ -59,5 +60,64 @@ describe('a released deletion waiting for its pods', () => {
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  describe('a released sandbox that holds and recorded no reference', () => {
+    /** Released by an earlier turn (Exclusive recorded with no reference); the cache holds nothing of it. */
+    function releasedAlone(): SandboxBuilder {
+      const subject = sandbox('sbx').deleting();
+      return subject.withStatus(releasingStatus(subject, []));
+    }
+
+    it('finishes on a consistent LIST of its pods alone: no incarnation read, no decision made again', async () => {
+      const subject = releasedAlone();
+      const action = await turn(subject, [
+        expect_('pods.listLive(sbx)', []),
+        expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+      ]);
+      expect(action).toEqual({ kind: 'AwaitChange' });
+    });
+
+    it('removes a guard the cache still holds, by its uid, before the finalizer', async () => {
+      const subject = releasedAlone().withGuard();
+      await turn(subject, [
+        expect_('pods.listLive(sbx)', []),
+        expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
+        expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+      ]);
+    });
+
+    it('keeps waiting while the LIST finds released pods the cache no longer holds', async () => {
+      const subject = releasedAlone();
+      const going = [pod('sbx', 0, { deleting: true, finalizers: [] })];
+      const action = await turn(subject, [expect_('pods.listLive(sbx)', going)]);
+      expect(action).toEqual({ kind: 'RequeueAfter', ms: RESYNC_MS });
+    });
+
+    it('goes the whole way when the LIST finds a pod still to release: the incarnation, the decision, then the release', async () => {
+      const subject = releasedAlone();
+      const unreleased = pod('sbx', 0);
+      await turn(subject, [
+        expect_('pods.listLive(sbx)', [unreleased]),
+        current,
+        expect_('references.listLive(sbx)', []),
+        expect_('sandboxes.patchStatus(sbx)'),
+        expect_('pods.delete(sbx-0)'),
+        expect_('pods.patchMetadata(sbx-0)'),
+      ]);
+    });
+
+    it('is not taken for a sandbox whose recorded index held references: their erase needs the decision’s LIST', async () => {
+      const subject = sandbox('sbx').deleting();
+      subject.withStatus(releasingStatus(subject, [own]));
+      await turn(subject, [
+        current,
+        expect_('references.listLive(sbx)', []),
+        expect_('pods.listLive(sbx)', []),
+        expect_('sandboxes.patchStatus(sbx)'),
+        expect_('references.deleteAll(sbx, listed [])', deleted()),
+        expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+      ]);
+    });
   });
 });

@@ -190,9 +190,9 @@ export function contextOf(
 }
 
 /**
- * The calls of a turn that releases `subject` (worktree wt-1, holding `references`, its pods cached): the
- * incarnation GET with the confirming LIST, the pods' LIST with the decision's status write and its Event,
- * then each pod deleted and freed of the finalizer.
+ * The calls of a turn that releases `subject` (worktree wt-1, holding `references`, its pods and its guard
+ * cached): the incarnation GET with the confirming LIST, the pods' LIST with the decision's status write and
+ * its Event, then each pod deleted and freed of the finalizer, then the guard, which has nothing left to hold.
  */
 export function releasingTurn(subject: SandboxBuilder, references: readonly ReferenceEntry[]): Expected[] {
   return [
@@ -204,6 +204,7 @@ export function releasingTurn(subject: SandboxBuilder, references: readonly Refe
     ...subject
       .livePods()
       .flatMap((pod) => [expect_(`pods.delete(${pod.name})`), expect_(`pods.patchMetadata(${pod.name})`)]),
+    expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
   ];
 }
 
