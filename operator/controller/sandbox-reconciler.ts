@@ -64,6 +64,31 @@ async function releaseTerminatingPods(
   }
 }
 
+/** The missing pods, in ordinal order; none once the namespace refuses creates for its deletion. */
+async function createPods(
+  ctx: ReconcilerContext,
+  sandbox: Sandbox,
+  ordinals: readonly number[],
+  log: Logger,
+): Promise<void> {
+  for (const ordinal of ordinals) {
+    try {
+      const result = await ctx.ports.pods.create(sandboxPod(sandbox, ordinal, ctx.sidecar));
+      log.info({ ordinal, result }, 'sandbox pod created');
+    } catch (error) {
+      if (!(error instanceof KubeRequestError && error.namespaceTerminating)) throw error;
+      log.info({ ordinal }, 'namespace is terminating; no pod is created');
+      return;
+    }
+  }
+}
+
+/** Waits for every write, then fails with the first failure in the order given (the others are logged by the runner's next turn, which meets them again). */
+async function firstFailure(writes: readonly Promise<void>[]): Promise<void> {
+  const settled = await Promise.allSettled(writes);
+  for (const each of settled) if (each.status === 'rejected') throw each.reason;
+}
+
 /**
  * The reconciliation status a live turn writes. A due walk is started in its lane and the turn goes on with
  * the persisted status: a live sandbox decides nothing from it, and the walk's end enqueues the turn that
@@ -114,24 +139,21 @@ async function reconcileLive(ctx: ReconcilerContext, cached: Sandbox, log: Logge
   if (action) return action;
 
   const pods = ctx.store.pods(key);
-  // Status first: a sandbox is born with its marker (or without it) before any pod exists.
-  await writeStatus(ctx, sandbox, { index, reconciliation, decision: undefined, pods, erasedFor: request });
-
-  await keepEvictionGuard(ctx, sandbox, log);
-  await releaseTerminatingPods(ctx, sandbox, pods, log);
   const missing = missingOrdinals(sandbox, pods);
   const refusal = missing.length === 0 ? undefined : reaperModeRefusal(sandbox, ctx.sidecar);
-  if (refusal) throw new MisconfigurationError(refusal, { cause: sandbox.spec.shellReaper });
-  for (const ordinal of missing) {
-    try {
-      const result = await ctx.ports.pods.create(sandboxPod(sandbox, ordinal, ctx.sidecar));
-      log.info({ ordinal, result }, 'sandbox pod created');
-    } catch (error) {
-      if (!(error instanceof KubeRequestError && error.namespaceTerminating)) throw error;
-      log.info({ ordinal }, 'namespace is terminating; no pod is created');
-      break;
-    }
-  }
+  // Independent writes, in flight together. Each is bound by what it writes, not by the others: the status by
+  // the uid and the fields it read, the guard by the version it read, the pods by their names. The order once
+  // here (status, guard, pods) protected nothing: the marker a sandbox is born with is what its annotations
+  // say until its first status write, whenever that lands; and a Pending pod is evictable whatever budget
+  // exists (the eviction API checks budgets only for running pods).
+  await firstFailure([
+    writeStatus(ctx, sandbox, { index, reconciliation, decision: undefined, pods, erasedFor: request }),
+    keepEvictionGuard(ctx, sandbox, log),
+    releaseTerminatingPods(ctx, sandbox, pods, log),
+    refusal
+      ? Promise.reject(new MisconfigurationError(refusal, { cause: sandbox.spec.shellReaper }))
+      : createPods(ctx, sandbox, missing, log),
+  ]);
 
   let next = requeueAfter(ctx.timing.resyncMs);
   if (cleanup.kind === 'Waiting') next = sooner(next, requeueAfter(cleanup.remainingMs));

@@ -4,9 +4,7 @@
  * in flight at that moment is what the turn started without waiting for an answer.
  */
 import { describe, expect, it } from 'vitest';
-import type { ReconcilerContext } from '../../../operator/controller/context.ts';
 import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
-import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import { sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
 import {
@@ -14,10 +12,12 @@ import {
   deleted,
   expect_,
   failing,
+  held,
   listed,
   releasingStatus,
   releasingTurn,
   Script,
+  settle,
   silent,
 } from './scripted-ports.ts';
 
@@ -28,31 +28,6 @@ function released(): SandboxBuilder {
   const subject = sandbox('sbx').deleting().withReference(own).withGuard();
   return subject.withStatus(releasingStatus(subject, [own]));
 }
-
-/** Holds every port call until `open()`; `inFlight` names the calls made, answered or not. */
-function held(ctx: ReconcilerContext) {
-  const inFlight: string[] = [];
-  let open = (): void => undefined;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  const hold = <T extends object>(port: string, methods: T): T =>
-    Object.fromEntries(
-      Object.entries(methods).map(([method, call]) => [
-        method,
-        async (...args: unknown[]) => {
-          inFlight.push(`${port}.${method}`);
-          await gate;
-          return (call as (...a: unknown[]) => Promise<unknown>)(...args);
-        },
-      ]),
-    ) as T;
-  const ports = Object.fromEntries(
-    Object.entries(ctx.ports).map(([port, methods]) => [port, hold(port, methods as object)]),
-  ) as unknown as ControllerPorts;
-  return { ctx: { ...ctx, ports }, inFlight, open: () => open() };
-}
-
-/** What the turn has in flight once nothing more happens without an answer. */
-const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('the reads a deletion turn starts ahead', () => {
   it('a finishing turn reads the Sandbox, its references and its pods at once, not one after another', async () => {

@@ -7,7 +7,7 @@ import { reconcileSandbox } from '../../../operator/controller/sandbox-reconcile
 import type { Action } from '../../../operator/runtime/action.ts';
 import { NAMESPACE, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
-import { contextOf, expect_, failing, listed, Script, silent } from './scripted-ports.ts';
+import { contextOf, expect_, failing, held, listed, Script, settle, silent } from './scripted-ports.ts';
 import { KubeRequestError } from '../../../operator/kube/errors.ts';
 import { Misconfigurations } from '../../../operator/controller/misconfiguration.ts';
 import { controllerErrorOf, errorPolicy } from '../../../operator/runtime/error-policy.ts';
@@ -42,6 +42,31 @@ describe('a live sandbox’s reconcile', () => {
     expect(action).toEqual(RESYNC);
   });
 
+  it('has the status, the guard and the first pod in flight at once, and only after the finalizer', async () => {
+    const subject = sandbox('sbx').withSpec({ replicas: 2 });
+    const written = { ok: true, value: sandbox('sbx').finalized().withSpec({ replicas: 2 }).build() };
+    const script = new Script([
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2', sandbox: written }),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
+      expect_('pods.create(sbx-0)', 'Created'),
+      expect_('pods.create(sbx-1)', 'Created'),
+    ]);
+    // The finalizer's PATCH answered, everything after it held: what is in flight is what went out at once.
+    const { ctx, inFlight, open } = held(contextOf(subject.store(), script), 1);
+    const reconciled = reconcileSandbox(ctx, `${NAMESPACE}/sbx`, silent);
+    await settle();
+    expect(inFlight).toEqual([
+      'sandboxes.patchMetadata',
+      'sandboxes.patchStatus',
+      'guards.ensureDisruptionBudget',
+      'pods.create',
+    ]);
+    open();
+    await reconciled;
+    script.finish();
+  });
+
   it('waits for the update event when the PATCH answered something else: deleted meanwhile, or unreadable', async () => {
     const deleted = { ok: true, value: sandbox('sbx').finalized().deleting().build() };
     for (const answer of [{ resourceVersion: '2' }, { resourceVersion: '2', sandbox: deleted }]) {
@@ -52,7 +77,7 @@ describe('a live sandbox’s reconcile', () => {
     }
   });
 
-  it('writes its status before any pod, then the eviction guard, then the missing pods', async () => {
+  it('writes its status, its eviction guard and its missing pods, all in flight together', async () => {
     const subject = sandbox('sbx')
       .finalized()
       .withSpec({ replicas: 2 })
@@ -148,8 +173,8 @@ describe('a live sandbox’s reconcile', () => {
     });
     const script = new Script([
       expect_('sandboxes.patchStatus(sbx)'),
-      expect_('events.record(RBACForbidden)'),
       expect_('pods.create(sbx-0)', 'Created'),
+      expect_('events.record(RBACForbidden)'),
     ]);
     await reconcileSandbox(contextOf(subject.store(), script, { misconfigurations }), 'ns/sbx', silent);
     script.finish();

@@ -218,3 +218,31 @@ export async function deletionTurn(
   script.finish();
   return action;
 }
+
+/**
+ * Holds every port call until `open()` (but the first `through` calls, answered at once); `inFlight` names the
+ * calls made, answered or not.
+ */
+export function held(ctx: ReconcilerContext, through = 0) {
+  const inFlight: string[] = [];
+  let open = (): void => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const hold = <T extends object>(port: string, methods: T): T =>
+    Object.fromEntries(
+      Object.entries(methods).map(([method, call]) => [
+        method,
+        async (...args: unknown[]) => {
+          inFlight.push(`${port}.${method}`);
+          if (inFlight.length > through) await gate;
+          return (call as (...a: unknown[]) => Promise<unknown>)(...args);
+        },
+      ]),
+    ) as T;
+  const ports = Object.fromEntries(
+    Object.entries(ctx.ports).map(([port, methods]) => [port, hold(port, methods as object)]),
+  ) as unknown as ControllerPorts;
+  return { ctx: { ...ctx, ports }, inFlight, open: () => open() };
+}
+
+/** What the turn has in flight once nothing more happens without an answer. */
+export const settle = () => new Promise((resolve) => setImmediate(resolve));
