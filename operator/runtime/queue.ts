@@ -2,7 +2,7 @@
  * The work queue, with client-go's contract:
  * - a key is queued at most once (adds while queued coalesce);
  * - a key is never handed to two workers at once; a key added while in flight is handed out again after
- *   `done` (it is "dirty");
+ *   `done` (it is "dirty"), ahead of the queue if an `addFirst` asked for it;
  * - delayed adds keep the earliest due time; per-key exponential backoff for failures (`addRateLimited`),
  *   reset by `forget`.
  * Time comes from the global timers, so tests drive it with fake timers.
@@ -29,6 +29,8 @@ export class WorkQueue {
   /** When each queued key was added, for the time it waits. */
   private readonly addedAt = new Map<string, number>();
   private readonly dirty = new Set<string>();
+  /** Dirty keys an `addFirst` asked for: handed out again ahead of the queue, not behind it. */
+  private readonly dirtyFirst = new Set<string>();
   private readonly delayed = new Map<string, { dueAt: number; timer: NodeJS.Timeout }>();
   private readonly failures = new Map<string, number>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
@@ -60,6 +62,7 @@ export class WorkQueue {
     this.observer.onAdd?.();
     if (this.processing.has(key)) {
       this.dirty.add(key);
+      if (first) this.dirtyFirst.add(key);
       return;
     }
     if (this.queuedSet.has(key)) {
@@ -136,7 +139,8 @@ export class WorkQueue {
     const started = this.processing.get(key);
     this.processing.delete(key);
     if (started !== undefined) this.observer.onDone?.((Date.now() - started) / 1000);
-    if (this.dirty.delete(key)) this.add(key);
+    const first = this.dirtyFirst.delete(key);
+    if (this.dirty.delete(key)) this.enqueue(key, first);
   }
 
   /** When each in-flight key was taken by its worker (Date.now()), for the unfinished-work gauges. */

@@ -45,6 +45,24 @@ describe('WorkQueue', () => {
     expect(await second).toBe('a');
   });
 
+  it('keeps a key added first while in flight first when it is handed out again', async () => {
+    // A released deletion's turn ends as its pod's DELETED event arrives: the finishing turn that event asks
+    // for must not wait behind every queued key.
+    const queue = new WorkQueue();
+    queue.add('released');
+    expect(await queue.get()).toBe('released');
+    for (const key of ['a', 'b', 'c']) queue.add(key);
+    queue.addFirst('released');
+    queue.done('released');
+    expect(await queue.get()).toBe('released');
+    // An ordinary add in flight still goes to the back.
+    queue.add('released');
+    queue.done('released');
+    const order = [];
+    for (let i = 0; i < 4; i += 1) order.push(await queue.get());
+    expect(order).toEqual(['a', 'b', 'c', 'released']);
+  });
+
   it('keeps the earlier due time when the same key is delayed twice', async () => {
     const queue = new WorkQueue();
     queue.addAfter('a', 1_000);
