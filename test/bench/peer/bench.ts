@@ -6,6 +6,7 @@
  *   BENCH_PEER_SUBJECTS=ours   a subset of raw,agent-sandbox,ours
  *   BENCH_PROFILE=DIR          our operator under --cpu-prof, and a heap snapshot at steady state, into DIR
  *   BENCH_OPERATOR_MAIN=FILE   another operator entry point (e.g. tsc's dist/operator/cli/main.js) instead of the bundle
+ *   BENCH_OPERATOR_LOG=FILE    our operator's log, at debug level, appended to FILE (it costs the operator CPU)
  *   BENCH_APISERVER_PROFILE=DIR  kube-apiserver's CPU profile over each subject's delete phase, into DIR,
  *                              for BENCH_APISERVER_PROFILE_SECONDS (default 10), and its top functions
  */
@@ -96,7 +97,16 @@ export async function peerBenchmarks(): Promise<void> {
     const subjects: Subject[] = [
       ...(wanted.has('raw') ? [raw] : []),
       ...(peer.ok ? [agentSandbox(peer.binary)] : []),
-      ...(wanted.has('ours') ? [ours({ main, profileDir: null, kubeconfig: operatorKubeconfig })] : []),
+      ...(wanted.has('ours')
+        ? [
+            ours({
+              main,
+              profileDir: null,
+              kubeconfig: operatorKubeconfig,
+              logFile: process.env['BENCH_OPERATOR_LOG'],
+            }),
+          ]
+        : []),
       // Profiled in a run of its own, so the profiler's overhead stays out of the table's "ours".
       ...(profileDir !== null ? [ours({ main, profileDir, kubeconfig: operatorKubeconfig })] : []),
     ];

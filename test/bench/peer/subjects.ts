@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
+import { closeSync, createWriteStream, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { IMAGE_NODE_OPTIONS } from '../../harness/operator-bundle.ts';
 import { LABELS } from '../../../operator/api/names.ts';
@@ -132,6 +132,8 @@ export type OursOptions = {
   readonly profileDir: string | null;
   /** The operator's own identity (the chart's ServiceAccount). */
   readonly kubeconfig: string;
+  /** Where its log goes, at debug level (BENCH_OPERATOR_LOG); undefined: warnings only, to nowhere. */
+  readonly logFile?: string | undefined;
 };
 
 export function ours(options: OursOptions): Subject {
@@ -157,7 +159,7 @@ export function ours(options: OursOptions): Subject {
         '--leader-elect',
         'false',
         '--log-level',
-        'warn',
+        options.logFile === undefined ? 'warn' : 'debug',
         '--probe-bind',
         `127.0.0.1:${port}`,
         '--metrics-bind',
@@ -165,10 +167,12 @@ export function ours(options: OursOptions): Subject {
         '--namespace',
         namespace,
       ];
+      const log = options.logFile === undefined ? 'ignore' : openSync(options.logFile, 'a');
       const child = spawn(process.execPath, args, {
-        env: { ...process.env, KUBECONFIG: options.kubeconfig },
-        stdio: ['ignore', 'ignore', 'inherit'],
+        env: { ...process.env, KUBECONFIG: options.kubeconfig, SANDBOX_OPERATOR_LOG_FORMAT: 'json' },
+        stdio: ['ignore', log, 'inherit'],
       });
+      if (typeof log === 'number') closeSync(log);
       // Ready (caches synced); the bench then waits for its CPU to go quiet.
       return controllerProcess(child, () => serving(`http://127.0.0.1:${port}/readyz`));
     },
