@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 const ROOT = join(import.meta.dirname, '..', '..');
 
 /** The Dockerfile's NODE_OPTIONS, which the benches pass too (test/integration/packaging checks they agree). */
-export const IMAGE_NODE_OPTIONS = ['--enable-source-maps'] as const;
+export const IMAGE_NODE_OPTIONS = ['--enable-source-maps', '--max-semi-space-size=4'] as const;
 
 /** Bundles into node_modules/.cache/sandbox-operator/<name> and returns the operator's entry main.mjs. */
 export async function buildOperatorBundle(name: string): Promise<string> {

@@ -36,7 +36,9 @@ function origin(url: string, line: number, column: number): { url: string; line:
     );
   }
   const entry = sourceMaps.get(path)?.findEntry(line, column);
-  if (entry === undefined || !('originalSource' in entry)) return { url, line };
+  // A generated position no mapping covers (the bundle's own glue code) has no original source.
+  if (entry === undefined || !('originalSource' in entry) || typeof entry.originalSource !== 'string')
+    return { url, line };
   return { url: resolve(dirname(path), entry.originalSource), line: entry.originalLine };
 }
 
