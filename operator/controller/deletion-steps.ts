@@ -88,7 +88,11 @@ export type DeletionFacts = {
   readonly recorded?: true;
   /** A terminating namespace with no reference left lifts this verdict. */
   readonly namespaceLifts?: boolean;
-  /** The pods by a consistent LIST, once the deletion is released. */
+  /**
+   * The pods the release acts on, once the deletion is released: the cache's (each delete and release is
+   * bound to the pod's uid and finalizers, so a stale entry only fails its write), or, when the cache holds
+   * none, a consistent LIST's. So nothing of the index and not the finalizer goes before a LIST found no pod.
+   */
   readonly livePods?: readonly PodSummary[];
   /** How many of `livePods` are handled, and whether the next one's delete is done. */
   readonly podsHandled?: number;

@@ -162,8 +162,12 @@ async function perform(
       const { verdict } = step.decided;
       ctx.recorder.onDecision?.(verdict.verdict, verdict.evidence);
       const decided = { ...step.decided, legacy: step.evidence, erasedFor: facts.eraseRequest };
-      // Exclusive: the release's LIST goes with the status write, not after it (read-ahead.ts).
-      if (verdict.verdict === 'Exclusive' && !facts.livePods)
+      // Exclusive with no pod cached: the release's LIST goes with the status write, not after it (read-ahead.ts).
+      if (
+        verdict.verdict === 'Exclusive' &&
+        !facts.livePods &&
+        ctx.store.pods(keyOf(namespace, name)).length === 0
+      )
         reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));
       await recordDecision(ctx, sandbox, decided, log);
       failpoint(step.kind);
@@ -173,12 +177,16 @@ async function perform(
       return { ...facts, namespaceLifts: await namespaceLifts(ctx, sandbox, step, log) };
     case 'blocked':
       return requeueAfter(ctx.timing.blockedRecheckMs);
-    case 'list-pods':
+    case 'list-pods': {
+      // The cache's pods when it holds any: what it missed, the finishing turn's LIST finds (deletion-steps.ts).
+      const cached = ctx.store.pods(keyOf(namespace, name));
       return {
         ...facts,
-        livePods: await reads.pods.take(() => ctx.ports.pods.listLive(namespace, name)),
+        livePods:
+          cached.length > 0 ? cached : await reads.pods.take(() => ctx.ports.pods.listLive(namespace, name)),
         budget: ctx.store.budget(keyOf(namespace, name)),
       };
+    }
     case 'delete-pod':
       await ctx.ports.pods.delete(namespace, step.pod.name, step.pod.uid);
       failpoint(step.kind);
@@ -226,7 +234,11 @@ function readAhead(ctx: ReconcilerContext, sandbox: Sandbox, facts: DeletionFact
   const target = { worktree: sandbox.spec.worktree };
   if (ctx.store.references(keyOf(namespace, name)).some((entry) => isForeignReference(entry, target))) return;
   reads.references.start(() => ctx.ports.references.listLive(namespace, name));
-  if (sandbox.status?.decision?.verdict === 'Exclusive' && !facts.cachedPods && !facts.livePods)
+  if (
+    sandbox.status?.decision?.verdict === 'Exclusive' &&
+    !facts.livePods &&
+    ctx.store.pods(keyOf(namespace, name)).length === 0
+  )
     reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));
 }
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
-import { sandbox, type SandboxBuilder } from '../builders.ts';
+import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
 import {
   contextOf,
@@ -49,9 +49,19 @@ describe('the reads a deletion turn starts ahead', () => {
     script.finish();
   });
 
-  it('a releasing turn lists the pods while it writes the decision, and releases only after the write', async () => {
-    const subject = sandbox('sbx').deleting().withReference(own).withPods(1).withGuard();
-    const script = new Script(releasingTurn(subject, [own]));
+  it('a releasing turn whose cache holds no pod lists them while it writes the decision, and releases only after the write', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own).withGuard();
+    const listedPod = pod('sbx', 0);
+    const script = new Script([
+      current,
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('pods.listLive(sbx)', [listedPod]),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(Releasing)'),
+      expect_('pods.delete(sbx-0)'),
+      expect_('pods.patchMetadata(sbx-0)'),
+      expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
+    ]);
     const { ctx, inFlight, open } = held(contextOf(subject.store(), script));
     const turn = reconcileDeletion(ctx, subject.build(), silent);
     await settle();
@@ -63,6 +73,14 @@ describe('the reads a deletion turn starts ahead', () => {
     // Event is sent on that answer).
     expect(inFlight.indexOf('pods.listLive')).toBeLessThan(inFlight.indexOf('sandboxes.patchStatus'));
     expect(inFlight.indexOf('pods.delete')).toBeGreaterThan(inFlight.indexOf('events.record'));
+  });
+
+  it('a releasing turn acts on the pods its cache holds: no LIST of them', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own).withPods(1).withGuard();
+    const script = new Script(releasingTurn(subject, [own]));
+    await reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent);
+    script.finish();
+    expect(script.calls).not.toContain('pods.listLive(sbx)');
   });
 
   it('a read taken by its step fails the turn with its own error', async () => {

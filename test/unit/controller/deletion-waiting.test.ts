@@ -42,7 +42,6 @@ describe('a released deletion waiting for its pods', () => {
     await turn(subject, [
       current,
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
-      expect_('pods.listLive(sbx)', subject.livePods()),
       expect_('pods.patchMetadata(sbx-0)'),
       expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
     ]);

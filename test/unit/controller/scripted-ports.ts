@@ -191,14 +191,13 @@ export function contextOf(
 
 /**
  * The calls of a turn that releases `subject` (worktree wt-1, holding `references`, its pods and its guard
- * cached): the incarnation GET with the confirming LIST, the pods' LIST with the decision's status write and
- * its Event, then each pod deleted and freed of the finalizer, then the guard, which has nothing left to hold.
+ * cached): the incarnation GET with the confirming LIST, the decision's status write and its Event, then each
+ * cached pod deleted and freed of the finalizer, then the guard, which has nothing left to hold.
  */
 export function releasingTurn(subject: SandboxBuilder, references: readonly ReferenceEntry[]): Expected[] {
   return [
     expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true }),
     expect_('references.listLive(sbx)', listed(references, 'sbx')),
-    expect_('pods.listLive(sbx)', subject.livePods()),
     expect_('sandboxes.patchStatus(sbx)'),
     expect_('events.record(Releasing)'),
     ...subject
