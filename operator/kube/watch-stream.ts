@@ -35,8 +35,12 @@ export async function watchStream(
   const stop = () => request.abort();
   signal.addEventListener('abort', stop, { once: true });
   let idle: NodeJS.Timeout | undefined;
+  // Re-armed on every chunk: refresh() restarts the one timer instead of making a new one per chunk.
   const armIdle = () => {
-    clearTimeout(idle);
+    if (idle) {
+      idle.refresh();
+      return;
+    }
     idle = setTimeout(stop, query.timeoutSeconds * 1000 + INACTIVITY_MARGIN_MS);
     idle.unref();
   };
