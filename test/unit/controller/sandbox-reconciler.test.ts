@@ -29,31 +29,27 @@ async function turn(
 const RESYNC = { kind: 'RequeueAfter', ms: 600_000 };
 
 describe('a live sandbox’s reconcile', () => {
+  /** A new Sandbox of 2 replicas, and the calls of its first turn: the finalizer, then status, guard and pods. */
+  const fresh = () => sandbox('sbx').withSpec({ replicas: 2 });
+  const firstTurn = () => [
+    expect_('sandboxes.patchMetadata(sbx)', {
+      resourceVersion: '2',
+      sandbox: { ok: true, value: fresh().finalized().build() },
+    }),
+    expect_('sandboxes.patchStatus(sbx)'),
+    expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
+    expect_('pods.create(sbx-0)', 'Created'),
+    expect_('pods.create(sbx-1)', 'Created'),
+  ];
+
   it('adds the exclusivity finalizer first, then goes on from the Sandbox the PATCH answered: status, guard, pods', async () => {
-    const subject = sandbox('sbx').withSpec({ replicas: 2 });
-    const written = { ok: true, value: sandbox('sbx').finalized().withSpec({ replicas: 2 }).build() };
-    const action = await turn(subject, [
-      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2', sandbox: written }),
-      expect_('sandboxes.patchStatus(sbx)'),
-      expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
-      expect_('pods.create(sbx-0)', 'Created'),
-      expect_('pods.create(sbx-1)', 'Created'),
-    ]);
-    expect(action).toEqual(RESYNC);
+    expect(await turn(fresh(), firstTurn())).toEqual(RESYNC);
   });
 
   it('has the status, the guard and the first pod in flight at once, and only after the finalizer', async () => {
-    const subject = sandbox('sbx').withSpec({ replicas: 2 });
-    const written = { ok: true, value: sandbox('sbx').finalized().withSpec({ replicas: 2 }).build() };
-    const script = new Script([
-      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2', sandbox: written }),
-      expect_('sandboxes.patchStatus(sbx)'),
-      expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
-      expect_('pods.create(sbx-0)', 'Created'),
-      expect_('pods.create(sbx-1)', 'Created'),
-    ]);
+    const script = new Script(firstTurn());
     // The finalizer's PATCH answered, everything after it held: what is in flight is what went out at once.
-    const { ctx, inFlight, open } = held(contextOf(subject.store(), script), 1);
+    const { ctx, inFlight, open } = held(contextOf(fresh().store(), script), 1);
     const reconciled = reconcileSandbox(ctx, `${NAMESPACE}/sbx`, silent);
     await settle();
     expect(inFlight).toEqual([
@@ -77,7 +73,7 @@ describe('a live sandbox’s reconcile', () => {
     }
   });
 
-  it('writes its status, its eviction guard and its missing pods, all in flight together', async () => {
+  it('writes its status, its eviction guard and its missing pods once finalized', async () => {
     const subject = sandbox('sbx')
       .finalized()
       .withSpec({ replicas: 2 })
