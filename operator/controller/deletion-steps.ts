@@ -19,7 +19,7 @@ import { removeFinalizerFromIncarnation, type JsonPatchOp } from './finalizer.ts
 import type { LegacyResult } from './legacy-evidence.ts';
 import type { Erased } from './erase.ts';
 import type { Staleness } from './incarnation.ts';
-import type { PodSummary } from './pod-summary.ts';
+import { isReleased, type PodSummary } from './pod-summary.ts';
 import type { Deleted, ListedReference } from './ports.ts';
 
 /**
@@ -140,7 +140,7 @@ export type DeletionStep =
 export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
   if (!facts.finalizer) return { kind: 'finished' };
   if (facts.podsGoing === true && facts.eraseRequest === undefined) return { kind: 'pods-going' };
-  if (facts.released === true && !(facts.livePods ?? []).some(toRelease)) return finishStep(facts);
+  if (facts.released === true && (facts.livePods ?? []).every(isReleased)) return finishStep(facts);
   if (facts.incarnation === undefined) return { kind: 'read-incarnation' };
   if (facts.incarnation !== 'Current') return { kind: 'stale', staleness: facts.incarnation };
   if (facts.cachedPods && !facts.guardKept) return { kind: 'keep-guard' };
@@ -170,15 +170,11 @@ export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
   return releaseStep(facts);
 }
 
-/** A pod the release has yet to delete or free of our finalizer. */
-const toRelease = (pod: PodSummary): boolean =>
-  !pod.deleting || pod.finalizers.includes(EXCLUSIVITY_FINALIZER);
-
 /**
  * A released sandbox whose pods the cache no longer holds: the consistent LIST of its pods, the guard if the
- * cache still holds one, then, once no pod is listed, the finalizer. Writes nothing found by name but the guard, by its uid, and
- * the finalizer's removal tests the Sandbox's uid, so it needs no incarnation read: a stale cache only fails
- * the PATCH.
+ * cache still holds one, then, once no pod is listed, the finalizer. Writes nothing found by name but the
+ * guard, by its uid, and the finalizer's removal tests the Sandbox's uid, so it needs no incarnation read: a
+ * stale cache only fails the PATCH.
  */
 function finishStep(facts: DeletionFacts): DeletionStep {
   const pods = facts.livePods;

@@ -19,6 +19,7 @@ import { tombstonesToPrune } from '../index/prune.ts';
 import { awaitChange, requeueAfter, type Action } from '../runtime/action.ts';
 import type { ReconcilerContext } from './context.ts';
 import { currentIndex } from './current-index.ts';
+import { isReleased, type PodSummary } from './pod-summary.ts';
 import { nextDeletionStep, type DeletionFacts, type DeletionStep } from './deletion-steps.ts';
 import { recordDecision } from './deletion-record.ts';
 import { eraseReferences } from './erase.ts';
@@ -40,17 +41,13 @@ export async function reconcileDeletion(
   sandbox: Sandbox,
   log: Logger,
 ): Promise<Action> {
-  const key = keyOf(sandbox.metadata.namespace, sandbox.metadata.name);
-  const pods = ctx.store.pods(key);
+  const pods = cachedPods(ctx, sandbox);
   const recordedExclusive = sandbox.status?.decision?.verdict === 'Exclusive';
   const eraseRequest = pendingErase(sandbox);
   let facts: DeletionFacts = {
     finalizer: sandbox.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) ?? false,
     cachedPods: pods.some((pod) => !pod.deleting),
-    podsGoing:
-      recordedExclusive &&
-      pods.length > 0 &&
-      pods.every((pod) => pod.deleting && !pod.finalizers.includes(EXCLUSIVITY_FINALIZER)),
+    podsGoing: recordedExclusive && pods.length > 0 && pods.every(isReleased),
     released:
       recordedExclusive && eraseRequest === undefined && pods.length === 0 && nothingReferenced(ctx, sandbox),
     eraseRequest,
@@ -66,6 +63,16 @@ export async function reconcileDeletion(
     facts = next;
   }
 }
+
+const cachedPods = (ctx: ReconcilerContext, sandbox: Sandbox): PodSummary[] =>
+  ctx.store.pods(keyOf(sandbox.metadata.namespace, sandbox.metadata.name));
+
+/**
+ * Whether the release takes a consistent LIST of the pods: it acts on the cache's pods when the cache holds
+ * any (what it missed, the finishing turn's LIST finds: deletion-steps.ts), and lists only when it holds none.
+ */
+const listsPods = (ctx: ReconcilerContext, sandbox: Sandbox, facts: DeletionFacts): boolean =>
+  !facts.livePods && cachedPods(ctx, sandbox).length === 0;
 
 /** No reference of the sandbox in the cache (readable or not), and none in the index its status recorded. */
 function nothingReferenced(ctx: ReconcilerContext, sandbox: Sandbox): boolean {
@@ -162,12 +169,8 @@ async function perform(
       const { verdict } = step.decided;
       ctx.recorder.onDecision?.(verdict.verdict, verdict.evidence);
       const decided = { ...step.decided, legacy: step.evidence, erasedFor: facts.eraseRequest };
-      // Exclusive with no pod cached: the release's LIST goes with the status write, not after it (read-ahead.ts).
-      if (
-        verdict.verdict === 'Exclusive' &&
-        !facts.livePods &&
-        ctx.store.pods(keyOf(namespace, name)).length === 0
-      )
+      // Exclusive: the release's LIST, if it takes one, goes with the status write, not after it (read-ahead.ts).
+      if (verdict.verdict === 'Exclusive' && listsPods(ctx, sandbox, facts))
         reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));
       await recordDecision(ctx, sandbox, decided, log);
       failpoint(step.kind);
@@ -177,16 +180,14 @@ async function perform(
       return { ...facts, namespaceLifts: await namespaceLifts(ctx, sandbox, step, log) };
     case 'blocked':
       return requeueAfter(ctx.timing.blockedRecheckMs);
-    case 'list-pods': {
-      // The cache's pods when it holds any: what it missed, the finishing turn's LIST finds (deletion-steps.ts).
-      const cached = ctx.store.pods(keyOf(namespace, name));
+    case 'list-pods':
       return {
         ...facts,
-        livePods:
-          cached.length > 0 ? cached : await reads.pods.take(() => ctx.ports.pods.listLive(namespace, name)),
+        livePods: listsPods(ctx, sandbox, facts)
+          ? await reads.pods.take(() => ctx.ports.pods.listLive(namespace, name))
+          : cachedPods(ctx, sandbox),
         budget: ctx.store.budget(keyOf(namespace, name)),
       };
-    }
     case 'delete-pod':
       await ctx.ports.pods.delete(namespace, step.pod.name, step.pod.uid);
       failpoint(step.kind);
@@ -234,11 +235,7 @@ function readAhead(ctx: ReconcilerContext, sandbox: Sandbox, facts: DeletionFact
   const target = { worktree: sandbox.spec.worktree };
   if (ctx.store.references(keyOf(namespace, name)).some((entry) => isForeignReference(entry, target))) return;
   reads.references.start(() => ctx.ports.references.listLive(namespace, name));
-  if (
-    sandbox.status?.decision?.verdict === 'Exclusive' &&
-    !facts.livePods &&
-    ctx.store.pods(keyOf(namespace, name)).length === 0
-  )
+  if (sandbox.status?.decision?.verdict === 'Exclusive' && listsPods(ctx, sandbox, facts))
     reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));
 }
 

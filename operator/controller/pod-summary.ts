@@ -1,5 +1,5 @@
 /** What the controller keeps of a sandbox pod: identity, finalizers, deletion and readiness. */
-import { GROUP, LABELS, SANDBOX } from '../api/names.ts';
+import { EXCLUSIVITY_FINALIZER, GROUP, LABELS, SANDBOX } from '../api/names.ts';
 
 export type PodSummary = {
   readonly namespace: string;
@@ -12,6 +12,10 @@ export type PodSummary = {
   readonly ready: boolean;
   readonly phase: string | undefined;
 };
+
+/** Released by a deletion: being deleted, and free of our finalizer, so nothing of ours holds it any more. */
+export const isReleased = (pod: PodSummary): boolean =>
+  pod.deleting && !pod.finalizers.includes(EXCLUSIVITY_FINALIZER);
 
 type RawPod = {
   metadata?: {
