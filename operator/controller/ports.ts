@@ -21,9 +21,10 @@ export type WrittenVersion = { readonly resourceVersion: string };
 
 /**
  * A metadata write's answer: its resourceVersion, and the Sandbox as the API server holds it after the write
- * (the PATCH's response), so a turn can go on from it instead of waiting for the write's watch event.
+ * (the PATCH's response), so a turn can go on from it instead of waiting for the write's watch event. Parsed
+ * only when asked: most writes (a finalizer's removal, the cleanup fence) never read it.
  */
-export type WrittenSandbox = WrittenVersion & { readonly sandbox?: Parsed<Sandbox> | undefined };
+export type WrittenSandbox = WrittenVersion & { readonly sandbox?: (() => Parsed<Sandbox>) | undefined };
 
 /**
  * One incarnation of a Sandbox: its name and the uid the API server gave it. A name outlives its incarnations

@@ -83,10 +83,17 @@ async function createPods(
   }
 }
 
-/** Waits for every write, then fails with the first failure in the order given (the others are logged by the runner's next turn, which meets them again). */
-async function firstFailure(writes: readonly Promise<void>[]): Promise<void> {
-  const settled = await Promise.allSettled(writes);
-  for (const each of settled) if (each.status === 'rejected') throw each.reason;
+/**
+ * Waits for every write, then fails the turn with the first failure in the order given; any other failure is
+ * logged here, since the runner sees only the one thrown.
+ */
+async function firstFailure(writes: readonly Promise<void>[], log: Logger): Promise<void> {
+  const failures = (await Promise.allSettled(writes)).flatMap((each) =>
+    each.status === 'rejected' ? [each.reason as unknown] : [],
+  );
+  const [first, ...others] = failures;
+  for (const err of others) log.warn({ err }, 'another write of this turn failed too');
+  if (failures.length > 0) throw first;
 }
 
 /**
@@ -115,7 +122,7 @@ async function withFinalizer(
   if (!addFinalizer) return sandbox;
   const written = await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), addFinalizer);
   log.info('added the exclusivity finalizer');
-  const fresh = written.sandbox;
+  const fresh = written.sandbox?.();
   // Anything unexpected in the answer (deleted meanwhile, unreadable): its update event brings the next turn.
   if (!fresh?.ok) return undefined;
   const { metadata } = fresh.value;
@@ -146,14 +153,17 @@ async function reconcileLive(ctx: ReconcilerContext, cached: Sandbox, log: Logge
   // here (status, guard, pods) protected nothing: the marker a sandbox is born with is what its annotations
   // say until its first status write, whenever that lands; and a Pending pod is evictable whatever budget
   // exists (the eviction API checks budgets only for running pods).
-  await firstFailure([
-    writeStatus(ctx, sandbox, { index, reconciliation, decision: undefined, pods, erasedFor: request }),
-    keepEvictionGuard(ctx, sandbox, log),
-    releaseTerminatingPods(ctx, sandbox, pods, log),
-    refusal
-      ? Promise.reject(new MisconfigurationError(refusal, { cause: sandbox.spec.shellReaper }))
-      : createPods(ctx, sandbox, missing, log),
-  ]);
+  await firstFailure(
+    [
+      writeStatus(ctx, sandbox, { index, reconciliation, decision: undefined, pods, erasedFor: request }),
+      keepEvictionGuard(ctx, sandbox, log),
+      releaseTerminatingPods(ctx, sandbox, pods, log),
+      refusal
+        ? Promise.reject(new MisconfigurationError(refusal, { cause: sandbox.spec.shellReaper }))
+        : createPods(ctx, sandbox, missing, log),
+    ],
+    log,
+  );
 
   let next = requeueAfter(ctx.timing.resyncMs);
   if (cleanup.kind === 'Waiting') next = sooner(next, requeueAfter(cleanup.remainingMs));

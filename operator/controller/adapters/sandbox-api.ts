@@ -49,7 +49,7 @@ export function kubeSandboxApi({ json }: KubeClients): SandboxApi {
       )) as { metadata?: { resourceVersion?: string } } | undefined;
       return {
         resourceVersion: written?.metadata?.resourceVersion ?? '',
-        sandbox: written === undefined ? undefined : parseSandbox(written),
+        sandbox: written === undefined ? undefined : () => parseSandbox(written),
       };
     },
     async delete(namespace, name, preconditions) {

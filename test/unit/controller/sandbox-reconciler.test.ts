@@ -34,7 +34,7 @@ describe('a live sandbox’s reconcile', () => {
   const firstTurn = () => [
     expect_('sandboxes.patchMetadata(sbx)', {
       resourceVersion: '2',
-      sandbox: { ok: true, value: fresh().finalized().build() },
+      sandbox: () => ({ ok: true, value: fresh().finalized().build() }),
     }),
     expect_('sandboxes.patchStatus(sbx)'),
     expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
@@ -63,9 +63,28 @@ describe('a live sandbox’s reconcile', () => {
     script.finish();
   });
 
+  it('fails the turn with the first failed write when several of its writes fail, after all have answered', async () => {
+    const statusRefused = new KubeRequestError('PatchStatus', 'sandbox ns/sbx', 409, {
+      cause: new Error('conflict'),
+    });
+    const podRefused = new KubeRequestError('Create', 'pod ns/sbx-0', 500, { cause: new Error('etcd') });
+    const script = new Script([
+      failing('sandboxes.patchStatus(sbx)', statusRefused),
+      expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
+      failing('pods.create(sbx-0)', podRefused),
+    ]);
+    const subject = sandbox('sbx').finalized().withSpec({ replicas: 2 });
+    const thrown = await reconcileSandbox(contextOf(subject.store(), script), 'ns/sbx', silent).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    script.finish();
+    expect(thrown).toBe(statusRefused);
+  });
+
   it('waits for the update event when the PATCH answered something else: deleted meanwhile, or unreadable', async () => {
     const deleted = { ok: true, value: sandbox('sbx').finalized().deleting().build() };
-    for (const answer of [{ resourceVersion: '2' }, { resourceVersion: '2', sandbox: deleted }]) {
+    for (const answer of [{ resourceVersion: '2' }, { resourceVersion: '2', sandbox: () => deleted }]) {
       const action = await turn(sandbox('sbx').withSpec({ replicas: 2 }), [
         expect_('sandboxes.patchMetadata(sbx)', answer),
       ]);
