@@ -66,7 +66,8 @@ export type DeletionFacts = {
    * The recorded decision is Exclusive and the cache holds nothing of the sandbox (no pod, no reference) and
    * recorded none: its release is done, and a consistent LIST of its pods finding none is all that stands
    * before its finalizer goes. The decision is not made again: after the fence it can only be the same, and
-   * the pods it released are gone. A listed pod still to release sends the turn the whole way.
+   * the pods it released are gone. A listed pod still to release, or a guard the cache still holds, sends the
+   * turn the whole way.
    */
   readonly released?: boolean;
 
@@ -140,7 +141,9 @@ export type DeletionStep =
 export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
   if (!facts.finalizer) return { kind: 'finished' };
   if (facts.podsGoing === true && facts.eraseRequest === undefined) return { kind: 'pods-going' };
-  if (facts.released === true && (facts.livePods ?? []).every(isReleased)) return finishStep(facts);
+  // The guard is found by name: removing one the cache still holds needs the incarnation read of the whole way.
+  if (facts.released === true && !facts.budget && (facts.livePods ?? []).every(isReleased))
+    return finishStep(facts);
   if (facts.incarnation === undefined) return { kind: 'read-incarnation' };
   if (facts.incarnation !== 'Current') return { kind: 'stale', staleness: facts.incarnation };
   if (facts.cachedPods && !facts.guardKept) return { kind: 'keep-guard' };
@@ -171,15 +174,13 @@ export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
 }
 
 /**
- * A released sandbox whose pods the cache no longer holds: the consistent LIST of its pods, the guard if the
- * cache still holds one, then, once no pod is listed, the finalizer. Writes nothing found by name but the
- * guard, by its uid, and the finalizer's removal tests the Sandbox's uid, so it needs no incarnation read: a
- * stale cache only fails the PATCH.
+ * A released sandbox whose pods the cache no longer holds: the consistent LIST of its pods, then, once it lists
+ * none, the finalizer. It writes nothing found by name, and the finalizer's removal tests the Sandbox's uid, so
+ * it needs no incarnation read: a stale cache only fails the PATCH.
  */
 function finishStep(facts: DeletionFacts): DeletionStep {
   const pods = facts.livePods;
   if (!pods) return { kind: 'list-pods' };
-  if (facts.budget && !facts.guardRemoved) return { kind: 'remove-guard', budget: facts.budget };
   if (pods.length > 0) return { kind: 'await-pods-gone', pods: pods.map((each) => each.name) };
   return { kind: 'remove-finalizer', erased: [] };
 }

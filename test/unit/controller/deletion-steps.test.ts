@@ -44,6 +44,8 @@ type World = {
   readonly walkDue?: true;
   /** The legacy evidence gather-evidence finds (default: the marker). */
   readonly legacy?: LegacyEvidence;
+  /** Whether list-pods finds the eviction guard in the cache (default: it does). */
+  readonly guard?: false;
 };
 
 /** Plays one turn: each step gets the facts its shell would learn from `world`, until a step ends the turn. */
@@ -83,7 +85,11 @@ function learn(step: DeletionStep, facts: DeletionFacts, world: World): Deletion
     case 'check-namespace':
       return { ...facts, namespaceLifts: false };
     case 'list-pods':
-      return { ...facts, livePods: world.pods ?? [], budget: { name: 'sbx-sandbox', uid: 'pdb' } };
+      return {
+        ...facts,
+        livePods: world.pods ?? [],
+        budget: world.guard === false ? undefined : { name: 'sbx-sandbox', uid: 'pdb' },
+      };
     case 'delete-pod':
       return { ...facts, podDeleted: true };
     case 'release-pod': {
@@ -138,18 +144,13 @@ describe('the deletion steps', () => {
 
   it('finish a released sandbox that holds no reference on a LIST of its pods alone', () => {
     const released = { ...start, released: true };
-    expect(walk(released, { cached: exclusive })).toEqual([
-      'list-pods',
-      'remove-guard',
-      'remove-finalizer',
-      'finished',
-    ]);
+    const unguarded: World = { cached: exclusive, guard: false };
+    expect(walk(released, unguarded)).toEqual(['list-pods', 'remove-finalizer', 'finished']);
     const going = pod('sbx', 0, { deleting: true, finalizers: [] });
-    expect(walk(released, { cached: exclusive, pods: [going] })).toEqual([
-      'list-pods',
-      'remove-guard',
-      'await-pods-gone',
-    ]);
+    expect(walk(released, { ...unguarded, pods: [going] })).toEqual(['list-pods', 'await-pods-gone']);
+    // A guard the cache still holds is found by name: the incarnation first, as for any write by name.
+    expect(walk(released, { cached: exclusive }).slice(0, 2)).toEqual(['list-pods', 'read-incarnation']);
+    expect(walk(released, { cached: exclusive })).toContain('remove-guard');
     // A listed pod still to release: the incarnation and the decision first, as for any release.
     expect(walk(released, { cached: exclusive, pods: [pod('sbx', 0)] }).slice(0, 3)).toEqual([
       'list-pods',

@@ -77,11 +77,15 @@ describe('a released deletion waiting for its pods', () => {
       expect(action).toEqual({ kind: 'AwaitChange' });
     });
 
-    it('removes a guard the cache still holds, by its uid, before the finalizer', async () => {
+    it('removes a guard the cache still holds only the whole way: it is found by name, so the incarnation first', async () => {
       const subject = releasedAlone().withGuard();
       await turn(subject, [
         expect_('pods.listLive(sbx)', []),
+        current,
+        expect_('references.listLive(sbx)', []),
+        expect_('sandboxes.patchStatus(sbx)'),
         expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
+        expect_('references.deleteAll(sbx, listed [])', deleted()),
         expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
       ]);
     });
