@@ -7,18 +7,18 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 // error policy.
 const domainDirs = [
   'operator/api/**',
-  'operator/index/**',
-  'operator/legacy/**',
+  'operator/exclusivity/**',
+  'operator/ledger-walk/**',
   'operator/controller/deletion-steps.ts',
   'operator/runtime/error-policy.ts',
 ];
 
 // The homes of operator/ and what each may not import (CONTRIBUTING.md, "Where things live"). The layers,
-// bottom up: api; index; legacy; kube; runtime; then controller, sidecar, client; cli wires them together.
+// bottom up: api; exclusivity; ledger-walk; kube; runtime; then controller, sidecar, client; cli wires them together.
 const HOMES = [
   'api',
-  'index',
-  'legacy',
+  'exclusivity',
+  'ledger-walk',
   'kube',
   'runtime',
   'controller',
@@ -35,11 +35,16 @@ const boundaries = [
     from: others('api'),
     message: 'operator/api is the vocabulary: it imports nothing of ours.',
   },
-  { target: 'operator/index', from: others('api', 'index'), message: 'operator/index is pure: api only.' },
   {
-    target: 'operator/legacy',
-    from: others('api', 'index', 'legacy'),
-    message: 'operator/legacy is the walk: api and index only; the controller calls it, never the reverse.',
+    target: 'operator/exclusivity',
+    from: others('api', 'exclusivity'),
+    message: 'operator/exclusivity is pure: api only.',
+  },
+  {
+    target: 'operator/ledger-walk',
+    from: others('api', 'exclusivity', 'ledger-walk'),
+    message:
+      'operator/ledger-walk is the walk: api and exclusivity only; the controller calls it, never the reverse.',
   },
   {
     target: 'operator/kube',
@@ -53,7 +58,7 @@ const boundaries = [
   },
   {
     target: 'operator/controller',
-    from: others('api', 'index', 'legacy', 'kube', 'runtime', 'controller', 'sidecar'),
+    from: others('api', 'exclusivity', 'ledger-walk', 'kube', 'runtime', 'controller', 'sidecar'),
     message: 'operator/controller holds the Sandbox rules: no entry points, client or local cluster.',
   },
   {
@@ -65,17 +70,17 @@ const boundaries = [
   },
   {
     target: 'operator/client',
-    from: others('api', 'index', 'kube', 'client'),
-    message: 'operator/client is a library for platforms: api, index and kube only.',
+    from: others('api', 'exclusivity', 'kube', 'client'),
+    message: 'operator/client is a library for platforms: api, exclusivity and kube only.',
   },
   {
     target: 'operator/sidecar',
-    from: others('api', 'index', 'kube', 'runtime', 'sidecar'),
+    from: others('api', 'exclusivity', 'kube', 'runtime', 'sidecar'),
     message: 'operator/sidecar runs in the pod: no controller, legacy walk or client.',
   },
   {
     target: 'operator/cli/plugin',
-    from: others('api', 'index', 'kube', 'cli'),
+    from: others('api', 'exclusivity', 'kube', 'cli'),
     message: 'The kubectl plugin reads through kube and api, never controller internals.',
   },
   {
@@ -140,7 +145,7 @@ export default tseslint.config(
   {
     // The functional core: no Kubernetes client, logger, filesystem or process I/O.
     files: domainDirs,
-    ignores: ['operator/api/generate-crds.ts', 'operator/legacy/adapters/**'],
+    ignores: ['operator/api/generate-crds.ts', 'operator/ledger-walk/adapters/**'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-restricted-imports': [
@@ -158,7 +163,7 @@ export default tseslint.config(
               ],
               allowTypeImports: true,
               message:
-                'This is the pure core (operator/{api,index,legacy}, the deletion steps, the error policy): do I/O in the shells.',
+                'This is the pure core (operator/{api,exclusivity,ledger-walk}, the deletion steps, the error policy): do I/O in the shells.',
             },
           ],
         },

@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { ANNOTATIONS } from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
-import type { ReferenceIndex } from '../index/reference-index.ts';
+import type { ReferenceIndex } from '../exclusivity/reference-index.ts';
 import { awaitChange, type Action } from '../runtime/action.ts';
 import { rfc3339 } from './conditions.ts';
 import type { ReconcilerContext } from './context.ts';

@@ -6,8 +6,8 @@
  * confirmed by a consistent LIST before it is recorded; a persisted latch is kept as it is.
  */
 import type { Sandbox } from '../api/objects.ts';
-import { referenceEntryOf } from '../index/reference.ts';
-import { buildReferenceIndex, type ReferenceIndex } from '../index/reference-index.ts';
+import { referenceEntryOf } from '../exclusivity/reference.ts';
+import { buildReferenceIndex, type ReferenceIndex } from '../exclusivity/reference-index.ts';
 import type { ReconcilerContext } from './context.ts';
 import type { Erased } from './erase.ts';
 import { capacityLatch } from './lifecycle.ts';

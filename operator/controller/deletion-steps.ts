@@ -12,9 +12,9 @@
  * `gather-evidence` takes the outcome, which `record-decision` persists. Until then nothing is decided.
  */
 import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
-import { historyKnown, type Verdict } from '../index/exclusivity.ts';
-import { releasedByNamespaceDeletion } from '../index/namespace-deletion.ts';
-import type { ReferenceIndex } from '../index/reference-index.ts';
+import { historyKnown, type Verdict } from '../exclusivity/exclusivity.ts';
+import { releasedByNamespaceDeletion } from '../exclusivity/namespace-deletion.ts';
+import type { ReferenceIndex } from '../exclusivity/reference-index.ts';
 import { removeFinalizerFromIncarnation, type JsonPatchOp } from './finalizer.ts';
 import type { LegacyResult } from './legacy-evidence.ts';
 import type { Erased } from './erase.ts';

@@ -4,7 +4,7 @@
  * to status lives here too.
  */
 import type { Sandbox } from '../api/objects.ts';
-import type { LegacyEvidence } from '../index/exclusivity.ts';
+import type { LegacyEvidence } from '../exclusivity/exclusivity.ts';
 import { earnsMarker, type ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
 import { rfc3339 } from './conditions.ts';
 import type { ReconcilerContext } from './context.ts';

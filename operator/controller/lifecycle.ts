@@ -5,7 +5,7 @@
 import { ANNOTATIONS } from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
 import type { SandboxStatus } from '../api/sandbox.ts';
-import type { CapacityLatch, ReferenceIndex } from '../index/reference-index.ts';
+import type { CapacityLatch, ReferenceIndex } from '../exclusivity/reference-index.ts';
 import type { PodSummary } from './pod-summary.ts';
 import { rfc3339 } from './conditions.ts';
 

@@ -7,7 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { INDEX_LIMITS } from '../api/limits.ts';
 import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION, API_VERSION, LABELS } from '../api/names.ts';
-import { reconcileSandboxReferences, systemClock } from '../legacy/index.ts';
+import { reconcileSandboxReferences, systemClock } from '../ledger-walk/index.ts';
 import type { OperatorConfig } from './config.ts';
 import type { ReconcilerContext } from './context.ts';
 import { WALK_LANES, WalkLane, type LegacyWalk, type WalkLaneOptions } from './legacy-walks.ts';
@@ -25,7 +25,7 @@ import {
   identityAdvice,
   reportIdentity,
 } from './identity.ts';
-import { httpLedger, httpLocator, legacyEndpoints } from '../legacy/adapters/http.ts';
+import { httpLedger, httpLocator, legacyEndpoints } from '../ledger-walk/adapters/http.ts';
 import { CONTROLLER, createMetrics, queueMetrics, reconcileMetrics } from './metrics.ts';
 import { serveProbes } from '../runtime/probes.ts';
 import { registerStateGauges } from './state-metrics.ts';

@@ -7,7 +7,7 @@
  */
 import { parseSandbox, parseSessionReference, type MalformedObjectError, type Parsed } from '../api/parse.ts';
 import type { Sandbox } from '../api/objects.ts';
-import { referenceEntryOf, type ReferenceEntry } from '../index/reference.ts';
+import { referenceEntryOf, type ReferenceEntry } from '../exclusivity/reference.ts';
 import { budgetSummaryOf, type BudgetSummary } from './budget-summary.ts';
 import { podSummaryOf, type PodSummary } from './pod-summary.ts';
 

@@ -7,7 +7,7 @@
  */
 import type { MalformedObjectError, Parsed } from '../api/parse.ts';
 import type { Sandbox } from '../api/objects.ts';
-import type { ReferenceEntry } from '../index/reference.ts';
+import type { ReferenceEntry } from '../exclusivity/reference.ts';
 import type { BudgetSummary } from './budget-summary.ts';
 import type { PodSummary } from './pod-summary.ts';
 import type { WatchEventType, WatchSink } from '../runtime/watcher.ts';

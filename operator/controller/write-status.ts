@@ -1,7 +1,7 @@
 /** Computes the Sandbox status from the cache and what was decided, and writes only what changed. */
 import type { Sandbox } from '../api/objects.ts';
 import type { SandboxDecision } from '../api/sandbox.ts';
-import type { ReferenceIndex } from '../index/reference-index.ts';
+import type { ReferenceIndex } from '../exclusivity/reference-index.ts';
 import type { ReconcilerContext } from './context.ts';
 import { incarnationOf } from './incarnation.ts';
 import type { ReconciliationStatus } from './lifecycle.ts';

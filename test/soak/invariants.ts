@@ -3,7 +3,7 @@
  * model's references at each moment. Pure: events and model in, violations out.
  *
  * 1 no-wrongful-stop: no pod of a sandbox is deleted (a DELETE or eviction the API server accepted) while
- *   its Sandbox is not being deleted, while a reference foreign to it exists (operator/index's
+ *   its Sandbox is not being deleted, while a reference foreign to it exists (operator/exclusivity's
  *   hasForeignReference over the references the model holds at that moment), or while it is adopted without
  *   a marker (unknown history; exempt once its namespace is terminating).
  * 3 no-lost-reference: no reference is deleted except by a forget of it, a prune of it as a tombstone of the
@@ -15,8 +15,12 @@
  * (2 bounded-release and 4 clean-namespace are judged live by the sequence runner.)
  */
 import { INDEX_LIMITS } from '../../operator/api/limits.ts';
-import { buildReferenceIndex, hasForeignReference, isForeignReference } from '../../operator/index/index.ts';
-import type { ReferenceEntry } from '../../operator/index/index.ts';
+import {
+  buildReferenceIndex,
+  hasForeignReference,
+  isForeignReference,
+} from '../../operator/exclusivity/index.ts';
+import type { ReferenceEntry } from '../../operator/exclusivity/index.ts';
 import type { TimedEvent } from './audit-log.ts';
 import { Incarnations } from './incarnations.ts';
 import type { ModelReference, OpRecord, SandboxSpec, SoakModel } from './model.ts';

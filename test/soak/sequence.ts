@@ -7,7 +7,7 @@
 import * as fc from 'fast-check';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ANNOTATIONS, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../operator/api/names.ts';
-import { buildReferenceIndex, hasForeignReference } from '../../operator/index/index.ts';
+import { buildReferenceIndex, hasForeignReference } from '../../operator/exclusivity/index.ts';
 import { INDEX_LIMITS } from '../../operator/api/limits.ts';
 import type { SequenceContext } from './agent-host.ts';
 import type { AuditTail } from './audit-log.ts';

@@ -15,7 +15,7 @@ import {
 import type { BudgetSummary } from '../../operator/controller/budget-summary.ts';
 import type { PodSummary } from '../../operator/controller/pod-summary.ts';
 import { keyOf, type StoreReader } from '../../operator/controller/store.ts';
-import type { ReferenceEntry } from '../../operator/index/index.ts';
+import type { ReferenceEntry } from '../../operator/exclusivity/index.ts';
 
 export const NAMESPACE = 'ns';
 

@@ -1,6 +1,6 @@
 /** Builders in domain words for unit tests. */
 import { API_VERSION, type SessionReference } from '../../operator/api/index.ts';
-import type { ReferenceEntry } from '../../operator/index/index.ts';
+import type { ReferenceEntry } from '../../operator/exclusivity/index.ts';
 
 export function reference(overrides: Partial<ReferenceEntry> & { name: string }): ReferenceEntry {
   return {

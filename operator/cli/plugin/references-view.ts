@@ -5,7 +5,7 @@
  */
 import type { Sandbox, SessionReference } from '../../api/objects.ts';
 import type { Parsed } from '../../api/parse.ts';
-import { isForeignReference } from '../../index/foreign.ts';
+import { isForeignReference } from '../../exclusivity/foreign.ts';
 
 export type ReferenceRow = {
   readonly name: string;

@@ -8,7 +8,7 @@ import type {
   RuntimeLocation,
   RuntimeLocator,
   SessionLedger,
-} from '../../../operator/legacy/index.ts';
+} from '../../../operator/ledger-walk/index.ts';
 
 export const LOOKUP_LATENCY_MS = 57;
 export const LEGACY_OWNERS = 522;

@@ -7,8 +7,8 @@ import {
   buildReferenceIndex,
   decideExclusivity,
   type ReferenceEntry,
-} from '../../../operator/index/index.ts';
-import { reconcileSandboxReferences, systemClock } from '../../../operator/legacy/index.ts';
+} from '../../../operator/exclusivity/index.ts';
+import { reconcileSandboxReferences, systemClock } from '../../../operator/ledger-walk/index.ts';
 import { figure, heading, ms, percentile, ratio, timed } from '../report.ts';
 import {
   CONTROL_PLANE_OWNERS,

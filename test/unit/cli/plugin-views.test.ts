@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isForeignReference } from '../../../operator/index/foreign.ts';
+import { isForeignReference } from '../../../operator/exclusivity/foreign.ts';
 import { deletionView } from '../../../operator/cli/plugin/deletion-view.ts';
 import { referencesView } from '../../../operator/cli/plugin/references-view.ts';
 import { shellsView } from '../../../operator/cli/plugin/shells-view.ts';

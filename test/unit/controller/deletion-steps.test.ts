@@ -10,8 +10,8 @@ import {
   type DeletionFacts,
   type DeletionStep,
 } from '../../../operator/controller/deletion-steps.ts';
-import type { LegacyEvidence, Verdict } from '../../../operator/index/exclusivity.ts';
-import { buildReferenceIndex } from '../../../operator/index/index.ts';
+import type { LegacyEvidence, Verdict } from '../../../operator/exclusivity/exclusivity.ts';
+import { buildReferenceIndex } from '../../../operator/exclusivity/index.ts';
 import { pod } from '../builders.ts';
 
 const index = buildReferenceIndex([], INDEX_LIMITS);

@@ -7,7 +7,7 @@ import {
   missingOrdinals,
   pendingErase,
 } from '../../../operator/controller/lifecycle.ts';
-import { buildReferenceIndex, EMPTY_INDEX } from '../../../operator/index/index.ts';
+import { buildReferenceIndex, EMPTY_INDEX } from '../../../operator/exclusivity/index.ts';
 import { attached } from '../fixtures.ts';
 import { sandbox } from '../builders.ts';
 

@@ -17,7 +17,7 @@ import { decisionOf, sandboxStatus } from '../../../operator/controller/status.t
 import { Misconfigurations } from '../../../operator/controller/misconfiguration.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import type { StoreReader } from '../../../operator/controller/store.ts';
-import { buildReferenceIndex, type ReferenceEntry } from '../../../operator/index/index.ts';
+import { buildReferenceIndex, type ReferenceEntry } from '../../../operator/exclusivity/index.ts';
 import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
 import type { Action } from '../../../operator/runtime/action.ts';
 import { pod, sessionReference, type SandboxBuilder } from '../builders.ts';

@@ -8,7 +8,7 @@ import {
   statusPatchOps,
 } from '../../../operator/controller/status.ts';
 import type { PodSummary } from '../../../operator/controller/pod-summary.ts';
-import { buildReferenceIndex } from '../../../operator/index/index.ts';
+import { buildReferenceIndex } from '../../../operator/exclusivity/index.ts';
 import { pod as podOf, sandbox as sandboxBuilder } from '../builders.ts';
 import { attached, ownReferences } from '../fixtures.ts';
 

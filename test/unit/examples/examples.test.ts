@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { parseSandbox, parseSessionReference } from '../../../operator/api/parse.ts';
 import type { Sandbox, SessionReference } from '../../../operator/api/objects.ts';
-import { isForeignReference } from '../../../operator/index/foreign.ts';
+import { isForeignReference } from '../../../operator/exclusivity/foreign.ts';
 
 const dir = join(import.meta.dirname, '..', '..', '..', 'examples');
 

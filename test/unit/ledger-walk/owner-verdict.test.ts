@@ -4,7 +4,7 @@ import {
   legacyOwnerVerdict,
   lookupVerdict,
   type ReconciliationTarget,
-} from '../../../operator/legacy/index.ts';
+} from '../../../operator/ledger-walk/index.ts';
 import { located, owner } from './scripted.ts';
 
 const target: ReconciliationTarget = {

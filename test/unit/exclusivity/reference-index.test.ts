@@ -5,7 +5,7 @@ import {
   hasForeignReference,
   referenceBytes,
   referenceEntryOf,
-} from '../../../operator/index/index.ts';
+} from '../../../operator/exclusivity/index.ts';
 import { attached, ownReferences, reference, sessionReferenceObject, tombstone } from '../fixtures.ts';
 
 const target = { worktree: 'wt-1' };

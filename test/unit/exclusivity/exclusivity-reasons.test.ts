@@ -9,8 +9,8 @@ import {
   decideExclusivity,
   EMPTY_INDEX,
   type ReferenceEntry,
-} from '../../../operator/index/index.ts';
-import type { ReconciliationOutcome } from '../../../operator/legacy/index.ts';
+} from '../../../operator/exclusivity/index.ts';
+import type { ReconciliationOutcome } from '../../../operator/ledger-walk/index.ts';
 import { attached, ownReferences, tombstone } from '../fixtures.ts';
 
 const marked = { kind: 'Marked' } as const;

@@ -7,7 +7,7 @@ import {
   tombstonesToPrune,
   type LegacyEvidence,
   type ReferenceEntry,
-} from '../../../operator/index/index.ts';
+} from '../../../operator/exclusivity/index.ts';
 
 const worktree = fc.option(fc.constantFrom('wt-1', 'wt-2', 'wt-3'), { nil: undefined });
 const entryFields = {

@@ -9,8 +9,8 @@ import {
   type LedgerOwner,
   type LedgerReport,
   type ReconcileLimits,
-} from '../../../operator/legacy/index.ts';
-import { lookupOwner } from '../../../operator/legacy/lookup.ts';
+} from '../../../operator/ledger-walk/index.ts';
+import { lookupOwner } from '../../../operator/ledger-walk/lookup.ts';
 import { located, owner, ScriptedLedger, ScriptedLocator, type Script } from './scripted.ts';
 
 const target = { namespace: 'team-a', sandbox: 'sbx-a', provider: 'kubernetes', worktree: 'wt-1' };

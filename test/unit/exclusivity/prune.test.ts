@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tombstonesToPrune } from '../../../operator/index/index.ts';
+import { tombstonesToPrune } from '../../../operator/exclusivity/index.ts';
 import { attached, tombstone } from '../fixtures.ts';
 
 describe('tombstonesToPrune', () => {

@@ -1,8 +1,8 @@
 /** One call under a deadline, and the system clock behind it, driven by fake timers. */
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { withDeadline } from '../../../operator/legacy/deadline.ts';
-import { systemClock } from '../../../operator/legacy/index.ts';
+import { withDeadline } from '../../../operator/ledger-walk/deadline.ts';
+import { systemClock } from '../../../operator/ledger-walk/index.ts';
 
 beforeEach(() => {
   vi.useFakeTimers({ now: 0 });

@@ -17,7 +17,7 @@ import {
   httpLedger,
   httpLocator,
   legacyEndpoints,
-} from '../../../operator/legacy/adapters/http.ts';
+} from '../../../operator/ledger-walk/adapters/http.ts';
 
 const servers: Server[] = [];
 afterEach(async () => {

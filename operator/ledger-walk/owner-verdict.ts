@@ -1,7 +1,7 @@
 /**
  * Per-owner verdicts of the legacy walk, and the plane rule that decides which owners are looked up.
  */
-import { isForeignReference } from '../index/foreign.ts';
+import { isForeignReference } from '../exclusivity/foreign.ts';
 import type { IncompleteReason } from '../api/reconciliation-outcome.ts';
 import type { LedgerOwner, ReconciliationTarget, RuntimeLocation } from './ports.ts';
 

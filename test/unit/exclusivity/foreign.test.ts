@@ -5,7 +5,7 @@ import {
   foreignReferences,
   hasForeignReference,
   isForeignReference,
-} from '../../../operator/index/index.ts';
+} from '../../../operator/exclusivity/index.ts';
 import { attached, tombstone } from '../fixtures.ts';
 
 describe('isForeignReference', () => {

@@ -6,8 +6,8 @@ import {
   EMPTY_INDEX,
   historyKnown,
   type LegacyEvidence,
-} from '../../../operator/index/index.ts';
-import type { ReconciliationOutcome } from '../../../operator/legacy/index.ts';
+} from '../../../operator/exclusivity/index.ts';
+import type { ReconciliationOutcome } from '../../../operator/ledger-walk/index.ts';
 import { attached, ownReferences, tombstone } from '../fixtures.ts';
 
 const marked: LegacyEvidence = { kind: 'Marked' };

@@ -6,7 +6,7 @@ import {
   systemClock,
   type LedgerOwner,
   type ReconciliationOutcome,
-} from '../../../operator/legacy/index.ts';
+} from '../../../operator/ledger-walk/index.ts';
 import { located, owner, ScriptedLedger, ScriptedLocator, type Script } from './scripted.ts';
 
 const target = { namespace: 'team-a', sandbox: 'sbx-a', provider: 'kubernetes', worktree: 'wt-1' };

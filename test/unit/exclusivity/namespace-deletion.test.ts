@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Verdict } from '../../../operator/index/exclusivity.ts';
-import { releasedByNamespaceDeletion } from '../../../operator/index/namespace-deletion.ts';
+import type { Verdict } from '../../../operator/exclusivity/exclusivity.ts';
+import { releasedByNamespaceDeletion } from '../../../operator/exclusivity/namespace-deletion.ts';
 
 const verdict = (kind: Verdict['verdict']) => ({ verdict: kind }) as Verdict;
 

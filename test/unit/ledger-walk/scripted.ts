@@ -5,7 +5,7 @@ import type {
   RuntimeLocation,
   RuntimeLocator,
   SessionLedger,
-} from '../../../operator/legacy/index.ts';
+} from '../../../operator/ledger-walk/index.ts';
 
 export type Script = { readonly latencyMs: number } & (
   { readonly answer: RuntimeLocation } | { readonly error: Error } | { readonly hang: true }
