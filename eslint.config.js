@@ -9,7 +9,7 @@ const domainDirs = [
   'operator/api/**',
   'operator/exclusivity/**',
   'operator/ledger-walk/**',
-  'operator/controller/deletion-steps.ts',
+  'operator/controller/deletion/steps.ts',
   'operator/runtime/error-policy.ts',
 ];
 

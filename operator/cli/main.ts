@@ -3,7 +3,7 @@
 // Ctrl-C / SIGTERM stops the operator, then the control plane; a second Ctrl-C exits at once.
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { runOperator } from '../controller/run.ts';
+import { runOperator } from '../controller/wiring/run.ts';
 import type { LocalCluster } from '../local-cluster/index.ts';
 import { createLogger } from './logger.ts';
 

@@ -1,10 +1,10 @@
 /** Everything a sandbox reconcile needs, injected: the cache, the ports, the legacy walk, limits and time. */
 import type { IndexLimits } from '../api/limits.ts';
-import type { LegacyWalks } from './legacy-walks.ts';
+import type { LegacyWalks } from './walk-lane/lane.ts';
 import type { Misconfigurations } from './misconfiguration.ts';
 import type { SidecarSettings } from './pod-template.ts';
 import type { ControllerPorts } from './ports.ts';
-import type { StoreReader } from './store.ts';
+import type { StoreReader } from './cache/store.ts';
 
 export type DecisionRecorder = {
   readonly onDecision?: (verdict: string, evidence: string) => void;
@@ -14,7 +14,7 @@ export type ReconcilerContext = {
   readonly store: StoreReader;
   readonly ports: ControllerPorts;
   /**
-   * The legacy walks' lane (legacy-walks.ts): a turn starts a walk there and never waits for it. Undefined
+   * The legacy walks' lane (walk-lane/lane.ts): a turn starts a walk there and never waits for it. Undefined
    * when no session ledger is configured: adopted sandboxes then fail closed.
    */
   readonly legacy: LegacyWalks | undefined;

@@ -11,7 +11,7 @@ import { buildReferenceIndex, type ReferenceIndex } from '../exclusivity/referen
 import type { ReconcilerContext } from './context.ts';
 import type { Erased } from './erase.ts';
 import { capacityLatch } from './lifecycle.ts';
-import { keyOf } from './store.ts';
+import { keyOf } from './cache/store.ts';
 
 export async function currentIndex(
   ctx: ReconcilerContext,

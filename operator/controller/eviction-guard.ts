@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Sandbox } from '../api/objects.ts';
 import type { ReconcilerContext } from './context.ts';
 import { KubeRequestError } from '../kube/errors.ts';
-import { keyOf } from './store.ts';
+import { keyOf } from './cache/store.ts';
 
 export async function keepEvictionGuard(
   ctx: ReconcilerContext,

@@ -6,7 +6,7 @@ import { ANNOTATIONS } from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
 import type { SandboxStatus } from '../api/sandbox.ts';
 import type { CapacityLatch, ReferenceIndex } from '../exclusivity/reference-index.ts';
-import type { PodSummary } from './pod-summary.ts';
+import type { PodSummary } from './cache/pod-summary.ts';
 import { rfc3339 } from './conditions.ts';
 
 export type ReconciliationStatus = NonNullable<SandboxStatus['reconciliation']>;

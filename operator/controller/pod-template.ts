@@ -23,7 +23,7 @@ export type SidecarSettings = {
   readonly serviceAccountName: string;
   /**
    * A namespace's PodSecurity enforce level, when known (the manager's cached namespace watch,
-   * namespace-levels.ts): the reaper's mode must fit it.
+   * cache/namespace-levels.ts): the reaper's mode must fit it.
    */
   readonly podSecurityLevel?: (namespace: string) => PodSecurityLevel | undefined;
 };

@@ -6,7 +6,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Sandbox, SessionReference } from '../api/objects.ts';
 import type { Parsed } from '../api/parse.ts';
 import type { JsonPatchOp } from './finalizer.ts';
-import type { PodSummary } from './pod-summary.ts';
+import type { PodSummary } from './cache/pod-summary.ts';
 
 export type ObjectRef = {
   readonly kind: string;

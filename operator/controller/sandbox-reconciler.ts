@@ -9,19 +9,19 @@ import type { Sandbox } from '../api/objects.ts';
 import { awaitChange, requeueAfter, sooner, type Action } from '../runtime/action.ts';
 import type { ReconcilerContext } from './context.ts';
 import { incarnationOf } from './incarnation.ts';
-import { reconcileDeletion } from './deletion.ts';
+import { reconcileDeletion } from './deletion/turn.ts';
 import { currentIndex } from './current-index.ts';
 import { eraseReferences } from './erase.ts';
 import { keepEvictionGuard } from './eviction-guard.ts';
 import { KubeRequestError } from '../kube/errors.ts';
 import { addFinalizerPatch, removeFinalizerFromIncarnation } from './finalizer.ts';
-import type { PodSummary } from './pod-summary.ts';
-import { legacyEvidence, nextLegacyWalkInMs } from './legacy-evidence.ts';
-import { cleanUpWhenDue } from './cleanup.ts';
+import type { PodSummary } from './cache/pod-summary.ts';
+import { legacyEvidence, nextLegacyWalkInMs } from './walk-lane/evidence.ts';
+import { cleanUpWhenDue } from './live/cleanup.ts';
 import { missingOrdinals, pendingErase } from './lifecycle.ts';
 import { reaperModeRefusal, sandboxPod } from './pod-template.ts';
 import { MisconfigurationError } from '../runtime/error-policy.ts';
-import { keyOf } from './store.ts';
+import { keyOf } from './cache/store.ts';
 import { writeStatus } from './write-status.ts';
 
 export async function reconcileSandbox(ctx: ReconcilerContext, key: string, log: Logger): Promise<Action> {

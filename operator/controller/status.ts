@@ -14,7 +14,7 @@ import { rfc3339, setCondition } from './conditions.ts';
 import { incarnationTest, type JsonPatchOp } from './finalizer.ts';
 import type { ReconciliationStatus } from './lifecycle.ts';
 import { misconfiguredCondition, type MisconfigurationState } from './misconfiguration.ts';
-import type { PodSummary } from './pod-summary.ts';
+import type { PodSummary } from './cache/pod-summary.ts';
 
 export type StatusInput = {
   readonly sandbox: Sandbox;

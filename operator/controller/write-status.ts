@@ -6,10 +6,10 @@ import type { ReconcilerContext } from './context.ts';
 import { incarnationOf } from './incarnation.ts';
 import type { ReconciliationStatus } from './lifecycle.ts';
 import { unreferencedSince } from './lifecycle.ts';
-import type { PodSummary } from './pod-summary.ts';
+import type { PodSummary } from './cache/pod-summary.ts';
 import { changedStatusFields, sandboxStatus } from './status.ts';
 import { sandboxRef } from './erase.ts';
-import { keyOf } from './store.ts';
+import { keyOf } from './cache/store.ts';
 
 export type StatusFacts = {
   readonly index: ReferenceIndex;

@@ -15,7 +15,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS, GROUP, LABELS, SANDBOX } from '../../operator/api/names.ts';
-import { FAILPOINTS } from '../../operator/controller/failpoints.ts';
+import { FAILPOINTS } from '../../operator/controller/deletion/failpoints.ts';
 import { kubectlOk, testNamespace } from '../harness/kube.ts';
 import {
   createReference,

@@ -37,7 +37,7 @@ type Replica = {
   working: boolean;
 };
 
-/** The line the operator logs once its caches are synced and its workers run (operator/controller/manager.ts). */
+/** The line the operator logs once its caches are synced and its workers run (operator/controller/wiring/manager.ts). */
 const WORKING = '"msg":"reconciling sandboxes"';
 
 export class OperatorFleet {

@@ -12,9 +12,9 @@ import {
   LABELS,
   type Sandbox,
 } from '../../operator/api/index.ts';
-import type { BudgetSummary } from '../../operator/controller/budget-summary.ts';
-import type { PodSummary } from '../../operator/controller/pod-summary.ts';
-import { keyOf, type StoreReader } from '../../operator/controller/store.ts';
+import type { BudgetSummary } from '../../operator/controller/cache/budget-summary.ts';
+import type { PodSummary } from '../../operator/controller/cache/pod-summary.ts';
+import { keyOf, type StoreReader } from '../../operator/controller/cache/store.ts';
 import type { ReferenceEntry } from '../../operator/exclusivity/index.ts';
 
 export const NAMESPACE = 'ns';

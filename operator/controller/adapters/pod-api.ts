@@ -2,10 +2,10 @@
 import { PatchStrategy, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { LABELS, MANAGED_BY } from '../../api/names.ts';
 import type { Sandbox } from '../../api/objects.ts';
-import { budgetSummaryOf, disruptionBudgetName } from '../budget-summary.ts';
+import { budgetSummaryOf, disruptionBudgetName } from '../cache/budget-summary.ts';
 import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
 import type { JsonPatchOp } from '../finalizer.ts';
-import { podSummaryOf, type PodSummary } from '../pod-summary.ts';
+import { podSummaryOf, type PodSummary } from '../cache/pod-summary.ts';
 import type { GuardApi, NamespaceApi, PodApi } from '../ports.ts';
 import { FIELD_MANAGER, type KubeClients } from '../../kube/clients.ts';
 import { segment } from '../../kube/plain-json.ts';

@@ -7,7 +7,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { API_VERSION, GROUP, LABELS, SANDBOX, SESSION_REFERENCE } from '../../../operator/api/names.ts';
-import { ClusterStore } from '../../../operator/controller/store.ts';
+import { ClusterStore } from '../../../operator/controller/cache/store.ts';
 import { figure, heading } from '../report.ts';
 
 const SANDBOXES = Number(process.env['BENCH_MEMORY_SANDBOXES'] ?? 10_000);

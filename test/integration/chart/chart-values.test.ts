@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadConfig } from '../../../operator/controller/config.ts';
+import { loadConfig } from '../../../operator/controller/wiring/config.ts';
 import { CHART, find, kinds, template, templateResult, type Rendered } from './helm.ts';
 import { NON_DEFAULT_VALUES } from './values.ts';
 

@@ -5,7 +5,7 @@
  */
 import type { V1ClusterRole, V1Deployment, V1PolicyRule } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../operator/controller/config.ts';
+import { loadConfig } from '../../../operator/controller/wiring/config.ts';
 import { CHART, find, helm, kinds, template, valuesFile, type Rendered } from './helm.ts';
 import { NON_DEFAULT_VALUES } from './values.ts';
 

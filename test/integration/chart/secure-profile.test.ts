@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadConfig } from '../../../operator/controller/config.ts';
+import { loadConfig } from '../../../operator/controller/wiring/config.ts';
 import { CHART, find, template } from './helm.ts';
 
 const secure = async () => parse(await readFile(join(CHART, 'profiles', 'secure.yaml'), 'utf8')) as object;

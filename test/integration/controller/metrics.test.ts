@@ -3,8 +3,8 @@
  * their labels, and everything the kubebuilder Grafana dashboards query.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMetrics, RECONCILE_RESULTS } from '../../../operator/controller/metrics.ts';
-import { registerStateGauges } from '../../../operator/controller/state-metrics.ts';
+import { createMetrics, RECONCILE_RESULTS } from '../../../operator/controller/wiring/metrics.ts';
+import { registerStateGauges } from '../../../operator/controller/wiring/state-metrics.ts';
 import { testNamespace } from '../../harness/kube.ts';
 import {
   parseExposition,

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../operator/controller/config.ts';
+import { ConfigError, loadConfig } from '../../../operator/controller/wiring/config.ts';
 import {
   LEDGER_LIMITS,
   httpLedger,

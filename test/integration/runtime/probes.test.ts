@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../operator/controller/config.ts';
+import { loadConfig } from '../../../operator/controller/wiring/config.ts';
 import { parseBind, serveProbes } from '../../../operator/runtime/probes.ts';
 
 const log = pino({ level: 'silent' });

@@ -1,10 +1,10 @@
 /**
- * The reads a deletion turn starts ahead (operator/controller/read-ahead.ts): requests that do not depend on
+ * The reads a deletion turn starts ahead (operator/controller/deletion/read-ahead.ts): requests that do not depend on
  * each other are in flight together. Every port call here is held until the test opens the gate, so what is
  * in flight at that moment is what the turn started without waiting for an answer.
  */
 import { describe, expect, it } from 'vitest';
-import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
+import { reconcileDeletion } from '../../../operator/controller/deletion/turn.ts';
 import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
 import {

@@ -9,7 +9,7 @@ import {
   WRITE_STEPS,
   type DeletionFacts,
   type DeletionStep,
-} from '../../../operator/controller/deletion-steps.ts';
+} from '../../../operator/controller/deletion/steps.ts';
 import type { LegacyEvidence, Verdict } from '../../../operator/exclusivity/exclusivity.ts';
 import { buildReferenceIndex } from '../../../operator/exclusivity/index.ts';
 import { pod } from '../builders.ts';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ANNOTATIONS } from '../../../operator/api/index.ts';
-import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
+import { reconcileDeletion } from '../../../operator/controller/deletion/turn.ts';
 import type { Action } from '../../../operator/runtime/action.ts';
 import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached, tombstone } from '../fixtures.ts';

@@ -3,7 +3,7 @@
  * and an admission refusal gets the fix for this operator's own identity.
  */
 import { describe, expect, it } from 'vitest';
-import { admissionFix, judgeIdentity } from '../../../operator/controller/identity.ts';
+import { admissionFix, judgeIdentity } from '../../../operator/controller/wiring/identity.ts';
 import {
   Misconfigurations,
   observingMisconfigurations,

@@ -1,6 +1,9 @@
 /** The namespace PodSecurity level cache the pod builder reads (issue 12): what the watch says, and changes. */
 import { describe, expect, it } from 'vitest';
-import { NamespaceLevels, namespaceLevelResource } from '../../../operator/controller/namespace-levels.ts';
+import {
+  NamespaceLevels,
+  namespaceLevelResource,
+} from '../../../operator/controller/cache/namespace-levels.ts';
 import { podSecurityLevelOf } from '../../../operator/sidecar/injection/mode.ts';
 
 const ENFORCE = 'pod-security.kubernetes.io/enforce';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { podSummaryOf } from '../../../operator/controller/pod-summary.ts';
+import { podSummaryOf } from '../../../operator/controller/cache/pod-summary.ts';
 import { podObject, sandboxOwner } from '../builders.ts';
 
 const pod = (...owners: object[]) => {

@@ -12,13 +12,13 @@ import { INDEX_LIMITS, type SessionReference } from '../../../operator/api/index
 import { parseSessionReference, type Parsed } from '../../../operator/api/parse.ts';
 import type { ReconciliationOutcome } from '../../../operator/api/reconciliation-outcome.ts';
 import type { ReconcilerContext } from '../../../operator/controller/context.ts';
-import { WalkLane, type LegacyWalk } from '../../../operator/controller/legacy-walks.ts';
+import { WalkLane, type LegacyWalk } from '../../../operator/controller/walk-lane/lane.ts';
 import { decisionOf, sandboxStatus } from '../../../operator/controller/status.ts';
 import { Misconfigurations } from '../../../operator/controller/misconfiguration.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
-import type { StoreReader } from '../../../operator/controller/store.ts';
+import type { StoreReader } from '../../../operator/controller/cache/store.ts';
 import { buildReferenceIndex, type ReferenceEntry } from '../../../operator/exclusivity/index.ts';
-import { reconcileDeletion } from '../../../operator/controller/deletion.ts';
+import { reconcileDeletion } from '../../../operator/controller/deletion/turn.ts';
 import type { Action } from '../../../operator/runtime/action.ts';
 import { pod, sessionReference, type SandboxBuilder } from '../builders.ts';
 

@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../../operator/api/objects.ts';
-import { registerStateGauges, sandboxStates } from '../../../operator/controller/state-metrics.ts';
+import { registerStateGauges, sandboxStates } from '../../../operator/controller/wiring/state-metrics.ts';
 import { sandbox } from '../builders.ts';
 
 const now = new Date('2026-01-01T01:00:00Z');

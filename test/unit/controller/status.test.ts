@@ -7,7 +7,7 @@ import {
   sandboxStatus,
   statusPatchOps,
 } from '../../../operator/controller/status.ts';
-import type { PodSummary } from '../../../operator/controller/pod-summary.ts';
+import type { PodSummary } from '../../../operator/controller/cache/pod-summary.ts';
 import { buildReferenceIndex } from '../../../operator/exclusivity/index.ts';
 import { pod as podOf, sandbox as sandboxBuilder } from '../builders.ts';
 import { attached, ownReferences } from '../fixtures.ts';

@@ -4,7 +4,7 @@ import {
   decodeReference,
   decodeSandbox,
   SharedStrings,
-} from '../../../operator/controller/store-records.ts';
+} from '../../../operator/controller/cache/store-records.ts';
 
 const reference = (spec: Record<string, unknown>) => ({
   apiVersion: 'sandbox.agents.dev/v1alpha1',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ClusterStore } from '../../../operator/controller/store.ts';
+import { ClusterStore } from '../../../operator/controller/cache/store.ts';
 import type { WatchEventType } from '../../../operator/runtime/watcher.ts';
 
 type Sink<T> = {

@@ -3,12 +3,12 @@
  * persisted outcome of a recent walk (never retried in a tight loop); else a walk is due. Converting outcomes
  * to status lives here too.
  */
-import type { Sandbox } from '../api/objects.ts';
-import type { LegacyEvidence } from '../exclusivity/exclusivity.ts';
-import { earnsMarker, type ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
-import { rfc3339 } from './conditions.ts';
-import type { ReconcilerContext } from './context.ts';
-import { initialReconciliation, type ReconciliationStatus } from './lifecycle.ts';
+import type { Sandbox } from '../../api/objects.ts';
+import type { LegacyEvidence } from '../../exclusivity/exclusivity.ts';
+import { earnsMarker, type ReconciliationOutcome } from '../../api/reconciliation-outcome.ts';
+import { rfc3339 } from '../conditions.ts';
+import type { ReconcilerContext } from '../context.ts';
+import { initialReconciliation, type ReconciliationStatus } from '../lifecycle.ts';
 
 export type LegacyResult = {
   readonly evidence: LegacyEvidence;
@@ -50,7 +50,7 @@ function persistedOutcome(status: ReconciliationStatus): ReconciliationOutcome {
 /**
  * What a turn knows of the legacy evidence without waiting: ready (the marker, a walk's outcome kept by the
  * lane, or a recent persisted outcome), or a walk is due, or one is under way. The caller starts a due walk
- * in the lane (legacy-walks.ts); its outcome comes back to a later turn.
+ * in the lane (lane.ts); its outcome comes back to a later turn.
  */
 export type LegacyLook =
   | { readonly kind: 'ready'; readonly result: LegacyResult }

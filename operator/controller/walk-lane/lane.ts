@@ -7,9 +7,9 @@
  * a kept outcome, and the next operator walks again; the marker exists only once a status write carried it.
  */
 import type { Logger } from 'pino';
-import type { Sandbox } from '../api/objects.ts';
-import { earnsMarker, type ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
-import { keyOf } from './store.ts';
+import type { Sandbox } from '../../api/objects.ts';
+import { earnsMarker, type ReconciliationOutcome } from '../../api/reconciliation-outcome.ts';
+import { keyOf } from '../cache/store.ts';
 
 /** Runs the bounded legacy walk for one sandbox against the configured ledger and locator. */
 export interface LegacyWalk {

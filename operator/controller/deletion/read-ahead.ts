@@ -14,9 +14,9 @@
  * - Both are found by name, as in series: the GET says whether the name still holds this incarnation, and a
  *   turn that learns it does not ends before it takes either.
  */
-import type { SessionReference } from '../api/objects.ts';
-import type { Parsed } from '../api/parse.ts';
-import type { PodSummary } from './pod-summary.ts';
+import type { SessionReference } from '../../api/objects.ts';
+import type { Parsed } from '../../api/parse.ts';
+import type { PodSummary } from '../cache/pod-summary.ts';
 
 type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
 

@@ -5,12 +5,12 @@
  * bytes per labelled namespace, not a GET per reconcile. A namespace that loses the label leaves the
  * selection (the watch says DELETED): its level is unknown again, and PodSecurity admission judges the pod.
  */
-import type { WatchEventType, WatchSink, WatchedResource } from '../runtime/watcher.ts';
+import type { WatchEventType, WatchSink, WatchedResource } from '../../runtime/watcher.ts';
 import {
   POD_SECURITY_ENFORCE_LABEL,
   podSecurityLevelOf,
   type PodSecurityLevel,
-} from '../sidecar/injection/mode.ts';
+} from '../../sidecar/injection/mode.ts';
 
 type NamespaceLike = { metadata?: { name?: unknown; labels?: unknown } };
 

@@ -1,5 +1,5 @@
 /**
- * Deleting a Sandbox: the shell of the state machine in deletion-steps.ts. Each turn starts from the sandbox
+ * Deleting a Sandbox: the shell of the state machine in steps.ts. Each turn starts from the sandbox
  * and the cache, asks `nextDeletionStep` what to do, does it (at most one write), and asks again. The steps,
  * what each writes and why the order is safe are in docs/deletion.md.
  *
@@ -7,31 +7,31 @@
  * LIST made after it sees every reference an attach could still have made.
  */
 import type { Logger } from 'pino';
-import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
-import type { Sandbox, SessionReference } from '../api/objects.ts';
-import type { MalformedObjectError } from '../api/parse.ts';
-import { decideExclusivity, type Verdict } from '../exclusivity/exclusivity.ts';
-import { releasedByNamespaceDeletion } from '../exclusivity/namespace-deletion.ts';
-import { isForeignReference } from '../exclusivity/foreign.ts';
-import { referenceEntryOf } from '../exclusivity/reference.ts';
-import { buildReferenceIndex, type ReferenceIndex } from '../exclusivity/reference-index.ts';
-import { tombstonesToPrune } from '../exclusivity/prune.ts';
-import { awaitChange, requeueAfter, type Action } from '../runtime/action.ts';
-import type { ReconcilerContext } from './context.ts';
-import { currentIndex } from './current-index.ts';
-import { isReleased, type PodSummary } from './pod-summary.ts';
-import { nextDeletionStep, type DeletionFacts, type DeletionStep } from './deletion-steps.ts';
-import { recordDecision } from './deletion-record.ts';
-import { eraseReferences } from './erase.ts';
-import { keepEvictionGuard } from './eviction-guard.ts';
+import { EXCLUSIVITY_FINALIZER } from '../../api/names.ts';
+import type { Sandbox, SessionReference } from '../../api/objects.ts';
+import type { MalformedObjectError } from '../../api/parse.ts';
+import { decideExclusivity, type Verdict } from '../../exclusivity/exclusivity.ts';
+import { releasedByNamespaceDeletion } from '../../exclusivity/namespace-deletion.ts';
+import { isForeignReference } from '../../exclusivity/foreign.ts';
+import { referenceEntryOf } from '../../exclusivity/reference.ts';
+import { buildReferenceIndex, type ReferenceIndex } from '../../exclusivity/reference-index.ts';
+import { tombstonesToPrune } from '../../exclusivity/prune.ts';
+import { awaitChange, requeueAfter, type Action } from '../../runtime/action.ts';
+import type { ReconcilerContext } from '../context.ts';
+import { currentIndex } from '../current-index.ts';
+import { isReleased, type PodSummary } from '../cache/pod-summary.ts';
+import { nextDeletionStep, type DeletionFacts, type DeletionStep } from './steps.ts';
+import { recordDecision } from './record.ts';
+import { eraseReferences } from '../erase.ts';
+import { keepEvictionGuard } from '../eviction-guard.ts';
 import { failpoint } from './failpoints.ts';
-import { incarnationOf, stalenessOf } from './incarnation.ts';
+import { incarnationOf, stalenessOf } from '../incarnation.ts';
 import { turnReads, type TurnReads } from './read-ahead.ts';
-import { removeFinalizerPatch } from './finalizer.ts';
-import { hasMarker, legacyEvidence, type LegacyResult } from './legacy-evidence.ts';
-import { capacityLatch, pendingErase } from './lifecycle.ts';
-import type { ListedReference } from './ports.ts';
-import { keyOf } from './store.ts';
+import { removeFinalizerPatch } from '../finalizer.ts';
+import { hasMarker, legacyEvidence, type LegacyResult } from '../walk-lane/evidence.ts';
+import { capacityLatch, pendingErase } from '../lifecycle.ts';
+import type { ListedReference } from '../ports.ts';
+import { keyOf } from '../cache/store.ts';
 
 /** A retry after references changed under the erase (their attaches are withdrawing them). */
 const ERASE_AGAIN_MS = 1_000;
@@ -69,7 +69,7 @@ const cachedPods = (ctx: ReconcilerContext, sandbox: Sandbox): PodSummary[] =>
 
 /**
  * Whether the release takes a consistent LIST of the pods: it acts on the cache's pods when the cache holds
- * any (what it missed, the finishing turn's LIST finds: deletion-steps.ts), and lists only when it holds none.
+ * any (what it missed, the finishing turn's LIST finds: steps.ts), and lists only when it holds none.
  */
 const listsPods = (ctx: ReconcilerContext, sandbox: Sandbox, facts: DeletionFacts): boolean =>
   !facts.livePods && cachedPods(ctx, sandbox).length === 0;
@@ -240,7 +240,7 @@ function readAhead(ctx: ReconcilerContext, sandbox: Sandbox, facts: DeletionFact
 }
 
 function startWalk(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): void {
-  // A due walk implies a configured ledger (legacy-evidence.ts); without one the sandbox fails closed.
+  // A due walk implies a configured ledger (../walk-lane/evidence.ts); without one the sandbox fails closed.
   if (!ctx.legacy) throw new Error('a legacy walk is due but no session ledger is configured');
   ctx.legacy.start(sandbox, log, () => failpoint('start-walk'));
 }

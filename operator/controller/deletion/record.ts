@@ -3,14 +3,14 @@
  * verdict changed. Released and blocked deletions say here what was decided and why.
  */
 import type { Logger } from 'pino';
-import type { Sandbox } from '../api/objects.ts';
-import type { ReconcilerContext } from './context.ts';
-import type { Decided } from './deletion-steps.ts';
-import { sandboxRef } from './erase.ts';
-import type { LegacyResult } from './legacy-evidence.ts';
-import { decisionOf } from './status.ts';
-import { keyOf } from './store.ts';
-import { writeStatus } from './write-status.ts';
+import type { Sandbox } from '../../api/objects.ts';
+import type { ReconcilerContext } from '../context.ts';
+import type { Decided } from './steps.ts';
+import { sandboxRef } from '../erase.ts';
+import type { LegacyResult } from '../walk-lane/evidence.ts';
+import { decisionOf } from '../status.ts';
+import { keyOf } from '../cache/store.ts';
+import { writeStatus } from '../write-status.ts';
 
 const RELEASED_POD_COUNTS = ['pods', 'ready'] as const;
 

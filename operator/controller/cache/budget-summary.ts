@@ -2,7 +2,7 @@
  * What the controller keeps of a sandbox's PodDisruptionBudget, the guard against evictions (the eviction API
  * skips DELETE admission): enough to tell whether it still guards every pod of the sandbox.
  */
-import { LABELS } from '../api/names.ts';
+import { LABELS } from '../../api/names.ts';
 
 export type BudgetSummary = {
   readonly namespace: string;

@@ -5,12 +5,12 @@
  * Caveat: the cache can be stale. A hit (a reference is present) may keep a sandbox; a miss never releases one
  * by itself — the deletion path confirms it with a consistent LIST first.
  */
-import type { MalformedObjectError, Parsed } from '../api/parse.ts';
-import type { Sandbox } from '../api/objects.ts';
-import type { ReferenceEntry } from '../exclusivity/reference.ts';
+import type { MalformedObjectError, Parsed } from '../../api/parse.ts';
+import type { Sandbox } from '../../api/objects.ts';
+import type { ReferenceEntry } from '../../exclusivity/reference.ts';
 import type { BudgetSummary } from './budget-summary.ts';
 import type { PodSummary } from './pod-summary.ts';
-import type { WatchEventType, WatchSink } from '../runtime/watcher.ts';
+import type { WatchEventType, WatchSink } from '../../runtime/watcher.ts';
 import {
   decodeBudget,
   decodePod,

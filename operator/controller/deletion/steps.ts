@@ -8,19 +8,19 @@
  * steps that write (`WRITE_STEPS`), so the crash test covers every one of them by construction.
  *
  * The legacy walk (up to its 20 s budget) is not done in a turn: `start-walk` hands it to its lane
- * (legacy-walks.ts) and `await-walk` ends the turn; the walk's end enqueues the sandbox, and that turn's
+ * (../walk-lane/lane.ts) and `await-walk` ends the turn; the walk's end enqueues the sandbox, and that turn's
  * `gather-evidence` takes the outcome, which `record-decision` persists. Until then nothing is decided.
  */
-import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
-import { historyKnown, type Verdict } from '../exclusivity/exclusivity.ts';
-import { releasedByNamespaceDeletion } from '../exclusivity/namespace-deletion.ts';
-import type { ReferenceIndex } from '../exclusivity/reference-index.ts';
-import { removeFinalizerFromIncarnation, type JsonPatchOp } from './finalizer.ts';
-import type { LegacyResult } from './legacy-evidence.ts';
-import type { Erased } from './erase.ts';
-import type { Staleness } from './incarnation.ts';
-import { isReleased, type PodSummary } from './pod-summary.ts';
-import type { Deleted, ListedReference } from './ports.ts';
+import { EXCLUSIVITY_FINALIZER } from '../../api/names.ts';
+import { historyKnown, type Verdict } from '../../exclusivity/exclusivity.ts';
+import { releasedByNamespaceDeletion } from '../../exclusivity/namespace-deletion.ts';
+import type { ReferenceIndex } from '../../exclusivity/reference-index.ts';
+import { removeFinalizerFromIncarnation, type JsonPatchOp } from '../finalizer.ts';
+import type { LegacyResult } from '../walk-lane/evidence.ts';
+import type { Erased } from '../erase.ts';
+import type { Staleness } from '../incarnation.ts';
+import { isReleased, type PodSummary } from '../cache/pod-summary.ts';
+import type { Deleted, ListedReference } from '../ports.ts';
 
 /**
  * The steps that write, in the order a deletion takes them: to the API server, and `start-walk` to memory (its

@@ -4,10 +4,10 @@
  * alerts written for kubebuilder operators read ours (docs/metrics.md lists every series).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { SANDBOX, SESSION_REFERENCE } from '../api/names.ts';
-import { EVIDENCE, VERDICTS } from '../api/sandbox.ts';
-import type { QueueObserver } from '../runtime/queue.ts';
-import type { RunnerObserver } from '../runtime/runner.ts';
+import { SANDBOX, SESSION_REFERENCE } from '../../api/names.ts';
+import { EVIDENCE, VERDICTS } from '../../api/sandbox.ts';
+import type { QueueObserver } from '../../runtime/queue.ts';
+import type { RunnerObserver } from '../../runtime/runner.ts';
 
 export const CONTROLLER = 'sandbox';
 

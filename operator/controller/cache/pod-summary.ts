@@ -1,5 +1,5 @@
 /** What the controller keeps of a sandbox pod: identity, finalizers, deletion and readiness. */
-import { EXCLUSIVITY_FINALIZER, GROUP, LABELS, SANDBOX } from '../api/names.ts';
+import { EXCLUSIVITY_FINALIZER, GROUP, LABELS, SANDBOX } from '../../api/names.ts';
 
 export type PodSummary = {
   readonly namespace: string;

@@ -4,9 +4,9 @@
  * Read from each Sandbox's conditions, which are authoritative; phase is only their summary.
  */
 import { Gauge, type Registry } from 'prom-client';
-import { ANNOTATIONS } from '../api/names.ts';
-import type { Sandbox } from '../api/objects.ts';
-import { SANDBOX_PHASES } from '../api/sandbox.ts';
+import { ANNOTATIONS } from '../../api/names.ts';
+import type { Sandbox } from '../../api/objects.ts';
+import { SANDBOX_PHASES } from '../../api/sandbox.ts';
 
 /** `Unknown`: no status written yet (a sandbox the controller has not reconciled). */
 export const PHASE_LABELS = [...SANDBOX_PHASES, 'Unknown'] as const;

@@ -6,16 +6,16 @@
  * cleanup then deletes.
  */
 import type { Logger } from 'pino';
-import { ANNOTATIONS } from '../api/names.ts';
-import type { Sandbox } from '../api/objects.ts';
-import type { ReferenceIndex } from '../exclusivity/reference-index.ts';
-import { awaitChange, type Action } from '../runtime/action.ts';
-import { rfc3339 } from './conditions.ts';
-import type { ReconcilerContext } from './context.ts';
-import { incarnationOf } from './incarnation.ts';
-import { sandboxRef } from './erase.ts';
-import type { JsonPatchOp } from './finalizer.ts';
-import { cleanupClock, type CleanupClock } from './lifecycle.ts';
+import { ANNOTATIONS } from '../../api/names.ts';
+import type { Sandbox } from '../../api/objects.ts';
+import type { ReferenceIndex } from '../../exclusivity/reference-index.ts';
+import { awaitChange, type Action } from '../../runtime/action.ts';
+import { rfc3339 } from '../conditions.ts';
+import type { ReconcilerContext } from '../context.ts';
+import { incarnationOf } from '../incarnation.ts';
+import { sandboxRef } from '../erase.ts';
+import type { JsonPatchOp } from '../finalizer.ts';
+import { cleanupClock, type CleanupClock } from '../lifecycle.ts';
 
 const FENCE_PATH = `/metadata/annotations/${ANNOTATIONS.cleanupFence.replaceAll('~', '~0').replaceAll('/', '~1')}`;
 

@@ -5,9 +5,14 @@
  * a guard as their summaries. Strings that repeat across objects (namespaces, sandbox keys, worktrees, states)
  * are shared, not kept once per object as JSON.parse makes them.
  */
-import { parseSandbox, parseSessionReference, type MalformedObjectError, type Parsed } from '../api/parse.ts';
-import type { Sandbox } from '../api/objects.ts';
-import { referenceEntryOf, type ReferenceEntry } from '../exclusivity/reference.ts';
+import {
+  parseSandbox,
+  parseSessionReference,
+  type MalformedObjectError,
+  type Parsed,
+} from '../../api/parse.ts';
+import type { Sandbox } from '../../api/objects.ts';
+import { referenceEntryOf, type ReferenceEntry } from '../../exclusivity/reference.ts';
 import { budgetSummaryOf, type BudgetSummary } from './budget-summary.ts';
 import { podSummaryOf, type PodSummary } from './pod-summary.ts';
 

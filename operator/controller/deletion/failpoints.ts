@@ -3,7 +3,7 @@
  * the process kills itself with SIGKILL right there, so tests can prove every step of a deletion resumes
  * safely after a crash. Unset (always, in production) they cost one Set lookup.
  */
-import { WRITE_STEPS, type WriteStep } from './deletion-steps.ts';
+import { WRITE_STEPS, type WriteStep } from './steps.ts';
 
 /** A failpoint fires right after the deletion step of its name has written. */
 export const FAILPOINTS = WRITE_STEPS;

@@ -5,19 +5,19 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { INDEX_LIMITS } from '../api/limits.ts';
-import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION, API_VERSION, LABELS } from '../api/names.ts';
-import { reconcileSandboxReferences, systemClock } from '../ledger-walk/index.ts';
+import { INDEX_LIMITS } from '../../api/limits.ts';
+import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION, API_VERSION, LABELS } from '../../api/names.ts';
+import { reconcileSandboxReferences, systemClock } from '../../ledger-walk/index.ts';
 import type { OperatorConfig } from './config.ts';
-import type { ReconcilerContext } from './context.ts';
-import { WALK_LANES, WalkLane, type LegacyWalk, type WalkLaneOptions } from './legacy-walks.ts';
-import type { ControllerPorts } from './ports.ts';
-import { kubeClients } from '../kube/clients.ts';
-import { kubeEventRecorder } from './adapters/events.ts';
-import { kubeGuardApi, kubeNamespaceApi, kubePodApi } from './adapters/pod-api.ts';
-import { kubeReferenceApi } from './adapters/reference-api.ts';
-import { kubeSandboxApi } from './adapters/sandbox-api.ts';
-import { DEFAULT_LEASE_TIMING, LeaderElector } from '../runtime/leader.ts';
+import type { ReconcilerContext } from '../context.ts';
+import { WALK_LANES, WalkLane, type LegacyWalk, type WalkLaneOptions } from '../walk-lane/lane.ts';
+import type { ControllerPorts } from '../ports.ts';
+import { kubeClients } from '../../kube/clients.ts';
+import { kubeEventRecorder } from '../adapters/events.ts';
+import { kubeGuardApi, kubeNamespaceApi, kubePodApi } from '../adapters/pod-api.ts';
+import { kubeReferenceApi } from '../adapters/reference-api.ts';
+import { kubeSandboxApi } from '../adapters/sandbox-api.ts';
+import { DEFAULT_LEASE_TIMING, LeaderElector } from '../../runtime/leader.ts';
 import {
   admissionFix,
   admissionParamsRef,
@@ -25,17 +25,17 @@ import {
   identityAdvice,
   reportIdentity,
 } from './identity.ts';
-import { httpLedger, httpLocator, legacyEndpoints } from '../ledger-walk/adapters/http.ts';
+import { httpLedger, httpLocator, legacyEndpoints } from '../../ledger-walk/adapters/http.ts';
 import { CONTROLLER, createMetrics, queueMetrics, reconcileMetrics } from './metrics.ts';
-import { serveProbes } from '../runtime/probes.ts';
+import { serveProbes } from '../../runtime/probes.ts';
 import { registerStateGauges } from './state-metrics.ts';
-import { DEFAULT_BACKOFF, WorkQueue } from '../runtime/queue.ts';
-import { Runner } from '../runtime/runner.ts';
-import { reconcileSandbox } from './sandbox-reconciler.ts';
-import { Misconfigurations, observingMisconfigurations } from './misconfiguration.ts';
-import { ClusterStore } from './store.ts';
-import { Watcher, type WatchedResource, type WatchSink } from '../runtime/watcher.ts';
-import { NamespaceLevels, namespaceLevelResource } from './namespace-levels.ts';
+import { DEFAULT_BACKOFF, WorkQueue } from '../../runtime/queue.ts';
+import { Runner } from '../../runtime/runner.ts';
+import { reconcileSandbox } from '../sandbox-reconciler.ts';
+import { Misconfigurations, observingMisconfigurations } from '../misconfiguration.ts';
+import { ClusterStore } from '../cache/store.ts';
+import { Watcher, type WatchedResource, type WatchSink } from '../../runtime/watcher.ts';
+import { NamespaceLevels, namespaceLevelResource } from '../cache/namespace-levels.ts';
 
 export type ManagerOptions = {
   readonly kubeConfig: KubeConfig;

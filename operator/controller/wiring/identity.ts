@@ -9,7 +9,7 @@
  */
 import { AuthenticationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { KubeRequestError, request } from '../kube/errors.ts';
+import { KubeRequestError, request } from '../../kube/errors.ts';
 
 export type AdmissionParamsRef = { readonly namespace: string; readonly name: string };
 
