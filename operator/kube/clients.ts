@@ -40,7 +40,7 @@ export function kubeClients(config: KubeConfig, observe?: RequestObserver): Kube
       objects: KubernetesObjectApi.makeApiClient(config),
       policy: config.makeApiClient(PolicyV1Api),
       coordination: config.makeApiClient(CoordinationV1Api),
-      json: jsonClient(pooledConfiguration(config)),
+      json: jsonClientFor(config),
     };
   const configuration = pooledConfiguration(config, observe);
   return {
@@ -52,6 +52,14 @@ export function kubeClients(config: KubeConfig, observe?: RequestObserver): Kube
     coordination: new CoordinationV1Api(configuration),
     json: jsonClient(configuration),
   };
+}
+
+/**
+ * The plain-JSON client alone, for callers that need no generated API client: the sidecar, the agent hosts'
+ * client, the operator's start-up checks (docs/adr/0006-plain-json-kubernetes-io.md).
+ */
+export function jsonClientFor(config: KubeConfig, observe?: RequestObserver): JsonClient {
+  return jsonClient(pooledConfiguration(config, observe));
 }
 
 // KubernetesObjectApi.makeApiClient, on our configuration.
