@@ -1,9 +1,8 @@
 /** Everything a sandbox reconcile needs, injected: the cache, the ports, the legacy walk, limits and time. */
 import type { IndexLimits } from '../api/limits.ts';
-import type { LegacyWalks } from './walk-lane/lane.ts';
 import type { Misconfigurations } from './misconfiguration.ts';
 import type { SidecarSettings } from './pod-template.ts';
-import type { ControllerPorts } from './ports.ts';
+import type { ControllerPorts, LegacyWalks } from './ports.ts';
 import type { StoreReader } from './cache/store.ts';
 
 export type DecisionRecorder = {
@@ -33,4 +32,6 @@ export type ReconcilerContext = {
   readonly recorder: DecisionRecorder;
   /** Refusals only a person can fix, as the runner met them: the status writer records them. */
   readonly misconfigurations: Misconfigurations;
+  /** Called right after each deletion step writes: crash tests' failpoints (deletion/failpoints.ts), else a no-op. */
+  readonly failpoint: (step: string) => void;
 };

@@ -1,10 +1,13 @@
 /**
- * The controller's Kubernetes I/O, as small role interfaces. Implementations in kube/ use client-node;
- * every destructive call here is made only after fresh state from the API server justified it.
+ * The controller's I/O, as small role interfaces: Kubernetes (implemented in adapters/, on operator/kube's
+ * plain-JSON client) and the legacy walks' lane (walk-lane/lane.ts). Every destructive call here is made only
+ * after fresh state from the API server justified it.
  */
 import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
 import type { Sandbox, SessionReference } from '../api/objects.ts';
 import type { Parsed } from '../api/parse.ts';
+import type { ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
 import type { JsonPatchOp } from './finalizer.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
 
@@ -130,3 +133,30 @@ export type ControllerPorts = {
   readonly namespaces: NamespaceApi;
   readonly events: EventRecorder;
 };
+
+// The legacy walks' lane (walk-lane/lane.ts implements it; docs/adr/0005-legacy-walk-lane.md).
+
+/** Runs the bounded legacy walk for one sandbox against the configured ledger and locator. */
+export interface LegacyWalk {
+  run(sandbox: Sandbox, log: Logger): Promise<ReconciliationOutcome>;
+}
+
+/** A finished walk of one incarnation, not yet seen persisted. */
+export type FinishedWalk = { readonly outcome: ReconciliationOutcome; readonly finishedAt: Date };
+
+export type WalkState =
+  | { readonly kind: 'none' }
+  /** Started: waiting for a lane, or walking. */
+  | { readonly kind: 'under-way' }
+  | ({ readonly kind: 'finished' } & FinishedWalk);
+
+/** The port the reconcile sees: the walk's state, its start, and forgetting what is persisted or gone. */
+export interface LegacyWalks {
+  state(sandbox: Sandbox): WalkState;
+  /** Starts a walk unless one of this incarnation is under way; `onKept` runs once its outcome is kept. */
+  start(sandbox: Sandbox, log: Logger, onKept?: () => void): void;
+  /** The status now carries the kept outcome (or a newer one): it is no longer needed. */
+  settle(sandbox: Sandbox): void;
+  /** The sandbox left the cache: whatever is kept or queued for it goes. */
+  forget(key: string): void;
+}

@@ -1,28 +1,13 @@
 /**
  * Reconciles one Sandbox, level-triggered: everything is recomputed from the cache and the API server, never
- * from the event that caused the call. A deleting Sandbox goes to the deletion decision; a live one gets its
- * finalizer, its marker status, its eviction guard and pods, automatic cleanup, and its status.
+ * from the event that caused the call. A deleting Sandbox goes to the deletion turn (deletion/); a live one to
+ * the live turn (live/): its finalizer, its marker status, its eviction guard and pods, automatic cleanup.
  */
 import type { Logger } from 'pino';
-import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
-import type { Sandbox } from '../api/objects.ts';
-import { awaitChange, requeueAfter, sooner, type Action } from '../runtime/action.ts';
+import { awaitChange, requeueAfter, type Action } from '../runtime/action.ts';
 import type { ReconcilerContext } from './context.ts';
-import { incarnationOf } from './incarnation.ts';
 import { reconcileDeletion } from './deletion/turn.ts';
-import { currentIndex } from './current-index.ts';
-import { eraseReferences } from './erase.ts';
-import { keepEvictionGuard } from './eviction-guard.ts';
-import { KubeRequestError } from '../kube/errors.ts';
-import { addFinalizerPatch, removeFinalizerFromIncarnation } from './finalizer.ts';
-import type { PodSummary } from './cache/pod-summary.ts';
-import { legacyEvidence, nextLegacyWalkInMs } from './walk-lane/evidence.ts';
-import { cleanUpWhenDue } from './live/cleanup.ts';
-import { missingOrdinals, pendingErase } from './lifecycle.ts';
-import { reaperModeRefusal, sandboxPod } from './pod-template.ts';
-import { MisconfigurationError } from '../runtime/error-policy.ts';
-import { keyOf } from './cache/store.ts';
-import { writeStatus } from './write-status.ts';
+import { reconcileLive } from './live/turn.ts';
 
 export async function reconcileSandbox(ctx: ReconcilerContext, key: string, log: Logger): Promise<Action> {
   const parsed = ctx.store.sandbox(key);
@@ -39,135 +24,4 @@ export async function reconcileSandbox(ctx: ReconcilerContext, key: string, log:
   const sandbox = parsed.value;
   if (sandbox.metadata.deletionTimestamp !== undefined) return reconcileDeletion(ctx, sandbox, log);
   return reconcileLive(ctx, sandbox, log);
-}
-
-/**
- * A pod of a live sandbox that is terminating (an override delete, an eviction) is already being stopped by
- * its kubelet: the finalizer only keeps its API object, which would then never be replaced and would block a
- * drain. Release it; its replacement is created once it is gone (its delete event brings that reconcile).
- */
-async function releaseTerminatingPods(
-  ctx: ReconcilerContext,
-  sandbox: Sandbox,
-  pods: readonly PodSummary[],
-  log: Logger,
-): Promise<void> {
-  for (const pod of pods) {
-    if (!pod.deleting) continue;
-    const patch = removeFinalizerFromIncarnation(pod, EXCLUSIVITY_FINALIZER);
-    if (!patch) continue;
-    await ctx.ports.pods.patchMetadata(sandbox.metadata.namespace, pod.name, patch);
-    log.warn(
-      { pod: pod.name },
-      'a pod of a live sandbox is terminating (an override delete or an eviction); released it, a replacement follows',
-    );
-  }
-}
-
-/** The missing pods, in ordinal order; none once the namespace refuses creates for its deletion. */
-async function createPods(
-  ctx: ReconcilerContext,
-  sandbox: Sandbox,
-  ordinals: readonly number[],
-  log: Logger,
-): Promise<void> {
-  for (const ordinal of ordinals) {
-    try {
-      const result = await ctx.ports.pods.create(sandboxPod(sandbox, ordinal, ctx.sidecar));
-      log.info({ ordinal, result }, 'sandbox pod created');
-    } catch (error) {
-      if (!(error instanceof KubeRequestError && error.namespaceTerminating)) throw error;
-      log.info({ ordinal }, 'namespace is terminating; no pod is created');
-      return;
-    }
-  }
-}
-
-/**
- * Waits for every write, then fails the turn with the first failure in the order given; any other failure is
- * logged here, since the runner sees only the one thrown.
- */
-async function firstFailure(writes: readonly Promise<void>[], log: Logger): Promise<void> {
-  const failures = (await Promise.allSettled(writes)).flatMap((each) =>
-    each.status === 'rejected' ? [each.reason as unknown] : [],
-  );
-  const [first, ...others] = failures;
-  for (const err of others) log.warn({ err }, 'another write of this turn failed too');
-  if (failures.length > 0) throw first;
-}
-
-/**
- * The reconciliation status a live turn writes. A due walk is started in its lane and the turn goes on with
- * the persisted status: a live sandbox decides nothing from it, and the walk's end enqueues the turn that
- * writes its outcome (the marker only then).
- */
-function liveReconciliation(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger) {
-  const look = legacyEvidence(ctx, sandbox, false);
-  if (look.kind === 'ready') return look.result.reconciliation;
-  if (look.kind === 'walk-due') ctx.legacy?.start(sandbox, log);
-  return look.persisted;
-}
-
-/**
- * The finalizer first: nothing of a sandbox may exist before the finalizer that holds its deletion for the
- * decision. The turn then goes on from the Sandbox the PATCH answered (the API server's object, not a cache
- * that has yet to see the write), so a new sandbox gets its status, guard and pods in the same turn.
- */
-async function withFinalizer(
-  ctx: ReconcilerContext,
-  sandbox: Sandbox,
-  log: Logger,
-): Promise<Sandbox | undefined> {
-  const addFinalizer = addFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
-  if (!addFinalizer) return sandbox;
-  const written = await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), addFinalizer);
-  log.info('added the exclusivity finalizer');
-  const fresh = written.sandbox?.();
-  // Anything unexpected in the answer (deleted meanwhile, unreadable): its update event brings the next turn.
-  if (!fresh?.ok) return undefined;
-  const { metadata } = fresh.value;
-  const finalized = metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) === true;
-  if (metadata.uid !== sandbox.metadata.uid || metadata.deletionTimestamp !== undefined || !finalized)
-    return undefined;
-  return fresh.value;
-}
-
-async function reconcileLive(ctx: ReconcilerContext, cached: Sandbox, log: Logger): Promise<Action> {
-  const sandbox = await withFinalizer(ctx, cached, log);
-  if (!sandbox) return awaitChange();
-  const { namespace, name } = sandbox.metadata;
-  const key = keyOf(namespace, name);
-  const request = pendingErase(sandbox);
-  const erased = request === undefined ? undefined : await eraseReferences(ctx, sandbox, request, log);
-  const index = await currentIndex(ctx, sandbox, erased);
-  const reconciliation = liveReconciliation(ctx, sandbox, log);
-  // Cleanup before anything else writes the Sandbox: its fence is preconditioned on the version read.
-  const { clock: cleanup, action } = await cleanUpWhenDue(ctx, sandbox, index, log);
-  if (action) return action;
-
-  const pods = ctx.store.pods(key);
-  const missing = missingOrdinals(sandbox, pods);
-  const refusal = missing.length === 0 ? undefined : reaperModeRefusal(sandbox, ctx.sidecar);
-  // Independent writes, in flight together. Each is bound by what it writes, not by the others: the status by
-  // the uid and the fields it read, the guard by the version it read, the pods by their names. The order once
-  // here (status, guard, pods) protected nothing: the marker a sandbox is born with is what its annotations
-  // say until its first status write, whenever that lands; and a Pending pod is evictable whatever budget
-  // exists (the eviction API checks budgets only for running pods).
-  await firstFailure(
-    [
-      writeStatus(ctx, sandbox, { index, reconciliation, decision: undefined, pods, erasedFor: request }),
-      keepEvictionGuard(ctx, sandbox, log),
-      releaseTerminatingPods(ctx, sandbox, pods, log),
-      refusal
-        ? Promise.reject(new MisconfigurationError(refusal, { cause: sandbox.spec.shellReaper }))
-        : createPods(ctx, sandbox, missing, log),
-    ],
-    log,
-  );
-
-  let next = requeueAfter(ctx.timing.resyncMs);
-  if (cleanup.kind === 'Waiting') next = sooner(next, requeueAfter(cleanup.remainingMs));
-  const legacyIn = nextLegacyWalkInMs(ctx, reconciliation, false);
-  if (legacyIn !== undefined) next = sooner(next, requeueAfter(legacyIn));
-  return next;
 }

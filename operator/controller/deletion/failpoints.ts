@@ -1,7 +1,8 @@
 /**
- * Failpoints for crash tests, in the manner of etcd's gofail: when SANDBOX_OPERATOR_FAILPOINTS names a step,
- * the process kills itself with SIGKILL right there, so tests can prove every step of a deletion resumes
- * safely after a crash. Unset (always, in production) they cost one Set lookup.
+ * Failpoints for crash tests, in the manner of etcd's gofail: when the operator is started with
+ * `--failpoints` (or SANDBOX_OPERATOR_FAILPOINTS, wiring/config.ts) naming a step, the process kills itself
+ * with SIGKILL right there, so tests can prove every step of a deletion resumes safely after a crash. None
+ * armed (always, in production) they cost one Set lookup.
  */
 import { WRITE_STEPS, type WriteStep } from './steps.ts';
 
@@ -9,13 +10,12 @@ import { WRITE_STEPS, type WriteStep } from './steps.ts';
 export const FAILPOINTS = WRITE_STEPS;
 export type Failpoint = WriteStep;
 
-const armed = new Set(
-  (process.env['SANDBOX_OPERATOR_FAILPOINTS'] ?? '').split(',').filter((name) => name !== ''),
-);
-
-export function failpoint(name: Failpoint): void {
-  if (armed.has(name)) {
-    process.stderr.write(`failpoint ${name}: SIGKILL\n`);
+/** The context's `failpoint` hook (context.ts) for the armed names. */
+export function failpoints(armed: readonly Failpoint[]): (step: string) => void {
+  const names = new Set<string>(armed);
+  return (step) => {
+    if (!names.has(step)) return;
+    process.stderr.write(`failpoint ${step}: SIGKILL\n`);
     process.kill(process.pid, 'SIGKILL');
-  }
+  };
 }

@@ -24,7 +24,6 @@ import { nextDeletionStep, type DeletionFacts, type DeletionStep } from './steps
 import { recordDecision } from './record.ts';
 import { eraseReferences } from '../erase.ts';
 import { keepEvictionGuard } from '../eviction-guard.ts';
-import { failpoint } from './failpoints.ts';
 import { incarnationOf, stalenessOf } from '../incarnation.ts';
 import { turnReads, type TurnReads } from './read-ahead.ts';
 import { removeFinalizerPatch } from '../finalizer.ts';
@@ -122,11 +121,11 @@ async function perform(
       // Until the pods are released, a drain must not be able to evict them (a foreground cascade deletes
       // the budget first, and nothing else would bring it back).
       await keepEvictionGuard(ctx, sandbox, log);
-      failpoint(step.kind);
+      ctx.failpoint(step.kind);
       return { ...facts, guardKept: true };
     case 'erase': {
       const erased = await eraseReferences(ctx, sandbox, step.request, log);
-      failpoint(step.kind);
+      ctx.failpoint(step.kind);
       return { ...facts, erased, tombstones: ownTombstones(ctx, sandbox) };
     }
     case 'prune':
@@ -173,7 +172,7 @@ async function perform(
       if (verdict.verdict === 'Exclusive' && listsPods(ctx, sandbox, facts))
         reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));
       await recordDecision(ctx, sandbox, decided, log);
-      failpoint(step.kind);
+      ctx.failpoint(step.kind);
       return { ...facts, recorded: true };
     }
     case 'check-namespace':
@@ -190,11 +189,11 @@ async function perform(
       };
     case 'delete-pod':
       await ctx.ports.pods.delete(namespace, step.pod.name, step.pod.uid);
-      failpoint(step.kind);
+      ctx.failpoint(step.kind);
       return { ...facts, podDeleted: true };
     case 'release-pod': {
       await ctx.ports.pods.patchMetadata(namespace, step.pod.name, step.patch);
-      failpoint(step.kind);
+      ctx.failpoint(step.kind);
       const { podDeleted: _done, ...rest } = facts;
       return { ...rest, podsHandled: (facts.podsHandled ?? 0) + 1 };
     }
@@ -204,13 +203,13 @@ async function perform(
       return requeueAfter(ctx.timing.resyncMs);
     case 'remove-guard':
       await ctx.ports.guards.removeDisruptionBudget(namespace, step.budget.name, step.budget.uid);
-      failpoint(step.kind);
+      ctx.failpoint(step.kind);
       return { ...facts, guardRemoved: true };
     case 'erase-index': {
       // The LIST the decision was confirmed on, when this turn made one: after the fence, so a reference
       // written since is an attach that withdraws it; and each delete is preconditioned on what was listed.
       const indexErased = await ctx.ports.references.deleteAll(namespace, name, facts.liveListed);
-      failpoint(step.kind);
+      ctx.failpoint(step.kind);
       return { ...facts, indexErased };
     }
     case 'erase-again':
@@ -242,7 +241,7 @@ function readAhead(ctx: ReconcilerContext, sandbox: Sandbox, facts: DeletionFact
 function startWalk(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): void {
   // A due walk implies a configured ledger (../walk-lane/evidence.ts); without one the sandbox fails closed.
   if (!ctx.legacy) throw new Error('a legacy walk is due but no session ledger is configured');
-  ctx.legacy.start(sandbox, log, () => failpoint('start-walk'));
+  ctx.legacy.start(sandbox, log, () => ctx.failpoint('start-walk'));
 }
 
 const listedOf = ({ metadata }: SessionReference): ListedReference => ({
@@ -285,7 +284,7 @@ async function prune(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): Pro
   const { worktree } = sandbox.spec;
   if (worktree === undefined) return []; // never classified so: a sandbox without a worktree has no own tombstones
   const { deleted, changed } = await ctx.ports.references.pruneTombstones(namespace, name, worktree);
-  failpoint('prune');
+  ctx.failpoint('prune');
   log.info(
     { pruned: deleted, changedSinceListed: changed, worktree },
     'pruned the worktree’s own tombstones',
@@ -302,7 +301,7 @@ async function removeFinalizer(
 ): Promise<DeletionFacts> {
   const patch = removeFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
   if (patch) await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), patch);
-  failpoint('remove-finalizer');
+  ctx.failpoint('remove-finalizer');
   // The count the API server answered to the erase, not a cache the erase just changed underneath. One
   // Event per deletion (`Releasing`, with the decision); the end is this log line and the Sandbox's going.
   log.info(

@@ -10,31 +10,7 @@ import type { Logger } from 'pino';
 import type { Sandbox } from '../../api/objects.ts';
 import { earnsMarker, type ReconciliationOutcome } from '../../api/reconciliation-outcome.ts';
 import { keyOf } from '../cache/store.ts';
-
-/** Runs the bounded legacy walk for one sandbox against the configured ledger and locator. */
-export interface LegacyWalk {
-  run(sandbox: Sandbox, log: Logger): Promise<ReconciliationOutcome>;
-}
-
-/** A finished walk of one incarnation, not yet seen persisted. */
-export type FinishedWalk = { readonly outcome: ReconciliationOutcome; readonly finishedAt: Date };
-
-export type WalkState =
-  | { readonly kind: 'none' }
-  /** Started: waiting for a lane, or walking. */
-  | { readonly kind: 'under-way' }
-  | ({ readonly kind: 'finished' } & FinishedWalk);
-
-/** The port the reconcile sees: the walk's state, its start, and forgetting what is persisted or gone. */
-export interface LegacyWalks {
-  state(sandbox: Sandbox): WalkState;
-  /** Starts a walk unless one of this incarnation is under way; `onKept` runs once its outcome is kept. */
-  start(sandbox: Sandbox, log: Logger, onKept?: () => void): void;
-  /** The status now carries the kept outcome (or a newer one): it is no longer needed. */
-  settle(sandbox: Sandbox): void;
-  /** The sandbox left the cache: whatever is kept or queued for it goes. */
-  forget(key: string): void;
-}
+import type { FinishedWalk, LegacyWalk, LegacyWalks, WalkState } from '../ports.ts';
 
 export type WalkLaneOptions = {
   /** How many walks run at once. */

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { FAILPOINTS, type Failpoint } from '../deletion/failpoints.ts';
 
 const duration = (flag: string, fallback: number) =>
   z.coerce.number().int().min(0).max(86_400_000).default(fallback).describe(flag);
@@ -54,6 +55,33 @@ const configSchema = z.object({
   reconcileConcurrency: z.coerce.number().int().min(1).max(64).default(8).describe('--reconcile-concurrency'),
   resyncMs: duration('--resync-ms', 300_000),
   blockedRecheckMs: duration('--blocked-recheck-ms', 60_000),
+  legacyRetryMs: duration('--legacy-retry-ms: least spacing of legacy walks of a live sandbox', 600_000),
+  legacyRetryWhileDeletingMs: duration(
+    '--legacy-retry-while-deleting-ms: least spacing of legacy walks of a sandbox being deleted',
+    30_000,
+  ),
+  cacheSyncTimeoutMs: duration(
+    '--cache-sync-timeout-ms: how long the first LIST of each cache may take',
+    120_000,
+  ),
+  shutdownGraceMs: duration(
+    '--shutdown-grace-ms: how long in-flight reconciles may finish on SIGTERM',
+    30_000,
+  ),
+  failpoints: z
+    .string()
+    .default('')
+    .transform((names, context): Failpoint[] => {
+      const listed = names.split(',').filter((name) => name !== '');
+      const unknown = listed.filter((name) => !(FAILPOINTS as readonly string[]).includes(name));
+      if (unknown.length > 0)
+        context.addIssue({
+          code: 'custom',
+          message: `unknown failpoint(s) ${unknown.join(', ')}; known: ${FAILPOINTS.join(', ')}`,
+        });
+      return listed as Failpoint[];
+    })
+    .describe('--failpoints: crash tests only: SIGKILL right after these deletion steps write'),
   sidecarImage: z
     .string()
     .default('ghcr.io/sandbox-operator/sandbox-operator:0.1.0')

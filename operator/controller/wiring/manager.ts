@@ -10,8 +10,9 @@ import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION, API_VERSION, LABELS } from 
 import { reconcileSandboxReferences, systemClock } from '../../ledger-walk/index.ts';
 import type { OperatorConfig } from './config.ts';
 import type { ReconcilerContext } from '../context.ts';
-import { WALK_LANES, WalkLane, type LegacyWalk, type WalkLaneOptions } from '../walk-lane/lane.ts';
-import type { ControllerPorts } from '../ports.ts';
+import { failpoints } from '../deletion/failpoints.ts';
+import { WALK_LANES, WalkLane, type WalkLaneOptions } from '../walk-lane/lane.ts';
+import type { ControllerPorts, LegacyWalk } from '../ports.ts';
 import { kubeClients } from '../../kube/clients.ts';
 import { kubeEventRecorder } from '../adapters/events.ts';
 import { kubeGuardApi, kubeNamespaceApi, kubePodApi } from '../adapters/pod-api.ts';
@@ -47,9 +48,6 @@ export type ManagerOptions = {
   /** Wraps the Kubernetes ports, e.g. to observe or pause them in tests. */
   readonly decoratePorts?: (ports: ControllerPorts) => ControllerPorts;
 };
-
-const CACHE_SYNC_TIMEOUT_MS = 120_000;
-const SHUTDOWN_GRACE_MS = 30_000;
 
 export async function runManager(options: ManagerOptions): Promise<void> {
   const { kubeConfig, config, log, signal, onListening } = options;
@@ -110,12 +108,13 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     timing: {
       resyncMs: config.resyncMs,
       blockedRecheckMs: config.blockedRecheckMs,
-      legacyRetryMs: 600_000,
-      legacyRetryWhileDeletingMs: 30_000,
+      legacyRetryMs: config.legacyRetryMs,
+      legacyRetryWhileDeletingMs: config.legacyRetryWhileDeletingMs,
     },
     recorder: {
       onDecision: (verdict, evidence) => metrics.decisions.inc({ verdict, evidence }),
     },
+    failpoint: failpoints(config.failpoints),
   };
 
   registerStateGauges(metrics.registry, () => cachedSandboxes(store));
@@ -171,7 +170,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   try {
     await withTimeout(
       Promise.all(watchers.map((w) => w.hasSynced())),
-      CACHE_SYNC_TIMEOUT_MS,
+      config.cacheSyncTimeoutMs,
       signal,
       'caches did not sync',
     );
@@ -194,7 +193,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     queue.shutDown();
     await withTimeout(
       runner.drained(),
-      SHUTDOWN_GRACE_MS,
+      config.shutdownGraceMs,
       undefined,
       'in-flight reconciles did not finish',
     ).catch((error: unknown) => log.warn({ err: error }, 'shutdown grace exceeded'));

@@ -12,10 +12,10 @@ import { INDEX_LIMITS, type SessionReference } from '../../../operator/api/index
 import { parseSessionReference, type Parsed } from '../../../operator/api/parse.ts';
 import type { ReconciliationOutcome } from '../../../operator/api/reconciliation-outcome.ts';
 import type { ReconcilerContext } from '../../../operator/controller/context.ts';
-import { WalkLane, type LegacyWalk } from '../../../operator/controller/walk-lane/lane.ts';
+import { WalkLane } from '../../../operator/controller/walk-lane/lane.ts';
 import { decisionOf, sandboxStatus } from '../../../operator/controller/status.ts';
 import { Misconfigurations } from '../../../operator/controller/misconfiguration.ts';
-import type { ControllerPorts } from '../../../operator/controller/ports.ts';
+import type { ControllerPorts, LegacyWalk } from '../../../operator/controller/ports.ts';
 import type { StoreReader } from '../../../operator/controller/cache/store.ts';
 import { buildReferenceIndex, type ReferenceEntry } from '../../../operator/exclusivity/index.ts';
 import { reconcileDeletion } from '../../../operator/controller/deletion/turn.ts';
@@ -186,6 +186,7 @@ export function contextOf(
     },
     recorder: {},
     misconfigurations: options.misconfigurations ?? new Misconfigurations(),
+    failpoint: () => undefined,
   };
 }
 

@@ -1,0 +1,37 @@
+/** The operator's settings (wiring/config.ts): every default once, flags over environment, bad values named. */
+import { describe, expect, it } from 'vitest';
+import { FAILPOINTS } from '../../../operator/controller/deletion/failpoints.ts';
+import { ConfigError, loadConfig } from '../../../operator/controller/wiring/config.ts';
+
+describe('operator settings', () => {
+  it('carries the timings the manager once hard-coded as defaults', () => {
+    const config = loadConfig([], {});
+    expect(config).toMatchObject({
+      legacyRetryMs: 600_000,
+      legacyRetryWhileDeletingMs: 30_000,
+      cacheSyncTimeoutMs: 120_000,
+      shutdownGraceMs: 30_000,
+      failpoints: [],
+    });
+  });
+
+  it('takes a flag over its environment variable', () => {
+    const config = loadConfig(['--shutdown-grace-ms', '5000'], {
+      SANDBOX_OPERATOR_SHUTDOWN_GRACE_MS: '9000',
+    });
+    expect(config.shutdownGraceMs).toBe(5000);
+  });
+
+  it('arms the failpoints SANDBOX_OPERATOR_FAILPOINTS names', () => {
+    const names = FAILPOINTS.slice(0, 2);
+    expect(loadConfig([], { SANDBOX_OPERATOR_FAILPOINTS: names.join(',') }).failpoints).toEqual(names);
+  });
+
+  it('refuses a failpoint it does not know, naming the flag, the variable and the known names', () => {
+    const load = () => loadConfig([], { SANDBOX_OPERATOR_FAILPOINTS: 'prune,no-such-step' });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(
+      /--failpoints \(or SANDBOX_OPERATOR_FAILPOINTS\): unknown failpoint\(s\) no-such-step; known: /,
+    );
+  });
+});
