@@ -4,9 +4,11 @@
 // on failure it says which step did not finish and the Sandbox's last conditions.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { GROUP, SANDBOX, VERSION, API_VERSION } from '../api/names.ts';
+import { jsonClientFor } from '../kube/clients.ts';
 import { statusOf } from '../kube/errors.ts';
+import { segment } from '../kube/plain-json.ts';
 
 type Observed = {
   status?: { phase?: string; conditions?: { type: string; status: string; message?: string }[] };
@@ -32,14 +34,14 @@ if (!namespace || !image || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
 
 const kc = new KubeConfig();
 kc.loadFromDefault();
-const api = kc.makeApiClient(CustomObjectsApi);
+const json = jsonClientFor(kc);
 const name = `helm-test-${randomBytes(3).toString('hex')}`;
-const ref = { group: GROUP, version: VERSION, namespace, plural: SANDBOX.plural, name };
+const sandboxes = `/apis/${GROUP}/${VERSION}/namespaces/${segment(namespace)}/${SANDBOX.plural}`;
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function read(): Promise<Observed | undefined> {
   try {
-    return (await api.getNamespacedCustomObject(ref)) as Observed;
+    return (await json({ method: 'GET', path: `${sandboxes}/${segment(name)}` })) as Observed;
   } catch (error) {
     if (statusOf(error) === 404) return undefined;
     throw error;
@@ -66,8 +68,9 @@ const ready = (s: Observed | undefined) =>
 async function main(): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const nodeName = values['node-name'];
-  await api.createNamespacedCustomObject({
-    ...ref,
+  await json({
+    method: 'POST',
+    path: sandboxes,
     body: {
       apiVersion: API_VERSION,
       kind: SANDBOX.kind,
@@ -83,7 +86,7 @@ async function main(): Promise<void> {
     await until('Ready=True', ready, deadline);
     say('the operator made it Ready');
   } finally {
-    await api.deleteNamespacedCustomObject(ref).catch((error: unknown) => {
+    await json({ method: 'DELETE', path: `${sandboxes}/${segment(name)}` }).catch((error: unknown) => {
       if (statusOf(error) !== 404) throw error;
     });
   }

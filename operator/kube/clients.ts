@@ -1,11 +1,10 @@
-/** client-node API clients for one KubeConfig, and the PATCH content types custom resources accept. */
+/**
+ * The one way the product talks to Kubernetes (docs/adr/0006-plain-json-kubernetes-io.md): plain-JSON
+ * requests on client-node's configuration (server, authentication, exec plugins, proxies), pooled, with our
+ * HTTP layer underneath; responses are read by our own bounded parse, never walked into generated models.
+ */
 import {
-  CoordinationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubernetesObjectApi,
   PatchStrategy,
-  PolicyV1Api,
   ServerConfiguration,
   createConfiguration,
   setHeaderMiddleware,
@@ -21,53 +20,21 @@ import { undiciSend } from './undici-http.ts';
 
 export type KubeClients = {
   readonly config: KubeConfig;
-  readonly core: CoreV1Api;
-  readonly custom: CustomObjectsApi;
-  readonly objects: KubernetesObjectApi;
-  readonly policy: PolicyV1Api;
-  readonly coordination: CoordinationV1Api;
-  /** Requests whose responses are read as plain JSON (the hot paths: no generated-model walk). */
+  /** Requests whose responses are read as plain JSON. */
   readonly json: JsonClient;
 };
 
 /** The clients; with `observe`, every HTTP request they make is reported (the rest_client_* metrics). */
 export function kubeClients(config: KubeConfig, observe?: RequestObserver): KubeClients {
-  if (!observe)
-    return {
-      config,
-      core: config.makeApiClient(CoreV1Api),
-      custom: config.makeApiClient(CustomObjectsApi),
-      objects: KubernetesObjectApi.makeApiClient(config),
-      policy: config.makeApiClient(PolicyV1Api),
-      coordination: config.makeApiClient(CoordinationV1Api),
-      json: jsonClientFor(config),
-    };
-  const configuration = pooledConfiguration(config, observe);
-  return {
-    config,
-    core: new CoreV1Api(configuration),
-    custom: new CustomObjectsApi(configuration),
-    objects: new MeteredObjectApi(configuration, config),
-    policy: new PolicyV1Api(configuration),
-    coordination: new CoordinationV1Api(configuration),
-    json: jsonClient(configuration),
-  };
+  return { config, json: jsonClientFor(config, observe) };
 }
 
 /**
- * The plain-JSON client alone, for callers that need no generated API client: the sidecar, the agent hosts'
- * client, the operator's start-up checks (docs/adr/0006-plain-json-kubernetes-io.md).
+ * The plain-JSON client alone, for callers that need no KubeConfig beside it: the sidecar, the agent hosts'
+ * client, the chart's test.
  */
 export function jsonClientFor(config: KubeConfig, observe?: RequestObserver): JsonClient {
   return jsonClient(pooledConfiguration(config, observe));
-}
-
-// KubernetesObjectApi.makeApiClient, on our configuration.
-class MeteredObjectApi extends KubernetesObjectApi {
-  constructor(configuration: Configuration, config: KubeConfig) {
-    super(configuration);
-    this.setDefaultNamespace(config);
-  }
 }
 
 // What KubeConfig.makeApiClient builds, with pooled connections and (observed) our HTTP layer underneath.

@@ -3,11 +3,12 @@
  * retry 2 s). Only the leader reconciles. Losing the lease ends leadership at once (the caller exits, as
  * controller-runtime does); a graceful stop releases the lease so a standby takes over without waiting.
  */
-import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { sleep } from './sleep.ts';
 import { KubeRequestError, request } from '../kube/errors.ts';
 import type { KubeClients } from '../kube/clients.ts';
+import { segment } from '../kube/plain-json.ts';
 import { LeaseLostError } from './error-policy.ts';
 import { forbiddenMisconfiguration } from './forbidden.ts';
 
@@ -27,6 +28,21 @@ export const DEFAULT_LEASE_TIMING = {
 } as const;
 
 const micro = (date: Date) => date.toISOString().replace('Z', '000Z');
+
+// The Lease fields election reads; the rest of the object is kept as read, for the PUT that replaces it.
+const leaseSchema = z.looseObject({
+  metadata: z.looseObject({ resourceVersion: z.string().optional() }),
+  spec: z
+    .looseObject({
+      holderIdentity: z.string().optional(),
+      renewTime: z.string().optional(),
+      acquireTime: z.string().optional(),
+      leaseDurationSeconds: z.number().optional(),
+      leaseTransitions: z.number().optional(),
+    })
+    .optional(),
+});
+type Lease = z.infer<typeof leaseSchema>;
 
 export class LeaderElector {
   private lastRenew = 0;
@@ -73,31 +89,40 @@ export class LeaderElector {
     try {
       const current = await this.read();
       if (current?.spec?.holderIdentity !== this.lease.identity) return;
-      current.spec.holderIdentity = '';
-      current.spec.leaseDurationSeconds = 1;
-      await this.clients.coordination.replaceNamespacedLease({
-        namespace: this.lease.namespace,
-        name: this.lease.name,
-        body: current,
-      });
+      await this.replace({ ...current, spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1 } });
       this.log.info('released the leader lease');
     } catch (error) {
       this.log.warn({ err: error }, 'could not release the leader lease; it expires by itself');
     }
   }
 
-  private async read(): Promise<V1Lease | undefined> {
+  private leases(name?: string): string {
+    const collection = `/apis/coordination.k8s.io/v1/namespaces/${segment(this.lease.namespace)}/leases`;
+    return name === undefined ? collection : `${collection}/${segment(name)}`;
+  }
+
+  private async read(): Promise<Lease | undefined> {
+    let answer: unknown;
     try {
-      return await request('Lease', this.lease.name, () =>
-        this.clients.coordination.readNamespacedLease({
-          namespace: this.lease.namespace,
-          name: this.lease.name,
-        }),
+      answer = await request('Lease', this.lease.name, () =>
+        this.clients.json({ method: 'GET', path: this.leases(this.lease.name) }),
       );
     } catch (error) {
       if (error instanceof KubeRequestError && error.notFound) return undefined;
       throw error;
     }
+    const lease = leaseSchema.safeParse(answer);
+    if (!lease.success)
+      throw new Error(`lease ${this.lease.namespace}/${this.lease.name} is unreadable`, { cause: lease.error });
+    return lease.data;
+  }
+
+  /** PUT of the whole Lease: its resourceVersion guards the race with another replica. */
+  private async replace(lease: Lease): Promise<void> {
+    const { namespace, name } = this.lease;
+    await request('Replace', `lease ${namespace}/${name}`, () =>
+      this.clients.json({ method: 'PUT', path: this.leases(name), body: lease }),
+    );
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
@@ -112,11 +137,14 @@ export class LeaderElector {
       const current = await this.read();
       if (!current) {
         await request('Create', `lease ${namespace}/${name}`, () =>
-          this.clients.coordination.createNamespacedLease({
-            namespace,
+          this.clients.json({
+            method: 'POST',
+            path: this.leases(),
             body: {
+              apiVersion: 'coordination.k8s.io/v1',
+              kind: 'Lease',
               metadata: { name, namespace },
-              spec: { ...spec, acquireTime: micro(now), leaseTransitions: 0 } as never,
+              spec: { ...spec, acquireTime: micro(now), leaseTransitions: 0 },
             },
           }),
         );
@@ -130,11 +158,10 @@ export class LeaderElector {
         }
         const transitions = (current.spec?.leaseTransitions ?? 0) + (holder === identity ? 0 : 1);
         const acquireTime = holder === identity ? current.spec?.acquireTime : micro(now);
-        current.spec = { ...current.spec, ...spec, acquireTime, leaseTransitions: transitions } as never;
-        // resourceVersion guards the race
-        await request('Replace', `lease ${namespace}/${name}`, () =>
-          this.clients.coordination.replaceNamespacedLease({ namespace, name, body: current }),
-        );
+        await this.replace({
+          ...current,
+          spec: { ...current.spec, ...spec, acquireTime, leaseTransitions: transitions },
+        });
       }
       this.lastRenew = now.getTime();
       this.lastFailure = undefined;

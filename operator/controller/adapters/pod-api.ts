@@ -137,12 +137,12 @@ export function kubeGuardApi({ json }: KubeClients): GuardApi {
 const budgetsPath = (namespace: string) =>
   `/apis/policy/v1/namespaces/${segment(namespace)}/poddisruptionbudgets`;
 
-export function kubeNamespaceApi({ core }: KubeClients): NamespaceApi {
+export function kubeNamespaceApi({ json }: KubeClients): NamespaceApi {
   return {
     async isTerminating(namespace) {
-      const found = await requestUnlessGone('Get', `namespace ${namespace}`, () =>
-        core.readNamespace({ name: namespace }),
-      );
+      const found = (await requestUnlessGone('Get', `namespace ${namespace}`, () =>
+        json({ method: 'GET', path: `/api/v1/namespaces/${segment(namespace)}` }),
+      )) as { metadata?: { deletionTimestamp?: string } } | undefined;
       return found === undefined || found.metadata?.deletionTimestamp !== undefined;
     },
   };

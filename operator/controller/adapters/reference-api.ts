@@ -1,29 +1,36 @@
-/** ReferenceApi over client-node: consistent LISTs by the `spec.sandbox` selectable field. */
+/** ReferenceApi on the plain-JSON client: consistent LISTs by the `spec.sandbox` selectable field. */
 import { API_VERSION, SESSION_REFERENCE } from '../../api/names.ts';
 import { parseSessionReference } from '../../api/parse.ts';
 import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
+import { segment, type JsonClient } from '../../kube/plain-json.ts';
 import type { Deleted, ListedReference, ReferenceApi } from '../ports.ts';
 import type { KubeClients } from '../../kube/clients.ts';
 
+const referencesPath = (namespace: string) =>
+  `/apis/${API_VERSION}/namespaces/${segment(namespace)}/${SESSION_REFERENCE.plural}`;
+
+/** A consistent LIST (no resourceVersion: the API server reads etcd) by field selector; its items as sent. */
+async function listItems(json: JsonClient, namespace: string, selector: string, what: string) {
+  const list = (await request('List', what, () =>
+    json({ method: 'GET', path: referencesPath(namespace), query: { fieldSelector: selector } }),
+  )) as { items?: unknown[] } | undefined;
+  return list?.items ?? [];
+}
+
 export function kubeReferenceApi(clients: KubeClients): ReferenceApi {
-  const { objects } = clients;
+  const { json } = clients;
   return {
     async listLive(namespace, sandbox) {
       // One request, no limit: the API server (v1.36) answers a field-selected LIST with `limit` with a full
       // page and no continue token, which would silently drop every reference past the first page. A
       // sandbox's references are bounded (past 512 it overflows), so the whole list is one response.
-      const list = await request('List', `sessionreferences of ${namespace}/${sandbox}`, () =>
-        objects.list(
-          API_VERSION,
-          SESSION_REFERENCE.kind,
-          namespace,
-          undefined,
-          undefined,
-          undefined,
-          `spec.sandbox=${sandbox}`,
-        ),
+      const items = await listItems(
+        json,
+        namespace,
+        `spec.sandbox=${sandbox}`,
+        `sessionreferences of ${namespace}/${sandbox}`,
       );
-      return list.items.map((item) => parseSessionReference(item));
+      return items.map((item) => parseSessionReference(item));
     },
     async deleteAll(namespace, sandbox, listed) {
       const items =
@@ -55,15 +62,13 @@ type Listed = { metadata?: { name?: string; uid?: string; resourceVersion?: stri
 
 /** A consistent LIST by `selector`: what each preconditioned delete needs. */
 async function listFor(
-  { objects }: KubeClients,
+  { json }: KubeClients,
   namespace: string,
   selector: string,
   what: string,
 ): Promise<ListedReference[]> {
-  const list = await request('List', what, () =>
-    objects.list(API_VERSION, SESSION_REFERENCE.kind, namespace, undefined, undefined, undefined, selector),
-  );
-  return (list.items as Listed[]).map(({ metadata }) => ({
+  const items = await listItems(json, namespace, selector, what);
+  return (items as Listed[]).map(({ metadata }) => ({
     name: metadata?.name ?? '',
     uid: metadata?.uid ?? '',
     resourceVersion: metadata?.resourceVersion ?? '',
@@ -76,11 +81,10 @@ async function listFor(
  * taken.
  */
 async function deleteListed(
-  { custom }: KubeClients,
+  { json }: KubeClients,
   namespace: string,
   items: readonly ListedReference[],
 ): Promise<Deleted> {
-  const [group, version] = API_VERSION.split('/') as [string, string];
   const deleted: string[] = [];
   const changed: string[] = [];
   for (let start = 0; start < items.length; start += DELETES_IN_FLIGHT) {
@@ -88,12 +92,9 @@ async function deleteListed(
       items.slice(start, start + DELETES_IN_FLIGHT).map(async ({ name, uid, resourceVersion }) => {
         try {
           await requestUnlessGone('Delete', `sessionreference ${namespace}/${name}`, () =>
-            custom.deleteNamespacedCustomObject({
-              group,
-              version,
-              plural: SESSION_REFERENCE.plural,
-              namespace,
-              name,
+            json({
+              method: 'DELETE',
+              path: `${referencesPath(namespace)}/${segment(name)}`,
               body: { preconditions: { uid, resourceVersion } },
             }),
           );

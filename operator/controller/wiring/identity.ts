@@ -7,9 +7,10 @@
  * (SelfSubjectReview) at start, compares that with the parameters, and says so once, with the fix, instead
  * of retrying forbidden deletes for ever.
  */
-import { AuthenticationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { KubeRequestError, request } from '../../kube/errors.ts';
+import { segment, type JsonClient } from '../../kube/plain-json.ts';
 
 export type AdmissionParamsRef = { readonly namespace: string; readonly name: string };
 
@@ -87,19 +88,24 @@ export function admissionFix(verdict: IdentityVerdict, params: AdmissionParamsRe
   );
 }
 
+// The few fields the check reads; anything else in the answers is ignored.
+const reviewSchema = z.object({
+  status: z.object({ userInfo: z.object({ username: z.string().optional() }).optional() }).optional(),
+});
+const configMapSchema = z.object({ data: z.record(z.string(), z.string()).optional() });
+
 /** Asks the API server who this client is, then reads the policy's parameters. Never throws. */
-export async function checkIdentity(
-  kubeConfig: KubeConfig,
-  params: AdmissionParamsRef,
-): Promise<IdentityVerdict> {
+export async function checkIdentity(json: JsonClient, params: AdmissionParamsRef): Promise<IdentityVerdict> {
   let user: string;
   try {
-    const review = await request('Create', 'selfsubjectreview', () =>
-      kubeConfig.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({
+    const answer = await request('Create', 'selfsubjectreview', () =>
+      json({
+        method: 'POST',
+        path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
         body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
       }),
     );
-    const name = review.status?.userInfo?.username;
+    const name = reviewSchema.safeParse(answer).data?.status?.userInfo?.username;
     if (name === undefined)
       return { kind: 'Unverified', user: undefined, reason: 'the review named no user' };
     user = name;
@@ -107,10 +113,16 @@ export async function checkIdentity(
     return { kind: 'Unverified', user: undefined, reason: errorText(error) };
   }
   try {
-    const configMap = await request('Get', `configmap ${params.namespace}/${params.name}`, () =>
-      kubeConfig.makeApiClient(CoreV1Api).readNamespacedConfigMap(params),
+    const answer = await request('Get', `configmap ${params.namespace}/${params.name}`, () =>
+      json({
+        method: 'GET',
+        path: `/api/v1/namespaces/${segment(params.namespace)}/configmaps/${segment(params.name)}`,
+      }),
     );
-    return judgeIdentity(user, configMap.data?.['operatorUsers'] ?? '', params);
+    const configMap = configMapSchema.safeParse(answer);
+    if (!configMap.success)
+      return { kind: 'Unverified', user, reason: `configmap ${params.namespace}/${params.name} is unreadable` };
+    return judgeIdentity(user, configMap.data.data?.['operatorUsers'] ?? '', params);
   } catch (error) {
     if (error instanceof KubeRequestError && error.notFound) return judgeIdentity(user, undefined, params);
     return { kind: 'Unverified', user, reason: errorText(error) };

@@ -123,7 +123,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const watchRuns = watchers.map((watcher) => watcher.run(watching.signal));
   let stopping = false;
   const params = admissionParamsRef(config.admissionParams);
-  const identity = await checkIdentity(kubeConfig, params);
+  const identity = await checkIdentity(clients.json, params);
   reportIdentity(identity, log);
   const server = await serveProbes(
     { probe: config.probeBind, metrics: config.metricsBind },
