@@ -4,7 +4,7 @@
 // map beside each file so `--enable-source-maps` stack traces name our .ts files. Nothing but Node built-ins
 // is imported: the image needs no node_modules. `node scripts/bundle-operator.mjs` (npm run build does it).
 //
-// The local control plane (operator/local-cluster) stays out: it reads files beside its own modules (the CRD
+// The local control plane (tools/local-cluster) stays out: it reads files beside its own modules (the CRD
 // directory, kwok-stages.yaml, the chart, the Dockerfile) through import.meta.url, which a bundle would point
 // elsewhere, and the image never starts it. main.ts imports it lazily; here that import is left external,
 // aimed at tsc's output in dist/operator/, which a checkout's `npm run build` writes and the image lacks.
@@ -21,10 +21,10 @@ export const ENTRY_POINTS = Object.freeze({
   sidecar: 'operator/cli/sidecar.ts',
   'chart-test': 'operator/cli/chart-test.ts',
 });
-const LOCAL_CLUSTER = join(ROOT, 'operator', 'local-cluster') + sep;
+const LOCAL_CLUSTER = join(ROOT, 'tools', 'local-cluster') + sep;
 const OPTIONS = { ...NODE_BUNDLE, target: 'node24', keepNames: true };
 
-/** Imports of operator/local-cluster from outside it become imports of tsc's output of the same module. */
+/** Imports of tools/local-cluster from outside it become imports of tsc's output of the same module. */
 function localClusterExternal(outdir) {
   return {
     name: 'local-cluster-external',

@@ -4,13 +4,13 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { runOperator } from '../controller/wiring/run.ts';
-import type { LocalCluster } from '../local-cluster/index.ts';
+import type { LocalCluster } from '../../tools/local-cluster/index.ts';
 import { createLogger } from './logger.ts';
 
 // The local control plane (building Go modules, images, a real node) is loaded only when it is started: an
 // operator run against a cluster, as the image always is, does not pay for loading it at start-up. The
 // bundle the image runs leaves it out (scripts/bundle-operator.mjs): there the import fails, said plainly.
-const localCluster = () => import('../local-cluster/index.ts').catch(withoutLocalCluster);
+const localCluster = () => import('../../tools/local-cluster/index.ts').catch(withoutLocalCluster);
 
 function withoutLocalCluster(error: unknown): never {
   if ((error as NodeJS.ErrnoException | null)?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
@@ -115,7 +115,7 @@ async function connect(
 /** The sidecar is the operator image: built from the Dockerfile, imported, and named to the operator. */
 async function putSidecarImageOnNode(containerdSocket: string, logger: Logger): Promise<void> {
   const [{ operatorImageOnNode }, { cacheRoot, formatBuildEvent }] = await Promise.all([
-    import('../local-cluster/images/on-node.ts').catch(withoutLocalCluster),
+    import('../../tools/local-cluster/images/on-node.ts').catch(withoutLocalCluster),
     localCluster(),
   ]);
   const tag = await operatorImageOnNode(cacheRoot(), containerdSocket, (event) => {

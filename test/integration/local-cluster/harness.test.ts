@@ -6,11 +6,11 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { cacheRoot, startLocalCluster, TOOLS, kwokNodeName } from '../../../operator/local-cluster/index.ts';
-import { runStateDir } from '../../../operator/local-cluster/cache.ts';
-import { pidAlive } from '../../../operator/local-cluster/pids.ts';
-import { reapOrphans } from '../../../operator/local-cluster/reaper.ts';
-import { poll } from '../../../operator/local-cluster/net.ts';
+import { cacheRoot, startLocalCluster, TOOLS, kwokNodeName } from '../../../tools/local-cluster/index.ts';
+import { runStateDir } from '../../../tools/local-cluster/cache.ts';
+import { pidAlive } from '../../../tools/local-cluster/pids.ts';
+import { reapOrphans } from '../../../tools/local-cluster/reaper.ts';
+import { poll } from '../../../tools/local-cluster/net.ts';
 import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 
 const ns = testNamespace('harness');

@@ -4,9 +4,9 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { binaryPath, cacheRoot, withLock } from '../../../operator/local-cluster/cache.ts';
-import { LocalClusterError } from '../../../operator/local-cluster/errors.ts';
-import { TOOLS } from '../../../operator/local-cluster/versions.ts';
+import { binaryPath, cacheRoot, withLock } from '../../../tools/local-cluster/cache.ts';
+import { LocalClusterError } from '../../../tools/local-cluster/errors.ts';
+import { TOOLS } from '../../../tools/local-cluster/versions.ts';
 
 let dir: string;
 beforeEach(async () => {

@@ -3,7 +3,7 @@ import {
   parseUpstreamGoMod,
   renderGoMod,
   stagingReplacements,
-} from '../../../operator/local-cluster/go-mod.ts';
+} from '../../../tools/local-cluster/go-mod.ts';
 
 const upstream = `module k8s.io/kubernetes
 

@@ -1,9 +1,9 @@
 // The real node's pure parts: the teardown script refuses names a shell could misread and names what it
 // removes; the Dockerfile's base is read off its ARGs under the name an engine resolves.
 import { describe, expect, it } from 'vitest';
-import { teardownScript } from '../../../operator/local-cluster/node/teardown.ts';
-import { dockerfileBase, qualified } from '../../../operator/local-cluster/images/node-base.ts';
-import { imageConfigJson } from '../../../operator/local-cluster/images/docker-archive.ts';
+import { teardownScript } from '../../../tools/local-cluster/node/teardown.ts';
+import { dockerfileBase, qualified } from '../../../tools/local-cluster/images/node-base.ts';
+import { imageConfigJson } from '../../../tools/local-cluster/images/docker-archive.ts';
 
 const resources = {
   cgroupName: 'sandbox-operator-ab12cd',

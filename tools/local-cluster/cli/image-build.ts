@@ -1,10 +1,10 @@
 // `npm run image:build`: builds the operator image from the Dockerfile with buildah on a locally
 // assembled base (operator/local-cluster/images), or finds it cached, and prints its tag, tar and size.
 import { stat } from 'node:fs/promises';
-import { cacheRoot } from '../local-cluster/cache.ts';
-import { LocalClusterError } from '../local-cluster/errors.ts';
-import { ensureOperatorImage } from '../local-cluster/images/operator-image.ts';
-import { formatBuildEvent, formatElapsed } from '../local-cluster/run-step.ts';
+import { cacheRoot } from '../cache.ts';
+import { LocalClusterError } from '../errors.ts';
+import { ensureOperatorImage } from '../images/operator-image.ts';
+import { formatBuildEvent, formatElapsed } from '../run-step.ts';
 
 async function main(): Promise<void> {
   const started = Date.now();

@@ -1,9 +1,9 @@
 // `npm run cluster:build [-- tool ...]`: builds (or finds in the cache) the pinned local-cluster tools.
-import { cacheRoot } from '../local-cluster/cache.ts';
-import { ensureBinaries } from '../local-cluster/build.ts';
-import { formatElapsed } from '../local-cluster/run-step.ts';
-import { ALL_TOOLS, TOOLS, type ToolName } from '../local-cluster/versions.ts';
-import { LocalClusterError } from '../local-cluster/errors.ts';
+import { cacheRoot } from '../cache.ts';
+import { ensureBinaries } from '../build.ts';
+import { formatElapsed } from '../run-step.ts';
+import { ALL_TOOLS, TOOLS, type ToolName } from '../versions.ts';
+import { LocalClusterError } from '../errors.ts';
 
 function requestedTools(argv: readonly string[]): ToolName[] {
   if (argv.length === 0) return [...ALL_TOOLS];
