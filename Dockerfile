@@ -15,12 +15,14 @@ ARG NODE_IMAGE=node:${NODE_VERSION}-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
+# The lock names the local control plane's workspace (tools/local-cluster); npm ci needs its manifest, not its code.
+COPY tools/local-cluster/package.json ./tools/local-cluster/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY operator ./operator
 COPY crds ./crds
 # `npm run build` also bundles the kubectl plugin and the entry points (scripts/bundle-*.mjs); without these
-# files the build failed, which no one saw until the image was first built (operator/local-cluster/images/
+# files the build failed, which no one saw until the image was first built (tools/local-cluster/images/
 # operator-image.ts lists what this file copies).
 COPY scripts/bundle-plugin.mjs scripts/bundle-operator.mjs ./scripts/
 RUN npm run build

@@ -25,7 +25,6 @@ const HOMES = [
   'sidecar',
   'client',
   'cli',
-  'local-cluster',
 ];
 const others = (...allowed) =>
   HOMES.filter((home) => !allowed.includes(home)).map((home) => `operator/${home}`);
@@ -84,10 +83,59 @@ const boundaries = [
     message: 'The kubectl plugin reads through kube and api, never controller internals.',
   },
   {
-    target: 'operator/local-cluster',
-    from: others('local-cluster'),
-    message: 'operator/local-cluster knows nothing of the product.',
+    target: 'operator',
+    from: 'tools',
+    message: 'The product never imports tools/: neither the image nor the package carries them.',
   },
+  {
+    target: 'tools',
+    from: 'operator',
+    message: 'tools/ run the product (a process, a file path), never import it.',
+  },
+];
+
+// operator/controller's own layers, bottom up (CONTRIBUTING.md, "operator/controller"): cache/; the rules both
+// turns share (the root's files); walk-lane/; the two turns, deletion/ and live/, apart; sandbox-reconciler.ts,
+// which dispatches between them; adapters/, the ports' Kubernetes side; wiring/, which assembles it all. Each
+// lists what it may import of the controller; anything else of it is a back-edge. (`except` globs match
+// absolute paths, hence the leading **/.)
+const CONTROLLER = 'operator/controller';
+const may = (...parts) => parts.map((part) => `**/${CONTROLLER}/${part}`);
+const SHARED_RULES = '!(sandbox-reconciler).ts';
+const layer = (target, allowed, message) => ({
+  target: `${CONTROLLER}/${target}`,
+  from: `${CONTROLLER}/**`,
+  except: may(...allowed),
+  message,
+});
+const controllerLayers = [
+  layer(
+    'cache/**',
+    ['cache/**'],
+    'controller/cache is the bottom layer: it imports nothing else of the controller.',
+  ),
+  layer(SHARED_RULES, [SHARED_RULES, 'cache/**'], 'The shared rules import only each other and cache/.'),
+  layer('walk-lane/**', ['walk-lane/**', SHARED_RULES, 'cache/**'], 'walk-lane/ sits below the turns.'),
+  layer(
+    'deletion/**',
+    ['deletion/**', 'walk-lane/**', SHARED_RULES, 'cache/**'],
+    'The deletion turn imports the shared rules, walk-lane/ and cache/, never the live turn.',
+  ),
+  layer(
+    'live/**',
+    ['live/**', 'walk-lane/**', SHARED_RULES, 'cache/**'],
+    'The live turn imports the shared rules, walk-lane/ and cache/, never the deletion turn.',
+  ),
+  layer(
+    'sandbox-reconciler.ts',
+    ['deletion/**', 'live/**', 'walk-lane/**', SHARED_RULES, 'cache/**'],
+    'The dispatcher sits above the turns, below adapters/ and wiring/.',
+  ),
+  layer(
+    'adapters/**',
+    ['adapters/**', SHARED_RULES, 'cache/**'],
+    'adapters/ implement ports.ts: the shared rules and cache/ only, never a turn.',
+  ),
 ];
 
 export default tseslint.config(
@@ -109,14 +157,14 @@ export default tseslint.config(
   {
     // Crossed homes, type-only imports included. eslint-plugin-import-x: maintained, flat-config native,
     // resolves the path instead of matching strings. Circles are checked by `npm run deps:check`.
-    files: ['operator/**/*.ts'],
+    files: ['operator/**/*.ts', 'tools/**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
       'import-x/extensions': ['.ts'],
       'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts'] })],
     },
     rules: {
-      'import-x/no-restricted-paths': ['error', { zones: boundaries }],
+      'import-x/no-restricted-paths': ['error', { zones: [...boundaries, ...controllerLayers] }],
     },
   },
   {

@@ -3,14 +3,10 @@
 // reaper sidecar (sidecar.mjs) and the chart's test (chart-test.mjs), their shared code in chunks/, a source
 // map beside each file so `--enable-source-maps` stack traces name our .ts files. Nothing but Node built-ins
 // is imported: the image needs no node_modules. `node scripts/bundle-operator.mjs` (npm run build does it).
-//
-// The local control plane (tools/local-cluster) stays out: it reads files beside its own modules (the CRD
-// directory, kwok-stages.yaml, the chart, the Dockerfile) through import.meta.url, which a bundle would point
-// elsewhere, and the image never starts it. main.ts imports it lazily; here that import is left external,
-// aimed at tsc's output in dist/operator/, which a checkout's `npm run build` writes and the image lacks.
+// The local control plane (tools/local-cluster) is a tool of the checkout: nothing bundled here imports it.
 /* global Buffer, process */
 import { readFile, rm } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_BUNDLE, ROOT } from './bundle-plugin.mjs';
 
@@ -21,24 +17,7 @@ export const ENTRY_POINTS = Object.freeze({
   sidecar: 'operator/cli/sidecar.ts',
   'chart-test': 'operator/cli/chart-test.ts',
 });
-const LOCAL_CLUSTER = join(ROOT, 'tools', 'local-cluster') + sep;
 const OPTIONS = { ...NODE_BUNDLE, target: 'node24', keepNames: true };
-
-/** Imports of tools/local-cluster from outside it become imports of tsc's output of the same module. */
-function localClusterExternal(outdir) {
-  return {
-    name: 'local-cluster-external',
-    setup(build) {
-      build.onResolve({ filter: /local-cluster\// }, (args) => {
-        const target = resolve(dirname(args.importer), args.path);
-        if (args.importer.startsWith(LOCAL_CLUSTER) || !target.startsWith(LOCAL_CLUSTER)) return undefined;
-        const compiled = join(ROOT, 'dist', relative(ROOT, target)).replace(/\.ts$/, '.js');
-        const path = relative(outdir, compiled);
-        return { path: path.startsWith('.') ? path : `./${path}`, external: true };
-      });
-    },
-  };
-}
 
 /**
  * A dependency's code maps to its file only (line 1), not token by token: Node decodes a bundle's whole map
@@ -74,7 +53,7 @@ export async function bundleOperator(outdir = join(ROOT, BUNDLE_DIR)) {
     sourcemap: true,
     // Stack traces need the mappings, not the sources: half the map's bytes and memory.
     sourcesContent: false,
-    plugins: [localClusterExternal(outdir), dependenciesMappedByFile],
+    plugins: [dependenciesMappedByFile],
   });
   return result.metafile;
 }

@@ -89,7 +89,10 @@ export class LeaderElector {
     try {
       const current = await this.read();
       if (current?.spec?.holderIdentity !== this.lease.identity) return;
-      await this.replace({ ...current, spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1 } });
+      await this.replace({
+        ...current,
+        spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1 },
+      });
       this.log.info('released the leader lease');
     } catch (error) {
       this.log.warn({ err: error }, 'could not release the leader lease; it expires by itself');
@@ -113,7 +116,9 @@ export class LeaderElector {
     }
     const lease = leaseSchema.safeParse(answer);
     if (!lease.success)
-      throw new Error(`lease ${this.lease.namespace}/${this.lease.name} is unreadable`, { cause: lease.error });
+      throw new Error(`lease ${this.lease.namespace}/${this.lease.name} is unreadable`, {
+        cause: lease.error,
+      });
     return lease.data;
   }
 

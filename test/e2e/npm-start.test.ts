@@ -13,7 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { runKubectl } from '../../tools/local-cluster/index.ts';
+import { runKubectl } from '@sandbox-operator/local-cluster';
 import { eventually, pending } from '../integration/controller/operator.ts';
 
 /** Processes whose command line mentions `text` (the run's temporary directory). */

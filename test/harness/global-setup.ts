@@ -2,7 +2,7 @@
 // both projects (they set up one after the other in the same process), stopped when the last tears down.
 // With SANDBOX_OPERATOR_E2E_EXTERNAL=1 and KUBECONFIG set, the cluster in KUBECONFIG is used instead.
 import type { TestProject } from 'vitest/node';
-import { ensureBinaries, startLocalCluster, type LocalCluster } from '../../tools/local-cluster/index.ts';
+import { ensureBinaries, startLocalCluster, type LocalCluster } from '@sandbox-operator/local-cluster';
 import './provided-context.ts';
 
 interface SharedCluster {

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { runKubectl, type KubectlOptions, type KubectlResult } from '../../tools/local-cluster/index.ts';
+import { runKubectl, type KubectlOptions, type KubectlResult } from '@sandbox-operator/local-cluster';
 import './provided-context.ts';
 
 export type { KubectlResult };

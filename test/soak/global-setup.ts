@@ -2,7 +2,7 @@
 // so the log holds only the soak's traffic and no other tier's operator acts on the soak's namespaces.
 import type { TestProject } from 'vitest/node';
 import { buildOperatorBundle } from '../harness/operator-bundle.ts';
-import { startLocalCluster } from '../../tools/local-cluster/index.ts';
+import { startLocalCluster } from '@sandbox-operator/local-cluster';
 import { AUDIT_POLICY } from './audit-policy.ts';
 import '../harness/provided-context.ts';
 import './provided-context.ts';

@@ -8,7 +8,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { RESTRICTED_USER } from '../../tools/local-cluster/index.ts';
+import { RESTRICTED_USER } from '@sandbox-operator/local-cluster';
 import { kubeConfig } from '../harness/kube.ts';
 import { grantOperatorRbac } from '../integration/controller/operator.ts';
 import { AuditTail } from './audit-log.ts';

@@ -121,7 +121,11 @@ export async function checkIdentity(json: JsonClient, params: AdmissionParamsRef
     );
     const configMap = configMapSchema.safeParse(answer);
     if (!configMap.success)
-      return { kind: 'Unverified', user, reason: `configmap ${params.namespace}/${params.name} is unreadable` };
+      return {
+        kind: 'Unverified',
+        user,
+        reason: `configmap ${params.namespace}/${params.name} is unreadable`,
+      };
     return judgeIdentity(user, configMap.data.data?.['operatorUsers'] ?? '', params);
   } catch (error) {
     if (error instanceof KubeRequestError && error.notFound) return judgeIdentity(user, undefined, params);

@@ -1,5 +1,5 @@
 /**
- * The operator entry used by `npm start` and the image: reads flags and environment (config.ts) and runs the
+ * The operator, as its entry point (operator/cli/main.ts) runs it: reads flags and environment (config.ts) and runs the
  * controller manager until `signal` aborts.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -11,17 +11,12 @@ export interface RunOperatorOptions {
   readonly kubeconfig: KubeConfig;
   readonly logger: Logger;
   readonly signal: AbortSignal;
-  /** Operator flags (see config.ts); default: this process's arguments, without the launcher's own. */
+  /** Operator flags (see config.ts); default: this process's arguments. */
   readonly argv?: readonly string[];
 }
 
-const LAUNCHER_FLAGS = new Set(['--local']);
-
 export async function runOperator({ kubeconfig, logger, signal, argv }: RunOperatorOptions): Promise<void> {
-  const config = loadConfig(
-    argv ?? process.argv.slice(2).filter((arg) => !LAUNCHER_FLAGS.has(arg)),
-    process.env,
-  );
+  const config = loadConfig(argv ?? process.argv.slice(2), process.env);
   logger.level = config.logLevel;
   logger.info(
     {

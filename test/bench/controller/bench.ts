@@ -1,6 +1,6 @@
 /** Issue 4's figures, on a local control plane of their own (kwok with fake nodes). */
 import { pino } from 'pino';
-import { startLocalCluster } from '../../../tools/local-cluster/index.ts';
+import { startLocalCluster } from '@sandbox-operator/local-cluster';
 import { deletionBenchmarks } from './deletion.ts';
 import { latencyBoundBenchmarks } from './latency.ts';
 import { memoryBenchmarks } from './memory.ts';

@@ -8,7 +8,7 @@ import pLimit from 'p-limit';
 import { setOperatorUsers } from '../../harness/admission.ts';
 import { buildOperatorBundle, IMAGE_NODE_OPTIONS } from '../../harness/operator-bundle.ts';
 import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
-import { kwokNodeName, type LocalCluster } from '../../../tools/local-cluster/index.ts';
+import { kwokNodeName, type LocalCluster } from '@sandbox-operator/local-cluster';
 
 export function clients(cluster: LocalCluster) {
   const kc = new KubeConfig();

@@ -6,7 +6,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { LABELS } from '../../../operator/api/names.ts';
-import type { LocalCluster } from '../../../tools/local-cluster/index.ts';
+import type { LocalCluster } from '@sandbox-operator/local-cluster';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';
 import { cpuMs } from '../peer/measure.ts';
 import { freePort, queueSettled } from './probe.ts';

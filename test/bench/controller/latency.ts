@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { LocalCluster } from '../../../tools/local-cluster/index.ts';
+import type { LocalCluster } from '@sandbox-operator/local-cluster';
 import { startHoldingProxy } from '../../harness/holding-proxy.ts';
 import { figure, heading, ratio } from '../report.ts';
 import { allowAdmin, clients } from './cluster.ts';

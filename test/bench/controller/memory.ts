@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { LocalCluster } from '../../../tools/local-cluster/index.ts';
+import type { LocalCluster } from '@sandbox-operator/local-cluster';
 import { figure, heading, ms } from '../report.ts';
 import { freePort, metric, queueSettled } from './probe.ts';
 import {

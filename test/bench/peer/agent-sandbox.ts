@@ -8,8 +8,8 @@ import { access, chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/p
 import { constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
-import { cacheRoot, formatBuildEvent } from '../../../tools/local-cluster/index.ts';
-import { runStep } from '../../../tools/local-cluster/run-step.ts';
+import { cacheRoot, formatBuildEvent } from '@sandbox-operator/local-cluster';
+import { runStep } from '@sandbox-operator/local-cluster/run-step';
 
 export const PEER_MODULE = 'sigs.k8s.io/agent-sandbox';
 export const PEER_VERSION = 'v0.5.6';

@@ -20,7 +20,7 @@ import {
   DEFAULT_CRD_DIR,
   provisionOperatorIdentity,
   startLocalCluster,
-} from '../../../tools/local-cluster/index.ts';
+} from '@sandbox-operator/local-cluster';
 import { clients } from '../controller/cluster.ts';
 import { ensurePeer, PEER_VERSION } from './agent-sandbox.ts';
 import { profileApiserver, topFunctions } from './apiserver-profile.ts';

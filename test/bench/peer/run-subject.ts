@@ -3,7 +3,7 @@
  * delete them all at once and wait until every pod and Sandbox is gone. Each phase is closed when the
  * controller has gone quiet, so the CPU and request counts include its trailing work (status writes).
  */
-import type { LocalCluster } from '../../../tools/local-cluster/index.ts';
+import type { LocalCluster } from '@sandbox-operator/local-cluster';
 import { apiserverRequests, createMany, requestDelta, type Clients } from '../controller/cluster.ts';
 import { percentile } from '../report.ts';
 import { cpuMs, memoryMiB, quiet, until, watchTimeline } from './measure.ts';

@@ -9,7 +9,7 @@ import { closeSync, createWriteStream, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { IMAGE_NODE_OPTIONS } from '../../harness/operator-bundle.ts';
 import { LABELS } from '../../../operator/api/names.ts';
-import { kwokNodeName, type LocalCluster } from '../../../tools/local-cluster/index.ts';
+import { kwokNodeName, type LocalCluster } from '@sandbox-operator/local-cluster';
 import { sandboxBody, createSandbox, type Clients } from '../controller/cluster.ts';
 import { freePort } from '../controller/probe.ts';
 import { peerArgs } from './agent-sandbox.ts';

@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { API_VERSION, GROUP, LABELS, SANDBOX, VERSION } from '../../../operator/api/names.ts';
-import { kwokNodeName, startLocalCluster } from '../../../tools/local-cluster/index.ts';
+import { kwokNodeName, startLocalCluster } from '@sandbox-operator/local-cluster';
 import {
   clients,
   allowAdmin,

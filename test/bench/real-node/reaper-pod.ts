@@ -12,8 +12,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
-import { cacheRoot, startLocalCluster, type LocalCluster } from '../../../tools/local-cluster/index.ts';
-import { operatorImageOnNode } from '../../../tools/local-cluster/images/on-node.ts';
+import { cacheRoot, startLocalCluster, type LocalCluster } from '@sandbox-operator/local-cluster';
+import { operatorImageOnNode } from '@sandbox-operator/local-cluster/images/on-node';
 import { isLive, parseProcStat } from '../../../operator/sidecar/contract/proc-stat.ts';
 import { allowAdmin, clients, startOperator, waitFor } from '../controller/cluster.ts';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';

@@ -2,7 +2,7 @@
 // its taint, and the checks that see the host, not only the API.
 import { readdirSync, readFileSync } from 'node:fs';
 import { inject, type TestContext } from 'vitest';
-import { REAL_NODE_TAINT } from '../../../tools/local-cluster/node/index.ts';
+import { REAL_NODE_TAINT } from '@sandbox-operator/local-cluster/node/index';
 
 export interface RealNodeInfo {
   readonly name: string;

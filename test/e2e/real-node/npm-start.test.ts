@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, inject, it } from 'vitest';
-import { runKubectl } from '../../../tools/local-cluster/index.ts';
+import { runKubectl } from '@sandbox-operator/local-cluster';
 import { eventually } from '../../integration/controller/operator.ts';
 import { hostProcesses, requireRealNode } from './node.ts';
 

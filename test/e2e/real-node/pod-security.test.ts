@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { Sandbox } from '../../../operator/api/index.ts';
 import { sandboxPod } from '../../../operator/controller/pod-template.ts';
-import { runKubectl } from '../../../tools/local-cluster/index.ts';
+import { runKubectl } from '@sandbox-operator/local-cluster';
 import { inject } from 'vitest';
 import { kubectl, kubectlOk } from '../../harness/kube.ts';
 import { template } from '../../integration/chart/helm.ts';

@@ -6,8 +6,8 @@
 // turn starts shells again. SameUser under `restricted`: sidecar-same-user.test.ts.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { cacheRoot } from '../../../tools/local-cluster/index.ts';
-import { operatorImageOnNode } from '../../../tools/local-cluster/images/on-node.ts';
+import { cacheRoot } from '@sandbox-operator/local-cluster';
+import { operatorImageOnNode } from '@sandbox-operator/local-cluster/images/on-node';
 import { eventually } from '../../integration/controller/operator.ts';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { startOperatorProcess, type OperatorProcess } from '../operator-process.ts';

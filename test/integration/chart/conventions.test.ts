@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
-import { kwokNodeName } from '../../../tools/local-cluster/index.ts';
+import { kwokNodeName } from '@sandbox-operator/local-cluster';
 import { eventually } from '../controller/operator.ts';
 import { CHART, find, helm, kinds, template, templateResult, type Rendered } from './helm.ts';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { kwokNodeName } from '../../../tools/local-cluster/index.ts';
+import { kwokNodeName } from '@sandbox-operator/local-cluster';
 import { kubectl, testNamespace } from '../../harness/kube.ts';
 import { grantOperatorRbac, startOperator, type RunningOperator } from '../controller/operator.ts';
 import { template } from './helm.ts';

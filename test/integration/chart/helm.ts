@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
-import { ensureBinaries, TOOLS } from '../../../tools/local-cluster/index.ts';
+import { ensureBinaries, TOOLS } from '@sandbox-operator/local-cluster';
 
 const run = promisify(execFile);
 export const CHART = 'charts/sandbox-operator';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_VERSION, SANDBOX } from '../../../operator/api/names.ts';
-import { RESTRICTED_USER } from '../../../tools/local-cluster/index.ts';
+import { RESTRICTED_USER } from '@sandbox-operator/local-cluster';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import {
   createReference,

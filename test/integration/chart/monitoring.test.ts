@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createMetrics } from '../../../operator/controller/wiring/metrics.ts';
 import { registerStateGauges } from '../../../operator/controller/wiring/state-metrics.ts';
-import { ensureBinaries } from '../../../tools/local-cluster/index.ts';
+import { ensureBinaries } from '@sandbox-operator/local-cluster';
 import { registrySeriesNames } from '../../harness/prometheus-text.ts';
 import { seriesIn } from '../../harness/promql.ts';
 import { find, kinds, template, type Manifest } from './helm.ts';

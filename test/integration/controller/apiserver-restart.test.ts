@@ -11,7 +11,7 @@ import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../.
 import type { Sandbox } from '../../../operator/api/objects.ts';
 import { loadConfig } from '../../../operator/controller/wiring/config.ts';
 import { runManager } from '../../../operator/controller/wiring/manager.ts';
-import { startLocalCluster, type LocalCluster } from '../../../tools/local-cluster/index.ts';
+import { startLocalCluster, type LocalCluster } from '@sandbox-operator/local-cluster';
 import { sandboxManifest, sandboxSeen } from './fixtures.ts';
 import { eventually, pending } from './operator.ts';
 

@@ -2,7 +2,7 @@
 import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
 import type { Sandbox, SessionReference } from '../../../operator/api/objects.ts';
 import { inject } from 'vitest';
-import { kwokNodeName } from '../../../tools/local-cluster/index.ts';
+import { kwokNodeName } from '@sandbox-operator/local-cluster';
 import { eventually, pending } from '../../harness/eventually.ts';
 import { customObjects } from './operator.ts';
 

@@ -11,7 +11,7 @@ import { EXCLUSIVITY_FINALIZER, LABELS } from '../../../operator/api/names.ts';
 import { KubeRequestError } from '../../../operator/kube/errors.ts';
 import { kubeClients } from '../../../operator/kube/clients.ts';
 import { kubeSandboxApi } from '../../../operator/controller/adapters/sandbox-api.ts';
-import { kwokNodeName } from '../../../tools/local-cluster/index.ts';
+import { kwokNodeName } from '@sandbox-operator/local-cluster';
 import { startHoldingProxy, type HoldingProxy } from '../../harness/holding-proxy.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { parseExposition, series } from '../../harness/prometheus-text.ts';

@@ -14,7 +14,7 @@ import { setOperatorUsers } from '../../harness/admission.ts';
 import { loadConfig } from '../../../operator/controller/wiring/config.ts';
 import { runManager } from '../../../operator/controller/wiring/manager.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
-import { ensureBinaries, RESTRICTED_USER } from '../../../tools/local-cluster/index.ts';
+import { ensureBinaries, RESTRICTED_USER } from '@sandbox-operator/local-cluster';
 import { kubeConfig, kubectlOk } from '../../harness/kube.ts';
 
 const run = promisify(execFile);

@@ -6,11 +6,11 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { cacheRoot, startLocalCluster, TOOLS, kwokNodeName } from '../../../tools/local-cluster/index.ts';
-import { runStateDir } from '../../../tools/local-cluster/cache.ts';
-import { pidAlive } from '../../../tools/local-cluster/pids.ts';
-import { reapOrphans } from '../../../tools/local-cluster/reaper.ts';
-import { poll } from '../../../tools/local-cluster/net.ts';
+import { cacheRoot, startLocalCluster, TOOLS, kwokNodeName } from '@sandbox-operator/local-cluster';
+import { runStateDir } from '@sandbox-operator/local-cluster/cache';
+import { pidAlive } from '@sandbox-operator/local-cluster/pids';
+import { reapOrphans } from '@sandbox-operator/local-cluster/reaper';
+import { poll } from '@sandbox-operator/local-cluster/net';
 import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 
 const ns = testNamespace('harness');

@@ -10,7 +10,7 @@ import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { access, cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIDECAR_COMMAND } from '../../../operator/controller/pod-template.ts';
@@ -39,8 +39,6 @@ async function stages(): Promise<{ from: string; lines: string[] }[]> {
   return result;
 }
 
-const relativeToRoot = (dir: string) => `${relative(dir, root)}/`;
-
 /** Runs node on a file of the bundle copy; never throws, answers the exit code and output. */
 async function inApp(args: readonly string[], env: NodeJS.ProcessEnv = {}) {
   try {
@@ -65,7 +63,7 @@ afterAll(async () => {
 });
 
 describe('the bundles the image runs', () => {
-  it('import nothing but Node built-ins, their own chunks and (lazily) the local control plane', async () => {
+  it('import nothing but Node built-ins and their own chunks', async () => {
     const out = join(app, 'metafile-build');
     const { outputs } = await bundleOperator(out);
     const entries = Object.keys(outputs).map((file) => file.split('/').at(-1));
@@ -76,12 +74,6 @@ describe('the bundles the image runs', () => {
       .filter((i) => i.external && !i.path.startsWith('node:') && !builtins.has(i.path))
       .map((i) => `${i.kind} ${i.path}`);
     expect([...new Set(foreign)].sort()).toEqual([
-      // main.ts's lazy import of the local control plane (`--local` only), aimed at tsc's output
-      'dynamic-import ../../dist/operator/local-cluster/images/on-node.js'.replace(
-        '../../',
-        relativeToRoot(out),
-      ),
-      'dynamic-import ../../dist/operator/local-cluster/index.js'.replace('../../', relativeToRoot(out)),
       // ws's optional native add-ons, required inside a try
       'require-call bufferutil',
       'require-call utf-8-validate',
@@ -91,20 +83,20 @@ describe('the bundles the image runs', () => {
   it('start from a directory without node_modules: the operator, its help and its pretty log', async () => {
     const help = await inApp(['dist/bundle/main.mjs', '--help']);
     expect(help.stdout).toContain('Runs sandbox-operator');
-    // --local needs the local control plane, which the bundle leaves out: one clear error, in a stack trace
-    // that names our .ts file (the source map), after a first line in pino-pretty's format (its transport's
-    // worker thread needs node_modules: "__dirname is not defined" in a bundle).
-    const local = await inApp(['--enable-source-maps', 'dist/bundle/main.mjs', '--local'], {
+    // No cluster configured (the local control plane is a tool of the checkout, not of the image): one clear
+    // error, in a stack trace that names our .ts file (the source map), in pino-pretty's format (its
+    // transport's worker thread needs node_modules: "__dirname is not defined" in a bundle).
+    const none = await inApp(['--enable-source-maps', 'dist/bundle/main.mjs'], {
       SANDBOX_OPERATOR_LOG_FORMAT: 'pretty',
     });
-    expect(local.code).toBe(1);
+    expect(none.code).toBe(1);
     // eslint-disable-next-line no-control-regex -- pino-pretty's colour sequences are what we strip
-    expect(local.stdout.replace(/\u001b\[[0-9;]*m/g, '')).toMatch(
-      /^\[[\d:.]+\] INFO: no cluster configured/m,
+    expect(none.stdout.replace(/\u001b\[[0-9;]*m/g, '')).toMatch(
+      /^\[[\d:.]+\] FATAL: sandbox-operator failed/m,
     );
-    expect(local.stdout).toContain('this build has no local control plane');
-    expect(local.stdout).toContain('operator/cli/main.ts');
-    expect(local.stdout).not.toContain('__dirname');
+    expect(none.stdout).toContain('no cluster configured: set KUBECONFIG, or run in a pod');
+    expect(none.stdout).toContain('operator/cli/main.ts');
+    expect(none.stdout).not.toContain('__dirname');
   });
 
   it('start from a directory without node_modules: the chart test and the sidecar', async () => {
@@ -174,7 +166,7 @@ describe('npm run build', () => {
 
   it('rewrites relative imports to .js', async () => {
     const main = await readFile(join(dist, 'operator/cli/main.js'), 'utf8');
-    expect(main).toMatch(/from "\.\.\/controller\/[a-z-]+\.js"/);
+    expect(main).toMatch(/from "\.\.\/controller\/[a-z/-]+\.js"/);
     expect(main).not.toMatch(/from ["']\.[^"']*\.ts["']/);
   });
 });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, SANDBOX, VERSION } from '../../../operator/api/names.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
 import { JSON_PATCH } from '../../../operator/kube/clients.ts';
-import { kwokNodeName } from '../../../tools/local-cluster/index.ts';
+import { kwokNodeName } from '@sandbox-operator/local-cluster';
 import {
   core,
   customObjects,

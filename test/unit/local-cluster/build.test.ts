@@ -4,9 +4,9 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ensureBinaries } from '../../../tools/local-cluster/build.ts';
-import { LocalClusterError } from '../../../tools/local-cluster/errors.ts';
-import type { BuildEvent } from '../../../tools/local-cluster/run-step.ts';
+import { ensureBinaries } from '@sandbox-operator/local-cluster/build';
+import { LocalClusterError } from '@sandbox-operator/local-cluster/errors';
+import type { BuildEvent } from '@sandbox-operator/local-cluster/run-step';
 
 const FAKE_GO = `#!/bin/sh
 echo "$*" >> "$FAKE_GO_LOG"

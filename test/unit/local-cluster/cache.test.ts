@@ -4,9 +4,9 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { binaryPath, cacheRoot, withLock } from '../../../tools/local-cluster/cache.ts';
-import { LocalClusterError } from '../../../tools/local-cluster/errors.ts';
-import { TOOLS } from '../../../tools/local-cluster/versions.ts';
+import { binaryPath, cacheRoot, withLock } from '@sandbox-operator/local-cluster/cache';
+import { LocalClusterError } from '@sandbox-operator/local-cluster/errors';
+import { TOOLS } from '@sandbox-operator/local-cluster/versions';
 
 let dir: string;
 beforeEach(async () => {

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  parseUpstreamGoMod,
-  renderGoMod,
-  stagingReplacements,
-} from '../../../tools/local-cluster/go-mod.ts';
+import { parseUpstreamGoMod, renderGoMod, stagingReplacements } from '@sandbox-operator/local-cluster/go-mod';
 
 const upstream = `module k8s.io/kubernetes
 

@@ -1,9 +1,9 @@
 // The real node's pure parts: the teardown script refuses names a shell could misread and names what it
 // removes; the Dockerfile's base is read off its ARGs under the name an engine resolves.
 import { describe, expect, it } from 'vitest';
-import { teardownScript } from '../../../tools/local-cluster/node/teardown.ts';
-import { dockerfileBase, qualified } from '../../../tools/local-cluster/images/node-base.ts';
-import { imageConfigJson } from '../../../tools/local-cluster/images/docker-archive.ts';
+import { teardownScript } from '@sandbox-operator/local-cluster/node/teardown';
+import { dockerfileBase, qualified } from '@sandbox-operator/local-cluster/images/node-base';
+import { imageConfigJson } from '@sandbox-operator/local-cluster/images/docker-archive';
 
 const resources = {
   cgroupName: 'sandbox-operator-ab12cd',

@@ -19,6 +19,7 @@ const INPUTS = [
   '.dockerignore',
   'package.json',
   'package-lock.json',
+  'tools/local-cluster/package.json',
   'tsconfig.json',
   'tsconfig.build.json',
   'operator',
@@ -50,8 +51,9 @@ export async function inputsHash(repo: string = REPO): Promise<string> {
 /** The CA bundle and npm's global config of this machine, mounted read-only so `npm ci` trusts the same CAs. */
 async function trustMounts(): Promise<string[]> {
   const mounts: string[] = [];
+  // From the repository's root: in a workspace's directory (npm start's), `npm config` refuses to answer.
   const get = async (key: string): Promise<string> =>
-    (await run('npm', ['config', 'get', key])).stdout.trim();
+    (await run('npm', ['config', 'get', key], { cwd: REPO })).stdout.trim();
   const cafile = await get('cafile');
   if (cafile !== '' && cafile !== 'null' && existsSync(cafile))
     mounts.push('--volume', `${cafile}:${cafile}:ro`);
