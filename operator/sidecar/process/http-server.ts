@@ -9,10 +9,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { errnoOf, SidecarError } from '../contract/errors.ts';
-import type { NoticeOutbox } from './ports.ts';
+import type { NoticeOutbox } from './os/ports.ts';
 import type { EndTurnOutcome, RegisterOutcome } from './reaper-outcomes.ts';
 import type { ShellReaper } from './reaper.ts';
-import type { TurnEndVerdict } from './turn-authority.ts';
+import type { TurnEndVerdict } from './turns/turn-authority.ts';
 import {
   BODY_MAX_BYTES,
   endTurnRequestSchema,

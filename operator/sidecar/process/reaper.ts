@@ -6,12 +6,12 @@
  */
 import type { Logger } from 'pino';
 import { messageOf } from '../contract/errors.ts';
-import type { JournalEntry } from './journal-entries.ts';
+import type { JournalEntry } from './ledger/journal-entries.ts';
 import { protectedPidIn, type EndTurnRequest, type RegisterShellRequest } from '../contract/requests.ts';
-import { syncProtectedHosts } from './host-protection.ts';
-import { compactJournal, journalGrown } from './journal-compaction.ts';
-import { driveRetire, type RetireContext } from './retire-driver.ts';
-import { startProgress } from './retire-plan.ts';
+import { syncProtectedHosts } from './retire/host-protection.ts';
+import { compactJournal, journalGrown } from './ledger/journal-compaction.ts';
+import { driveRetire, type RetireContext } from './retire/retire-driver.ts';
+import { startProgress } from './retire/retire-plan.ts';
 import { createShellMonitor } from './shell-monitor.ts';
 import {
   applyEntry,
@@ -22,10 +22,10 @@ import {
   summarize,
   unshownTurns,
   type Ledger,
-} from './shell-ledger.ts';
-import { decideTurnEnd, KEEP_REASONS, turnKey } from './turn-decision.ts';
+} from './ledger/shell-ledger.ts';
+import { decideTurnEnd, KEEP_REASONS, turnKey } from './turns/turn-decision.ts';
 import type { Role } from '../../api/session-reference.ts';
-import { afterRetire } from './after-retire.ts';
+import { afterRetire } from './retire/after-retire.ts';
 import type { EndTurnOutcome, ReaperDeps, RegisterOutcome } from './reaper-outcomes.ts';
 import { verifyRegistration } from './registration.ts';
 

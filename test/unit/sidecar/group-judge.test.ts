@@ -6,7 +6,7 @@ import {
   markersToRead,
   type GroupFacts,
   type ShellGroup,
-} from '../../../operator/sidecar/process/group-judge.ts';
+} from '../../../operator/sidecar/process/retire/group-judge.ts';
 import type { MarkerRead } from '../../../operator/sidecar/contract/marker.ts';
 import type { ProcStat } from '../../../operator/sidecar/contract/proc-stat.ts';
 

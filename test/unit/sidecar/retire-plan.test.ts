@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ShellGroup } from '../../../operator/sidecar/process/group-judge.ts';
+import type { ShellGroup } from '../../../operator/sidecar/process/retire/group-judge.ts';
 import {
   entryEffects,
   isTerminal,
@@ -9,7 +9,7 @@ import {
   type Observation,
   type RetireState,
   type TargetProgress,
-} from '../../../operator/sidecar/process/retire-plan.ts';
+} from '../../../operator/sidecar/process/retire/retire-plan.ts';
 
 const group: ShellGroup = { shell: 'sh1', session: 's', turn: 't', pgid: 100, leaderStartTime: 500 };
 const limits = { graceMs: 5_000, killTimeoutMs: 2_000 };

@@ -4,8 +4,8 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { RetireReporter } from '../ports.ts';
-import type { ReferenceFacts } from '../turn-authority.ts';
+import type { RetireReporter } from '../os/ports.ts';
+import type { ReferenceFacts } from '../turns/turn-authority.ts';
 import { startReferenceWatch, type ReferenceWatch, type ReferenceWatchOptions } from './reference-watch.ts';
 import { createKubeReporter } from './status-reporter.ts';
 

@@ -12,9 +12,9 @@ import { API_VERSION, GROUP, SESSION_REFERENCE, VERSION } from '../../../api/nam
 import { parseSessionReference } from '../../../api/parse.ts';
 import type { Role, TurnOrigin } from '../../../api/session-reference.ts';
 import { Watcher } from '../../../runtime/watcher.ts';
-import { endedTurnsOf, TurnHistory } from '../turn-history.ts';
-import type { ReferenceFacts } from '../turn-authority.ts';
-import type { EndedPhase } from '../turn-decision.ts';
+import { endedTurnsOf, TurnHistory } from '../turns/turn-history.ts';
+import type { ReferenceFacts } from '../turns/turn-authority.ts';
+import type { EndedPhase } from '../turns/turn-decision.ts';
 
 export interface TurnEndSignal {
   readonly reference: string;

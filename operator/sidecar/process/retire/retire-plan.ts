@@ -14,7 +14,7 @@
  *   someone else. Unreachable: members survive that we may not or cannot end; they are reported.
  */
 import type { Escapee, ShellGroup } from './group-judge.ts';
-import { identityKey, type ProcessIdentity } from '../contract/proc-stat.ts';
+import { identityKey, type ProcessIdentity } from '../../contract/proc-stat.ts';
 
 export type RetireTarget =
   | { readonly kind: 'Group'; readonly group: ShellGroup }

@@ -7,10 +7,10 @@
  * - it is not inside a registered shell (its group or session is no shell's group): otherwise a shell could
  *   make itself, and so its whole group, unkillable by registering a child.
  */
-import type { ProcStat } from '../contract/proc-stat.ts';
-import { isLive } from '../contract/proc-stat.ts';
+import type { ProcStat } from '../../contract/proc-stat.ts';
+import { isLive } from '../../contract/proc-stat.ts';
 import type { ShellGroup } from './group-judge.ts';
-import type { ProcessTable, Signaller } from './ports.ts';
+import type { ProcessTable, Signaller } from '../os/ports.ts';
 
 export interface HostCandidate {
   readonly pid: number;

@@ -6,12 +6,12 @@
  * that turn, plus the shells of its earlier turns that ended failed or interrupted (they were kept, not
  * forgiven). Shells of a later turn are never in it: a resumed turn's shells wait for that turn's end.
  */
-import type { Role } from '../../api/session-reference.ts';
-import type { ShellGroup } from './group-judge.ts';
+import type { Role } from '../../../api/session-reference.ts';
+import type { ShellGroup } from '../retire/group-judge.ts';
 import type { JournalEntry } from './journal-entries.ts';
-import type { RetireSummary } from './ports.ts';
-import { isTerminal, type TargetProgress } from './retire-plan.ts';
-import { turnKey, type EndedPhase, type TurnEndDecision } from './turn-decision.ts';
+import type { RetireSummary } from '../os/ports.ts';
+import { isTerminal, type TargetProgress } from '../retire/retire-plan.ts';
+import { turnKey, type EndedPhase, type TurnEndDecision } from '../turns/turn-decision.ts';
 
 export interface ShellRecord {
   readonly group: ShellGroup;

@@ -15,9 +15,9 @@ import {
   type ShellGroup,
 } from './group-judge.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import type { MarkerRead } from '../contract/marker.ts';
-import type { ProcessTable } from './ports.ts';
-import { isLive, type ProcessIdentity, type ProcStat } from '../contract/proc-stat.ts';
+import type { MarkerRead } from '../../contract/marker.ts';
+import type { ProcessTable } from '../os/ports.ts';
+import { isLive, type ProcessIdentity, type ProcStat } from '../../contract/proc-stat.ts';
 import type { SignalScope } from './retire-plan.ts';
 
 const MARKER_BATCH = 64;

@@ -8,8 +8,8 @@
  * Caveats: a group id is reserved only while it has members (POSIX setpgid(2)), so a pgid whose
  * number is now led by a newer process is `Recycled`, whatever markers its members carry.
  */
-import { markerNamesShell, type Marker, type MarkerRead } from '../contract/marker.ts';
-import { identityKey, isLive, type ProcessIdentity, type ProcStat } from '../contract/proc-stat.ts';
+import { markerNamesShell, type Marker, type MarkerRead } from '../../contract/marker.ts';
+import { identityKey, isLive, type ProcessIdentity, type ProcStat } from '../../contract/proc-stat.ts';
 
 /** A shell process group as registered: the host spawned `bash -c …` detached, so pid = pgid = sid. */
 export interface ShellGroup {

@@ -4,8 +4,8 @@
  * and the outbox. The reaper runs this under its lock.
  */
 import type { JournalEntry } from './journal-entries.ts';
-import type { JournaledOutbox } from './notice-outbox.ts';
-import type { Journal } from './ports.ts';
+import type { JournaledOutbox } from '../notices/notice-outbox.ts';
+import type { Journal } from '../os/ports.ts';
 import { compactLedger, pruneLedger, type Ledger } from './shell-ledger.ts';
 
 /** The journal is rewritten from the bounded ledger once this many entries were appended. */

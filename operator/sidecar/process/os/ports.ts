@@ -2,10 +2,10 @@
  * The sidecar's I/O, behind small ports. The real ones read /proc, call kill(2), append to a file and read
  * the monotonic clock; unit tests pass fakes. Each port has at most four methods.
  */
-import type { MarkerRead } from '../contract/marker.ts';
-import type { ProcStat } from '../contract/proc-stat.ts';
-import type { Notice, NoticePage } from '../contract/notice.ts';
-import type { RetireSignal } from './retire-plan.ts';
+import type { MarkerRead } from '../../contract/marker.ts';
+import type { ProcStat } from '../../contract/proc-stat.ts';
+import type { Notice, NoticePage } from '../../contract/notice.ts';
+import type { RetireSignal } from '../retire/retire-plan.ts';
 
 /** The pod's shared PID namespace as /proc shows it. */
 export interface ProcessTable {

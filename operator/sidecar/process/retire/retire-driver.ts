@@ -6,8 +6,8 @@
  */
 import type { Logger } from 'pino';
 import { shellMarker } from './group-judge.ts';
-import type { JournalEntry } from './journal-entries.ts';
-import type { Clock, NoticeOutbox, ProcessTable, Signaller } from './ports.ts';
+import type { JournalEntry } from '../ledger/journal-entries.ts';
+import type { Clock, NoticeOutbox, ProcessTable, Signaller } from '../os/ports.ts';
 import {
   entryEffects,
   isTerminal,
@@ -21,7 +21,7 @@ import {
   type RetireLimits,
   type TargetProgress,
 } from './retire-plan.ts';
-import { applyEntry, type Ledger, type TurnRetire } from './shell-ledger.ts';
+import { applyEntry, type Ledger, type TurnRetire } from '../ledger/shell-ledger.ts';
 import {
   indexSnapshot,
   proveWitness,

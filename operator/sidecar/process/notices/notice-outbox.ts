@@ -4,10 +4,10 @@
  * long-poll, and forgotten once acknowledged. Drops and acks are journaled, so a restart neither loses a
  * notice nor re-delivers a dropped one (case 20).
  */
-import type { Notice } from '../contract/notice.ts';
-import type { JournalEntry } from './journal-entries.ts';
+import type { Notice } from '../../contract/notice.ts';
+import type { JournalEntry } from '../ledger/journal-entries.ts';
 import type { Logger } from 'pino';
-import type { Clock, Journal, NewNotice, NoticeOutbox, NoticePage } from './ports.ts';
+import type { Clock, Journal, NewNotice, NoticeOutbox, NoticePage } from '../os/ports.ts';
 
 /** Notices kept unacknowledged at most; beyond it the oldest are dropped (a host that never reads). */
 const OUTBOX_MAX = 10_000;
