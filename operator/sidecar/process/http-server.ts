@@ -9,7 +9,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { errnoOf, SidecarError } from '../contract/errors.ts';
-import type { NoticeOutbox } from './os/ports.ts';
 import type { EndTurnOutcome, RegisterOutcome } from './reaper-outcomes.ts';
 import type { ShellReaper } from './reaper.ts';
 import type { TurnEndVerdict } from './turns/turn-authority.ts';
@@ -25,6 +24,7 @@ import {
   type ErrorCode,
 } from '../contract/requests.ts';
 import { sessionIdSchema, turnIdSchema } from '../contract/marker.ts';
+import type { NoticeOutbox } from './notices/notice-outbox.ts';
 
 export type ReaperApi = Pick<ShellReaper, 'register' | 'endTurn' | 'turnStatus'>;
 

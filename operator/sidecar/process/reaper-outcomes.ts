@@ -3,9 +3,10 @@ import type { Logger } from 'pino';
 import type { JournalEntry } from './ledger/journal-entries.ts';
 import type { JournaledOutbox } from './notices/notice-outbox.ts';
 import type { OutputTail } from './os/output-tail.ts';
-import type { Clock, Journal, ProcessTable, RetireReporter, Signaller } from './os/ports.ts';
+import type { Clock, Journal, ProcessTable, Signaller } from './os/ports.ts';
 import type { RetireLimits } from './retire/retire-plan.ts';
 import type { KeepReason, TurnEndDecision } from './turns/turn-decision.ts';
+import type { RetireReporter } from './kube/ports.ts';
 
 export interface ReaperOptions extends RetireLimits {
   /** How long an exit notice is held before the host may read it. */

@@ -7,10 +7,11 @@
 import type { Logger } from 'pino';
 import type { JournalEntry } from './ledger/journal-entries.ts';
 import type { OutputTail } from './os/output-tail.ts';
-import type { Clock, NoticeOutbox, ProcessTable, Signaller } from './os/ports.ts';
+import type { Clock, ProcessTable, Signaller } from './os/ports.ts';
 import { identityKey } from '../contract/proc-stat.ts';
 import { fenceOf, type Ledger, type ShellRecord } from './ledger/shell-ledger.ts';
 import { indexSnapshot, surveyGroup } from './retire/survey.ts';
+import type { NoticeOutbox } from './notices/notice-outbox.ts';
 
 export interface MonitorContext {
   readonly table: ProcessTable;

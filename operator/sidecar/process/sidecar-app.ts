@@ -16,12 +16,13 @@ import { createJsonlJournal } from './os/jsonl-journal.ts';
 import { createReferenceReporter } from './kube/reference-reporter.ts';
 import { createNoticeOutbox } from './notices/notice-outbox.ts';
 import { createOutputTail } from './os/output-tail.ts';
-import type { ProcessTable, RetireReporter, Signaller } from './os/ports.ts';
+import type { ProcessTable, Signaller } from './os/ports.ts';
 import { parseProcStat } from '../contract/proc-stat.ts';
 import { createProcTable } from './os/proc-table.ts';
 import { ShellReaper } from './reaper.ts';
 import { createSignaller } from './os/signaller.ts';
 import { judgeTurnEnd } from './turns/turn-authority.ts';
+import type { RetireReporter } from './kube/ports.ts';
 
 export interface SidecarApp {
   readonly reaper: ShellReaper;

@@ -4,10 +4,10 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { RetireReporter } from '../os/ports.ts';
 import type { ReferenceFacts } from '../turns/turn-authority.ts';
 import { startReferenceWatch, type ReferenceWatch, type ReferenceWatchOptions } from './reference-watch.ts';
 import { createKubeReporter } from './status-reporter.ts';
+import type { RetireReporter } from './ports.ts';
 
 export interface ReferenceReporterOptions {
   readonly kubeConfig: KubeConfig;

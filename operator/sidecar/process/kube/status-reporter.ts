@@ -18,8 +18,8 @@ import type { Logger } from 'pino';
 import { API_VERSION, GROUP, SESSION_REFERENCE, VERSION } from '../../../api/names.ts';
 import type { ShellsStatus } from '../../../api/session-reference.ts';
 import { SidecarError } from '../../contract/errors.ts';
-import type { RetireFailure, RetireReport, RetireReporter } from '../os/ports.ts';
 import type { ReferenceKey } from './reference-watch.ts';
+import type { RetireFailure, RetireReport, RetireReporter } from './ports.ts';
 
 export const EVENT_REASONS = {
   ShellsRetired: 'the completed subagent turn’s shell groups were retired',

@@ -7,11 +7,10 @@
  * forgiven). Shells of a later turn are never in it: a resumed turn's shells wait for that turn's end.
  */
 import type { Role } from '../../../api/session-reference.ts';
-import type { ShellGroup } from '../retire/group-judge.ts';
 import type { JournalEntry } from './journal-entries.ts';
-import type { RetireSummary } from '../os/ports.ts';
-import { isTerminal, type TargetProgress } from '../retire/retire-plan.ts';
 import { turnKey, type EndedPhase, type TurnEndDecision } from '../turns/turn-decision.ts';
+import type { ShellGroup } from './shell-group.ts';
+import { isTerminal, type RetireSummary, type TargetProgress } from './retire-targets.ts';
 
 export interface ShellRecord {
   readonly group: ShellGroup;

@@ -5,9 +5,8 @@
  * ESRCH the number can only belong to a stranger.
  */
 import { errnoOf } from '../../contract/errors.ts';
-import type { SignalOutcome, Signaller } from './ports.ts';
+import type { SignalOutcome, Signaller, RetireSignal } from './ports.ts';
 import { PID_MAX } from '../../contract/requests.ts';
-import type { RetireSignal } from '../retire/retire-plan.ts';
 
 export interface SignallerIdentity {
   readonly ownPid: number;

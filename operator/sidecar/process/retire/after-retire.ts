@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { OutputTail } from '../os/output-tail.ts';
-import type { RetireReport, RetireReporter } from '../os/ports.ts';
+import type { RetireReport, RetireReporter } from '../kube/ports.ts';
 
 export interface AfterRetireDeps {
   readonly logger: Logger;

@@ -9,8 +9,8 @@
  */
 import type { ProcStat } from '../../contract/proc-stat.ts';
 import { isLive } from '../../contract/proc-stat.ts';
-import type { ShellGroup } from './group-judge.ts';
 import type { ProcessTable, Signaller } from '../os/ports.ts';
+import type { ShellGroup } from '../ledger/shell-group.ts';
 
 export interface HostCandidate {
   readonly pid: number;

@@ -5,12 +5,10 @@
  * unfinished retire, and it re-issues the signals of the state each target was journaled in.
  */
 import type { Logger } from 'pino';
-import { shellMarker } from './group-judge.ts';
 import type { JournalEntry } from '../ledger/journal-entries.ts';
-import type { Clock, NoticeOutbox, ProcessTable, Signaller } from '../os/ports.ts';
+import type { Clock, ProcessTable, Signaller } from '../os/ports.ts';
 import {
   entryEffects,
-  isTerminal,
   nextDeadline,
   startProgress,
   step,
@@ -19,7 +17,6 @@ import {
   type RetireEffect,
   type RetireEvent,
   type RetireLimits,
-  type TargetProgress,
 } from './retire-plan.ts';
 import { applyEntry, type Ledger, type TurnRetire } from '../ledger/shell-ledger.ts';
 import {
@@ -30,6 +27,9 @@ import {
   sweepEscapees,
   type Snapshot,
 } from './survey.ts';
+import { shellMarker } from '../ledger/shell-group.ts';
+import type { NoticeOutbox } from '../notices/notice-outbox.ts';
+import { isTerminal, type TargetProgress } from '../ledger/retire-targets.ts';
 
 const POLL_MIN_MS = 10;
 const POLL_MAX_MS = 250;

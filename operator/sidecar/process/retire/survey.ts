@@ -8,17 +8,16 @@ import {
   judgeEscapee,
   judgeGroup,
   markersToRead,
-  type Escapee,
   type EscapeeScope,
   type GroupJudgement,
   type EscapeeJudgement,
-  type ShellGroup,
 } from './group-judge.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { MarkerRead } from '../../contract/marker.ts';
 import type { ProcessTable } from '../os/ports.ts';
 import { isLive, type ProcessIdentity, type ProcStat } from '../../contract/proc-stat.ts';
 import type { SignalScope } from './retire-plan.ts';
+import type { Escapee, ShellGroup } from '../ledger/shell-group.ts';
 
 const MARKER_BATCH = 64;
 

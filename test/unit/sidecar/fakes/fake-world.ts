@@ -10,9 +10,9 @@ import type {
   ProcessTable,
   SignalOutcome,
   Signaller,
+  RetireSignal,
 } from '../../../../operator/sidecar/process/os/ports.ts';
 import type { ProcStat } from '../../../../operator/sidecar/contract/proc-stat.ts';
-import type { RetireSignal } from '../../../../operator/sidecar/process/retire/retire-plan.ts';
 import { guardTarget } from '../../../../operator/sidecar/process/os/signaller.ts';
 
 export interface FakeProcess {
