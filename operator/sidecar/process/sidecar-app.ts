@@ -110,23 +110,8 @@ export async function startSidecar(
       'no cluster configured: turn ends sent to the socket are believed as sent (development only)',
     );
   await listenOnSocket(server, config.socket, config.socketMode, config.socketOwner);
-  const watch = await references?.watch({
-    onTurnEnded: (signal) => {
-      const { session, turn, phase, role, origin } = signal;
-      reaper.endTurn({ session, turn, phase, role, origin }).catch((error: unknown) => {
-        logger.error(
-          { err: error, session, turn },
-          'turn end from the SessionReference failed; the next event retries',
-        );
-      });
-    },
-    // Queued on the reaper's lock before this status's turn ends, so they can cover what it settles.
-    onHistoryFull: ({ session, role, shown }) => {
-      reaper.settleUnshownTurns(session, role, shown).catch((error: unknown) => {
-        logger.error({ err: error, session }, 'could not settle turns the full history no longer shows');
-      });
-    },
-  });
+  // The watch sends turn ends straight to the reaper, which queues each on its lock as it is seen.
+  const watch = await references?.watch(reaper);
   // After the first list: every turn that ended while the sidecar was down is fenced before any exit of
   // its shells can be published.
   reaper.startMonitor();
