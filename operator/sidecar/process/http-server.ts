@@ -35,7 +35,7 @@ export interface EndpointDeps {
   /** False once shutdown began: requests are answered 503. */
   readonly accepting: () => boolean;
   /**
-   * Judges a turn end a caller sends against the SessionReference (turn-authority.ts). Absent only when
+   * Judges a turn end a caller sends against the SessionReference (turns/turn-authority.ts). Absent only when
    * the sidecar runs without a cluster, where the socket's word is all there is (docs/sidecar.md).
    */
   readonly authority?: (request: EndTurnRequest) => TurnEndVerdict;

@@ -193,7 +193,7 @@ export class ShellReaper {
   }
 
   /**
-   * Settles a subagent's shell-bearing turns that a full history no longer shows (turn-history.ts,
+   * Settles a subagent's shell-bearing turns that a full history no longer shows (turns/turn-history.ts,
    * `unshownTurns`): kept like interrupted turns (`TurnEndLost`), so the session's next completed turn
    * retires their shells. Called before that status's own turn ends, so a completed one among them does.
    */
@@ -234,7 +234,7 @@ export class ShellReaper {
     await this.#compactWhenGrown();
   }
 
-  /** Protects exactly the live, proven hosts of the shells in the ledger (host-protection.ts). */
+  /** Protects exactly the live, proven hosts of the shells in the ledger (retire/host-protection.ts). */
   #syncHosts(): Promise<void> {
     return protectLedgerHosts(this.#deps.table, this.#deps.signaller, this.#ledger);
   }

@@ -15,7 +15,7 @@ import type { RetireSummary } from '../ledger/retire-targets.ts';
  */
 export interface TurnEndReceiver {
   endTurn(request: EndTurnRequest): Promise<unknown>;
-  /** Keeps a subagent's shell-bearing turns that a full history no longer shows (turn-history.ts). */
+  /** Keeps a subagent's shell-bearing turns that a full history no longer shows (turns/turn-history.ts). */
   settleUnshownTurns(session: string, role: Role, shown: ReadonlySet<string>): Promise<unknown>;
 }
 

@@ -141,7 +141,7 @@ export function planRetire(ledger: Ledger, session: string, turn: string): Retir
 
 /**
  * The session's turns that have shells but no recorded end and no fence, and that `shown` (every turn a
- * full status shows, turn-history.ts) does not name: by the registration contract (status.turn is written
+ * full status shows, turns/turn-history.ts) does not name: by the registration contract (status.turn is written
  * before its shells register) they ended while nobody read, and their end fell out of the history.
  */
 export function unshownTurns(ledger: Ledger, session: string, shown: ReadonlySet<string>): string[] {

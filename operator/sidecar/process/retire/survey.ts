@@ -46,7 +46,7 @@ export function indexSnapshot(stats: readonly ProcStat[]): Snapshot {
 async function readMarkers(table: ProcessTable, pids: readonly number[]): Promise<Map<number, MarkerRead>> {
   const markers = new Map<number, MarkerRead>();
   for (let i = 0; i < pids.length; i += MARKER_BATCH) {
-    // Yield between batches: a sweep may read thousands of environments (see proc-table.ts).
+    // Yield between batches: a sweep may read thousands of environments (see os/proc-table.ts).
     if (i > 0) await yieldToLoop();
     const batch = pids.slice(i, i + MARKER_BATCH);
     const reads = await Promise.all(batch.map((pid) => table.readMarker(pid)));
