@@ -218,46 +218,8 @@ export default tseslint.config(
       ],
     },
   },
-  // The sidecar's homes by audience (docs/sidecar.md "Layout"): contract is what the others share; host
-  // (the agent host's side), injection (what the operator adds to pods) and process (the sidecar) each
-  // import the contract, never each other.
-  ...[
-    ['contract', ['host', 'injection', 'process'], true],
-    ['host', ['injection', 'process'], false],
-    ['injection', ['host', 'process'], true],
-    ['process', ['host', 'injection'], false],
-  ].map(([home, others, pure]) => ({
-    files: [`operator/sidecar/${home}/**`],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: `^(\\.\\./)+(${others.join('|')})/`,
-              message: `operator/sidecar/${home} may import operator/sidecar/contract, not ${others.join(', ')}.`,
-            },
-            ...(pure
-              ? [
-                  {
-                    group: [
-                      '@kubernetes/client-node',
-                      'pino',
-                      'node:fs',
-                      'node:fs/*',
-                      'node:child_process',
-                      'node:http',
-                    ],
-                    allowTypeImports: true,
-                    message: `operator/sidecar/${home} is pure: I/O belongs in operator/sidecar/process.`,
-                  },
-                ]
-              : []),
-          ],
-        },
-      ],
-    },
-  })),
+  // The sidecar's homes, and the folders of its process by role: sidecarHomes() at the end of this file.
+  ...sidecarHomes(),
   {
     files: ['test/**'],
     rules: {
@@ -272,3 +234,84 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
 );
+
+// The sidecar's homes by audience (docs/sidecar.md "Layout"): contract is what the others share; host (the
+// agent host's side), injection (what the operator adds to pods) and process (the sidecar) each import the
+// contract, never each other. Inside process, its folders by role, each with its level: a folder imports
+// only folders of a lower level, and nothing imports the orchestration at process/'s root (reaper,
+// registration, shell monitor, endpoint, app). Pure homes and folders import no Kubernetes client, logger,
+// filesystem or HTTP values. A function declaration, so the sidecar's rules sit together here at the end.
+function sidecarHomes() {
+  const processFolders = [
+    ['turns', 0, true],
+    ['os', 0, false],
+    ['ledger', 1, true],
+    ['notices', 2, true],
+    ['kube', 2, false],
+    ['retire', 3, true],
+  ];
+  const processLayers = processFolders.map(([folder, level]) => {
+    const below = processFolders.filter(([, other]) => other < level).map(([other]) => other);
+    return {
+      target: `operator/sidecar/process/${folder}`,
+      from: 'operator/sidecar/process',
+      except: [folder, ...below].map((allowed) => `./${allowed}`),
+      message: `operator/sidecar/process/${folder} imports only ${below.length === 0 ? 'outside operator/sidecar/process' : below.join(', ')}: never a folder above it nor the orchestration.`,
+    };
+  });
+  const homes = [
+    ['contract', ['host', 'injection', 'process'], 'I/O belongs in operator/sidecar/process'],
+    ['host', ['injection', 'process']],
+    ['injection', ['host', 'process'], 'I/O belongs in operator/sidecar/process'],
+    ['process', ['host', 'injection']],
+    // After process/**, so their options replace its own for their files.
+    ...processFolders
+      .filter(([, , pure]) => pure)
+      .map(([folder]) => [
+        `process/${folder}`,
+        ['host', 'injection'],
+        'I/O belongs in process/os and process/kube (the adapters) or the orchestration at process/',
+      ]),
+  ];
+  return [
+    ...homes.map(([home, others, pure]) => ({
+      files: [`operator/sidecar/${home}/**`],
+      rules: {
+        '@typescript-eslint/no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              {
+                regex: `^(\\.\\./)+(${others.join('|')})/`,
+                message: `operator/sidecar/${home} may import operator/sidecar/contract, not ${others.join(', ')}.`,
+              },
+              ...(pure === undefined
+                ? []
+                : [
+                    {
+                      group: [
+                        '@kubernetes/client-node',
+                        'pino',
+                        'node:fs',
+                        'node:fs/*',
+                        'node:child_process',
+                        'node:http',
+                      ],
+                      allowTypeImports: true,
+                      message: `operator/sidecar/${home} is pure: ${pure}.`,
+                    },
+                  ]),
+            ],
+          },
+        ],
+      },
+    })),
+    {
+      // This rule's options replace the homes' boundaries above for these files: both go in.
+      files: ['operator/sidecar/process/**/*.ts'],
+      rules: {
+        'import-x/no-restricted-paths': ['error', { zones: [...boundaries, ...processLayers] }],
+      },
+    },
+  ];
+}

@@ -9,10 +9,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { errnoOf, SidecarError } from '../contract/errors.ts';
-import type { NoticeOutbox } from './ports.ts';
 import type { EndTurnOutcome, RegisterOutcome } from './reaper-outcomes.ts';
 import type { ShellReaper } from './reaper.ts';
-import type { TurnEndVerdict } from './turn-authority.ts';
+import type { TurnEndVerdict } from './turns/turn-authority.ts';
 import {
   BODY_MAX_BYTES,
   endTurnRequestSchema,
@@ -25,6 +24,7 @@ import {
   type ErrorCode,
 } from '../contract/requests.ts';
 import { sessionIdSchema, turnIdSchema } from '../contract/marker.ts';
+import type { NoticeOutbox } from './notices/notice-outbox.ts';
 
 export type ReaperApi = Pick<ShellReaper, 'register' | 'endTurn' | 'turnStatus'>;
 
@@ -35,7 +35,7 @@ export interface EndpointDeps {
   /** False once shutdown began: requests are answered 503. */
   readonly accepting: () => boolean;
   /**
-   * Judges a turn end a caller sends against the SessionReference (turn-authority.ts). Absent only when
+   * Judges a turn end a caller sends against the SessionReference (turns/turn-authority.ts). Absent only when
    * the sidecar runs without a cluster, where the socket's word is all there is (docs/sidecar.md).
    */
   readonly authority?: (request: EndTurnRequest) => TurnEndVerdict;

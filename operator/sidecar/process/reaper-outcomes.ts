@@ -1,11 +1,12 @@
 /** The reaper's dependencies and options, and what it answers (the endpoint maps each answer to HTTP). */
 import type { Logger } from 'pino';
-import type { JournalEntry } from './journal-entries.ts';
-import type { JournaledOutbox } from './notice-outbox.ts';
-import type { OutputTail } from './output-tail.ts';
-import type { Clock, Journal, ProcessTable, RetireReporter, Signaller } from './ports.ts';
-import type { RetireLimits } from './retire-plan.ts';
-import type { KeepReason, TurnEndDecision } from './turn-decision.ts';
+import type { JournalEntry } from './ledger/journal-entries.ts';
+import type { JournaledOutbox } from './notices/notice-outbox.ts';
+import type { OutputTail } from './os/output-tail.ts';
+import type { Clock, Journal, ProcessTable, Signaller } from './os/ports.ts';
+import type { RetireLimits } from './retire/retire-plan.ts';
+import type { KeepReason, TurnEndDecision } from './turns/turn-decision.ts';
+import type { RetireReporter } from './kube/ports.ts';
 
 export interface ReaperOptions extends RetireLimits {
   /** How long an exit notice is held before the host may read it. */

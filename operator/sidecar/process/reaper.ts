@@ -6,12 +6,12 @@
  */
 import type { Logger } from 'pino';
 import { messageOf } from '../contract/errors.ts';
-import type { JournalEntry } from './journal-entries.ts';
 import { protectedPidIn, type EndTurnRequest, type RegisterShellRequest } from '../contract/requests.ts';
-import { syncProtectedHosts } from './host-protection.ts';
-import { compactJournal, journalGrown } from './journal-compaction.ts';
-import { driveRetire, type RetireContext } from './retire-driver.ts';
-import { startProgress } from './retire-plan.ts';
+import { protectLedgerHosts } from './retire/host-protection.ts';
+import { compactJournal, journalGrown } from './ledger/journal-compaction.ts';
+import { ledgerRecorder, type LedgerRecorder } from './ledger/ledger-recorder.ts';
+import { driveRetire, type RetireContext } from './retire/retire-driver.ts';
+import { startProgress } from './retire/retire-plan.ts';
 import { createShellMonitor } from './shell-monitor.ts';
 import {
   applyEntry,
@@ -22,10 +22,10 @@ import {
   summarize,
   unshownTurns,
   type Ledger,
-} from './shell-ledger.ts';
-import { decideTurnEnd, KEEP_REASONS, turnKey } from './turn-decision.ts';
+} from './ledger/shell-ledger.ts';
+import { decideTurnEnd, KEEP_REASONS, turnKey } from './turns/turn-decision.ts';
 import type { Role } from '../../api/session-reference.ts';
-import { afterRetire } from './after-retire.ts';
+import { afterRetire } from './retire/after-retire.ts';
 import type { EndTurnOutcome, ReaperDeps, RegisterOutcome } from './reaper-outcomes.ts';
 import { verifyRegistration } from './registration.ts';
 
@@ -39,6 +39,9 @@ export class ShellReaper {
   readonly #ledger: Ledger = emptyLedger();
   readonly #drivers = new Map<string, Promise<void>>();
   readonly #failed = new Set<string>();
+  readonly #record: LedgerRecorder;
+  /** Aborted by `stop`: running retires are left to the journal. */
+  readonly #stop = new AbortController();
   #lock: Promise<unknown> = Promise.resolve();
   #phase: Phase = { kind: 'Created' };
   #monitorLoop: Promise<void> = Promise.resolve();
@@ -48,12 +51,13 @@ export class ShellReaper {
   constructor(deps: ReaperDeps) {
     this.#deps = deps;
     this.#log = deps.logger;
+    this.#record = ledgerRecorder(this.#ledger, deps.journal, deps.logger);
     this.#monitor = createShellMonitor({
       ...deps,
       ledger: this.#ledger,
       holdMs: deps.options.noticeHoldMs,
       tail: deps.tail,
-      record: (entry) => this.#record(entry),
+      record: this.#record,
       withLock: (work) => this.#withLock(work),
     });
   }
@@ -88,6 +92,7 @@ export class ShellReaper {
   /** Stops the monitor and waits up to `deadlineMs` for running retires; the journal holds the rest. */
   async stop(deadlineMs: number): Promise<void> {
     this.#phase = { kind: 'Stopped' };
+    this.#stop.abort();
     this.#deps.outbox.close();
     const drivers = Promise.all([...this.#drivers.values()]);
     await Promise.race([Promise.all([drivers, this.#monitorLoop]), this.#deps.clock.sleep(deadlineMs)]);
@@ -188,7 +193,7 @@ export class ShellReaper {
   }
 
   /**
-   * Settles a subagent's shell-bearing turns that a full history no longer shows (turn-history.ts,
+   * Settles a subagent's shell-bearing turns that a full history no longer shows (turns/turn-history.ts,
    * `unshownTurns`): kept like interrupted turns (`TurnEndLost`), so the session's next completed turn
    * retires their shells. Called before that status's own turn ends, so a completed one among them does.
    */
@@ -229,10 +234,9 @@ export class ShellReaper {
     await this.#compactWhenGrown();
   }
 
-  /** Protects exactly the live, proven hosts of the shells in the ledger (host-protection.ts). */
+  /** Protects exactly the live, proven hosts of the shells in the ledger (retire/host-protection.ts). */
   #syncHosts(): Promise<void> {
-    const shells = [...this.#ledger.shells.values()].map((r) => r.group);
-    return syncProtectedHosts(this.#deps.table, this.#deps.signaller, shells);
+    return protectLedgerHosts(this.#deps.table, this.#deps.signaller, this.#ledger);
   }
 
   #withLock<T>(work: () => Promise<T>): Promise<T> {
@@ -258,32 +262,13 @@ export class ShellReaper {
     });
   }
 
-  /**
-   * Applies an entry to the ledger, then journals it durably; callers act (signal) only after it resolves.
-   * Applying first means a compaction running meanwhile rewrites the journal with the entry included.
-   */
-  async #record(entry: JournalEntry): Promise<void> {
-    applyEntry(this.#ledger, entry);
-    try {
-      await this.#deps.journal.append(entry);
-    } catch (error) {
-      // Acting without the journal beats leaking shells; a restart then forgets this step.
-      this.#log.error(
-        { err: error, entry: entry.type },
-        'journal append failed; acting on the in-memory ledger anyway',
-      );
-    }
-  }
-
   #retireContext(): RetireContext {
     return {
       ...this.#deps,
       limits: this.#deps.options,
       ledger: this.#ledger,
-      record: (entry) => this.#record(entry),
-      finish: (key) => this.#finish(key),
-      refreshHosts: () => this.#syncHosts(),
-      stopping: () => this.#phase.kind === 'Stopped',
+      record: this.#record,
+      stop: this.#stop.signal,
     };
   }
 
@@ -308,7 +293,11 @@ export class ShellReaper {
 
   async #drive(key: string): Promise<void> {
     try {
-      await driveRetire(this.#retireContext(), key);
+      // The driver says when every target has ended; the retire finishes under the lock, unless a
+      // registration joined it meanwhile: then the driver goes on with the new target.
+      for await (const _ended of driveRetire(this.#retireContext(), key)) {
+        if (await this.#finish(key)) return;
+      }
     } catch (error) {
       this.#log.error({ err: error, retire: key }, 'retire failed; it stays journaled and is retried');
       const retire = this.#ledger.retires.get(key);

@@ -4,11 +4,11 @@
  * marker of exactly this session, turn and shell. The leader's parent (the agent host) is protected from
  * signals unless it is itself a marked shell process.
  */
-import { shellMarker, type ShellGroup } from './group-judge.ts';
 import { markerNamesShell } from '../contract/marker.ts';
-import type { ProcessTable } from './ports.ts';
+import type { ProcessTable } from './os/ports.ts';
 import { isLive } from '../contract/proc-stat.ts';
 import type { RegisterShellRequest } from '../contract/requests.ts';
+import { shellMarker, type ShellGroup } from './ledger/shell-group.ts';
 
 export type Verification =
   { readonly ok: true; readonly group: ShellGroup } | { readonly ok: false; readonly reason: string };

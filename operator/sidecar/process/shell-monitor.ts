@@ -5,12 +5,13 @@
  * check and the publish happen under the reaper's lock, the same lock the fence is taken under.
  */
 import type { Logger } from 'pino';
-import type { JournalEntry } from './journal-entries.ts';
-import type { OutputTail } from './output-tail.ts';
-import type { Clock, NoticeOutbox, ProcessTable, Signaller } from './ports.ts';
+import type { JournalEntry } from './ledger/journal-entries.ts';
+import type { OutputTail } from './os/output-tail.ts';
+import type { Clock, ProcessTable, Signaller } from './os/ports.ts';
 import { identityKey } from '../contract/proc-stat.ts';
-import { fenceOf, type Ledger, type ShellRecord } from './shell-ledger.ts';
-import { indexSnapshot, surveyGroup } from './survey.ts';
+import { fenceOf, type Ledger, type ShellRecord } from './ledger/shell-ledger.ts';
+import { indexSnapshot, surveyGroup } from './retire/survey.ts';
+import type { NoticeOutbox } from './notices/notice-outbox.ts';
 
 export interface MonitorContext {
   readonly table: ProcessTable;

@@ -7,21 +7,22 @@ import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { monotonicClock } from './clock.ts';
+import { monotonicClock } from './os/clock.ts';
 import type { SidecarConfig } from '../contract/config.ts';
 import { SidecarError } from '../contract/errors.ts';
 import { createEndpoint, listenOnSocket } from './http-server.ts';
-import { journalEntrySchema } from './journal-entries.ts';
-import { createJsonlJournal } from './jsonl-journal.ts';
+import { journalEntrySchema } from './ledger/journal-entries.ts';
+import { createJsonlJournal } from './os/jsonl-journal.ts';
 import { createReferenceReporter } from './kube/reference-reporter.ts';
-import { createNoticeOutbox } from './notice-outbox.ts';
-import { createOutputTail } from './output-tail.ts';
-import type { ProcessTable, RetireReporter, Signaller } from './ports.ts';
+import { createNoticeOutbox } from './notices/notice-outbox.ts';
+import { createOutputTail } from './os/output-tail.ts';
+import type { ProcessTable, Signaller } from './os/ports.ts';
 import { parseProcStat } from '../contract/proc-stat.ts';
-import { createProcTable } from './proc-table.ts';
+import { createProcTable } from './os/proc-table.ts';
 import { ShellReaper } from './reaper.ts';
-import { createSignaller } from './signaller.ts';
-import { judgeTurnEnd } from './turn-authority.ts';
+import { createSignaller } from './os/signaller.ts';
+import { judgeTurnEnd } from './turns/turn-authority.ts';
+import type { RetireReporter } from './kube/ports.ts';
 
 export interface SidecarApp {
   readonly reaper: ShellReaper;
@@ -109,23 +110,8 @@ export async function startSidecar(
       'no cluster configured: turn ends sent to the socket are believed as sent (development only)',
     );
   await listenOnSocket(server, config.socket, config.socketMode, config.socketOwner);
-  const watch = await references?.watch({
-    onTurnEnded: (signal) => {
-      const { session, turn, phase, role, origin } = signal;
-      reaper.endTurn({ session, turn, phase, role, origin }).catch((error: unknown) => {
-        logger.error(
-          { err: error, session, turn },
-          'turn end from the SessionReference failed; the next event retries',
-        );
-      });
-    },
-    // Queued on the reaper's lock before this status's turn ends, so they can cover what it settles.
-    onHistoryFull: ({ session, role, shown }) => {
-      reaper.settleUnshownTurns(session, role, shown).catch((error: unknown) => {
-        logger.error({ err: error, session }, 'could not settle turns the full history no longer shows');
-      });
-    },
-  });
+  // The watch sends turn ends straight to the reaper, which queues each on its lock as it is seen.
+  const watch = await references?.watch(reaper);
   // After the first list: every turn that ended while the sidecar was down is fenced before any exit of
   // its shells can be published.
   reaper.startMonitor();

@@ -5,8 +5,8 @@
  */
 export function sweepScript(session: string, turn: string, runs: number): string[] {
   return `
-import { createProcTable } from './operator/sidecar/process/proc-table.ts';
-import { indexSnapshot, sweepEscapees } from './operator/sidecar/process/survey.ts';
+import { createProcTable } from './operator/sidecar/process/os/proc-table.ts';
+import { indexSnapshot, sweepEscapees } from './operator/sidecar/process/retire/survey.ts';
 const table = createProcTable();
 const scope = { session: ${JSON.stringify(session)}, turns: new Set([${JSON.stringify(turn)}]) };
 const none = new Set();

@@ -18,7 +18,7 @@ import {
 } from '../../../operator/sidecar/host/index.ts';
 import { loadConfig } from '../../../operator/sidecar/contract/config.ts';
 import { isLive, parseProcStat, type ProcStat } from '../../../operator/sidecar/contract/proc-stat.ts';
-import { createProcTable } from '../../../operator/sidecar/process/proc-table.ts';
+import { createProcTable } from '../../../operator/sidecar/process/os/proc-table.ts';
 import { startSidecar, type SidecarApp } from '../../../operator/sidecar/process/sidecar-app.ts';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';
 

@@ -61,7 +61,7 @@ describe.skipIf(!asRoot)('an output file in Privileged mode', () => {
     expect([before.uid, before.mode & 0o777, before.size]).toEqual([NOBODY, 0o640, 4096]);
 
     const script = [
-      "import { createOutputTail } from './operator/sidecar/process/output-tail.ts';",
+      "import { createOutputTail } from './operator/sidecar/process/os/output-tail.ts';",
       `const tail = createOutputTail(${JSON.stringify(dir)}, 1024);`,
       "await tail.bound('sh-1');",
       "console.log('bounded');",

@@ -8,7 +8,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createReaperClient, spawnRegisteredShell } from '../../../operator/sidecar/host/index.ts';
-import { journalEntrySchema, type JournalEntry } from '../../../operator/sidecar/process/journal-entries.ts';
+import {
+  journalEntrySchema,
+  type JournalEntry,
+} from '../../../operator/sidecar/process/ledger/journal-entries.ts';
 import { killMarked, liveMembers, waitFor } from './fixtures/process-fixtures.ts';
 import { pending } from '../../harness/eventually.ts';
 

@@ -5,7 +5,7 @@ import {
   IS_HOST_NOTICE,
   type CompletionFacts,
 } from '../../../operator/client/completion-report.ts';
-import { decideTurnEnd } from '../../../operator/sidecar/process/turn-decision.ts';
+import { decideTurnEnd } from '../../../operator/sidecar/process/turns/turn-decision.ts';
 
 /** A turn of an answered delegation whose host recorded its joins (none by default). */
 const answeredTurn = (origin: TurnOrigin | undefined, joinedOrigins: TurnOrigin[] = []): CompletionFacts => ({

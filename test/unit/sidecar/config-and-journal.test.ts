@@ -3,8 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONFIG_DEFAULTS, loadConfig } from '../../../operator/sidecar/contract/config.ts';
-import { journalEntrySchema, type JournalEntry } from '../../../operator/sidecar/process/journal-entries.ts';
-import { createJsonlJournal } from '../../../operator/sidecar/process/jsonl-journal.ts';
+import {
+  journalEntrySchema,
+  type JournalEntry,
+} from '../../../operator/sidecar/process/ledger/journal-entries.ts';
+import { createJsonlJournal } from '../../../operator/sidecar/process/os/jsonl-journal.ts';
 import { shellsStatusOf } from '../../../operator/sidecar/process/kube/status-reporter.ts';
 import { shellsSchema } from '../../../operator/api/session-reference.ts';
 

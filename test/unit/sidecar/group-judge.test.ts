@@ -5,10 +5,10 @@ import {
   judgeGroup,
   markersToRead,
   type GroupFacts,
-  type ShellGroup,
-} from '../../../operator/sidecar/process/group-judge.ts';
+} from '../../../operator/sidecar/process/retire/group-judge.ts';
 import type { MarkerRead } from '../../../operator/sidecar/contract/marker.ts';
 import type { ProcStat } from '../../../operator/sidecar/contract/proc-stat.ts';
+import type { ShellGroup } from '../../../operator/sidecar/process/ledger/shell-group.ts';
 
 const group: ShellGroup = { shell: 'sh1', session: 'child', turn: 't1', pgid: 100, leaderStartTime: 500 };
 const ours: MarkerRead = { kind: 'Marked', marker: { session: 'child', turn: 't1', shell: 'sh1' } };

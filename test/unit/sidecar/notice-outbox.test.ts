@@ -1,8 +1,10 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { JournalEntry } from '../../../operator/sidecar/process/journal-entries.ts';
-import { createNoticeOutbox } from '../../../operator/sidecar/process/notice-outbox.ts';
-import type { NewNotice } from '../../../operator/sidecar/process/ports.ts';
+import type { JournalEntry } from '../../../operator/sidecar/process/ledger/journal-entries.ts';
+import {
+  createNoticeOutbox,
+  type NewNotice,
+} from '../../../operator/sidecar/process/notices/notice-outbox.ts';
 import { FakeJournal } from './fakes/fake-journal.ts';
 import { FakeClock } from './fakes/fake-world.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { JournalEntry } from '../../../operator/sidecar/process/journal-entries.ts';
-import { startProgress } from '../../../operator/sidecar/process/retire-plan.ts';
+import type { JournalEntry } from '../../../operator/sidecar/process/ledger/journal-entries.ts';
+import { startProgress } from '../../../operator/sidecar/process/retire/retire-plan.ts';
 import { FakeJournal } from './fakes/fake-journal.ts';
 import { FakeClock, FakeWorld } from './fakes/fake-world.ts';
 import { completed, FakeTail, OPTIONS, signalsTo, spawnShell, startHarness } from './fakes/reaper-setup.ts';

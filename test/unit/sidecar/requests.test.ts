@@ -7,7 +7,7 @@ import {
   protectedPidIn,
   registerShellRequestSchema,
 } from '../../../operator/sidecar/contract/requests.ts';
-import { guardTarget } from '../../../operator/sidecar/process/signaller.ts';
+import { guardTarget } from '../../../operator/sidecar/process/os/signaller.ts';
 
 const registration = {
   session: 'child_1',

@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import type { ShellGroup } from '../../../operator/sidecar/process/group-judge.ts';
 import {
   entryEffects,
-  isTerminal,
   nextDeadline,
   startProgress,
   step,
   type Observation,
+} from '../../../operator/sidecar/process/retire/retire-plan.ts';
+import type { ShellGroup } from '../../../operator/sidecar/process/ledger/shell-group.ts';
+import {
+  isTerminal,
   type RetireState,
   type TargetProgress,
-} from '../../../operator/sidecar/process/retire-plan.ts';
+} from '../../../operator/sidecar/process/ledger/retire-targets.ts';
 
 const group: ShellGroup = { shell: 'sh1', session: 's', turn: 't', pgid: 100, leaderStartTime: 500 };
 const limits = { graceMs: 5_000, killTimeoutMs: 2_000 };

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ShellGroup } from '../../../operator/sidecar/process/group-judge.ts';
-import type { JournalEntry } from '../../../operator/sidecar/process/journal-entries.ts';
-import { startProgress } from '../../../operator/sidecar/process/retire-plan.ts';
+import type { JournalEntry } from '../../../operator/sidecar/process/ledger/journal-entries.ts';
+import { startProgress } from '../../../operator/sidecar/process/retire/retire-plan.ts';
 import {
   applyEntry,
   compactLedger,
@@ -10,7 +9,8 @@ import {
   planRetire,
   summarize,
   type Ledger,
-} from '../../../operator/sidecar/process/shell-ledger.ts';
+} from '../../../operator/sidecar/process/ledger/shell-ledger.ts';
+import type { ShellGroup } from '../../../operator/sidecar/process/ledger/shell-group.ts';
 
 const at = '2026-01-01T00:00:00.000Z';
 const group = (shell: string, session: string, turn: string, pgid: number): ShellGroup => ({

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ENDED_TURNS_MAX, type EndedTurn } from '../../../operator/api/session-reference.ts';
-import { TurnHistory } from '../../../operator/sidecar/process/turn-history.ts';
+import { TurnHistory } from '../../../operator/sidecar/process/turns/turn-history.ts';
 
 /** The status the agent host writes (operator/client recordTurn): the latest turn and the last 32 ended. */
 function hostStatus(latest: EndedTurn | { id: string; phase: 'Running' }, ended: readonly EndedTurn[]) {

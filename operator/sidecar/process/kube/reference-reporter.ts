@@ -4,10 +4,10 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { RetireReporter } from '../ports.ts';
-import type { ReferenceFacts } from '../turn-authority.ts';
-import { startReferenceWatch, type ReferenceWatch, type ReferenceWatchOptions } from './reference-watch.ts';
+import type { ReferenceFacts } from '../turns/turn-authority.ts';
+import { startReferenceWatch, type ReferenceWatch } from './reference-watch.ts';
 import { createKubeReporter } from './status-reporter.ts';
+import type { RetireReporter, TurnEndReceiver } from './ports.ts';
 
 export interface ReferenceReporterOptions {
   readonly kubeConfig: KubeConfig;
@@ -21,8 +21,8 @@ export interface ReferenceReporter {
   readonly reporter: RetireReporter;
   /** What a session's reference says; undefined before the first list or when no reference names it. */
   factsOf(session: string): ReferenceFacts | undefined;
-  /** Starts the watch; resolves after its first list. */
-  watch(handlers: Pick<ReferenceWatchOptions, 'onTurnEnded' | 'onHistoryFull'>): Promise<ReferenceWatch>;
+  /** Starts the watch, which sends the turn ends it sees straight to `turns`; resolves after its first list. */
+  watch(turns: TurnEndReceiver): Promise<ReferenceWatch>;
 }
 
 export function createReferenceReporter(options: ReferenceReporterOptions): ReferenceReporter {
@@ -47,8 +47,8 @@ export function createReferenceReporter(options: ReferenceReporterOptions): Refe
       },
     },
     factsOf: (session) => current?.factsOf(session),
-    async watch(handlers) {
-      current = await startReferenceWatch({ ...options, ...handlers });
+    async watch(turns) {
+      current = await startReferenceWatch({ ...options, turns });
       listed();
       return current;
     },

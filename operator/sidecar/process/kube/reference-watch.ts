@@ -10,20 +10,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { API_VERSION, GROUP, SESSION_REFERENCE, VERSION } from '../../../api/names.ts';
 import { parseSessionReference } from '../../../api/parse.ts';
-import type { Role, TurnOrigin } from '../../../api/session-reference.ts';
 import { Watcher } from '../../../runtime/watcher.ts';
-import { endedTurnsOf, TurnHistory } from '../turn-history.ts';
-import type { ReferenceFacts } from '../turn-authority.ts';
-import type { EndedPhase } from '../turn-decision.ts';
-
-export interface TurnEndSignal {
-  readonly reference: string;
-  readonly session: string;
-  readonly role: Role;
-  readonly turn: string;
-  readonly phase: EndedPhase;
-  readonly origin: TurnOrigin;
-}
+import { endedTurnsOf, TurnHistory } from '../turns/turn-history.ts';
+import type { ReferenceFacts } from '../turns/turn-authority.ts';
+import type { TurnEndReceiver } from './ports.ts';
 
 export interface ReferenceKey {
   readonly name: string;
@@ -35,20 +25,8 @@ export interface ReferenceWatchOptions {
   readonly namespace: string;
   readonly sandbox: string;
   readonly logger: Logger;
-  /** Called once per (session, turn, phase) seen; the reaper makes repeats idempotent anyway. */
-  readonly onTurnEnded: (signal: TurnEndSignal) => void;
-  /**
-   * Called, before that status's turn ends, when its history is full: turns may have ended unseen
-   * (turn-history.ts); `shown` names every turn the status shows.
-   */
-  readonly onHistoryFull?: (signal: HistoryFullSignal) => void;
-}
-
-export interface HistoryFullSignal {
-  readonly reference: string;
-  readonly session: string;
-  readonly role: Role;
-  readonly shown: ReadonlySet<string>;
+  /** Receives each (session, turn, phase) seen, and the turns a full history settles, as they are seen. */
+  readonly turns: TurnEndReceiver;
 }
 
 export interface ReferenceWatch {
@@ -60,7 +38,7 @@ export interface ReferenceWatch {
 }
 
 export async function startReferenceWatch(options: ReferenceWatchOptions): Promise<ReferenceWatch> {
-  const { kubeConfig, namespace, sandbox, logger } = options;
+  const { kubeConfig, namespace, sandbox, logger, turns } = options;
   const log = logger.child({ watch: SESSION_REFERENCE.plural, sandbox });
   const references = new Map<string, ReferenceKey>();
   const facts = new Map<string, ReferenceFacts>();
@@ -84,9 +62,14 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
       ended: new Map(endedTurnsOf(status).map((t) => [t.id, t.phase])),
     });
     const observed = history.observe(spec.session, status);
+    // Settled first: queued on the reaper's lock before this status's turn ends (TurnEndReceiver).
     if (observed.full !== undefined) {
-      const { shown } = observed.full;
-      options.onHistoryFull?.({ reference: metadata.name, session: spec.session, role: spec.role, shown });
+      turns.settleUnshownTurns(spec.session, spec.role, observed.full.shown).catch((error: unknown) => {
+        log.error(
+          { err: error, session: spec.session },
+          'could not settle turns the full history no longer shows',
+        );
+      });
     }
     for (const turn of observed.ended) {
       const { latest } = turn;
@@ -101,13 +84,18 @@ export async function startReferenceWatch(options: ReferenceWatchOptions): Promi
         },
         latest ? 'turn end seen on the SessionReference' : 'turn end found in status.endedTurns',
       );
-      options.onTurnEnded({
-        reference: metadata.name,
+      const request = {
         session: spec.session,
-        role: spec.role,
         turn: turn.id,
         phase: turn.phase,
+        role: spec.role,
         origin: status?.turn !== undefined && latest ? status.turn.origin : 'Unknown',
+      };
+      turns.endTurn(request).catch((error: unknown) => {
+        log.error(
+          { err: error, session: spec.session, turn: turn.id },
+          'turn end from the SessionReference failed; the next event retries',
+        );
       });
     }
     return spec.session;

@@ -1,25 +1,19 @@
 /**
  * Records a retire on the session's SessionReference: `status.shells` by a JSON merge patch on the status
  * subresource (the sidecar owns that field; the agent host owns `status.turn`), and an Event. A failure is
- * returned to the reaper, which logs it: reporting never blocks the turn's answer.
+ * returned to the reaper, which logs it: reporting never blocks the turn's answer. Both requests are plain
+ * JSON through operator/kube's client, as the controller's (docs/adr/0006-plain-json-kubernetes-io.md).
  */
-import {
-  CoreV1Api,
-  CoreV1Event,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-  V1EventSource,
-  V1ObjectMeta,
-  V1ObjectReference,
-  type KubeConfig,
-} from '@kubernetes/client-node';
+import { PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { API_VERSION, GROUP, SESSION_REFERENCE, VERSION } from '../../../api/names.ts';
 import type { ShellsStatus } from '../../../api/session-reference.ts';
+import { jsonClientFor } from '../../../kube/clients.ts';
+import { request } from '../../../kube/errors.ts';
+import { segment } from '../../../kube/plain-json.ts';
 import { SidecarError } from '../../contract/errors.ts';
-import type { RetireFailure, RetireReport, RetireReporter } from '../ports.ts';
 import type { ReferenceKey } from './reference-watch.ts';
+import type { RetireFailure, RetireReport, RetireReporter } from './ports.ts';
 
 export const EVENT_REASONS = {
   ShellsRetired: 'the completed subagent turn’s shell groups were retired',
@@ -38,10 +32,6 @@ export interface KubeReporterOptions {
 
 const MESSAGE_MAX = 1024;
 
-/** The generated client types are classes; build real instances rather than casting literals. */
-const instance = <T extends object>(Class: new () => T, fields: Partial<T>): T =>
-  Object.assign(new Class(), fields);
-
 /** The status the sidecar writes for a finished retire (pure, so it is unit-tested). */
 export function shellsStatusOf(report: RetireReport): ShellsStatus {
   return {
@@ -55,8 +45,8 @@ export function shellsStatusOf(report: RetireReport): ShellsStatus {
 
 export function createKubeReporter(options: KubeReporterOptions): RetireReporter {
   const { kubeConfig, namespace, podName, logger } = options;
-  const objects = kubeConfig.makeApiClient(CustomObjectsApi);
-  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const json = jsonClientFor(kubeConfig);
+  const references = `/apis/${GROUP}/${VERSION}/namespaces/${segment(namespace)}/${SESSION_REFERENCE.plural}`;
 
   const event = async (
     ref: ReferenceKey,
@@ -64,31 +54,31 @@ export function createKubeReporter(options: KubeReporterOptions): RetireReporter
     reason: EventReason,
     message: string,
   ) => {
-    const now = new Date();
+    // As the generated client wrote them: ISO timestamps with milliseconds.
+    const now = new Date().toISOString();
+    const body = {
+      metadata: { generateName: `${ref.name}.`, namespace },
+      involvedObject: {
+        apiVersion: API_VERSION,
+        kind: SESSION_REFERENCE.kind,
+        name: ref.name,
+        namespace,
+        ...(ref.uid === undefined ? {} : { uid: ref.uid }),
+      },
+      reason,
+      message: message.slice(0, MESSAGE_MAX),
+      type,
+      count: 1,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      source: { component: 'shell-reaper', ...(podName === undefined ? {} : { host: podName }) },
+      reportingComponent: `${GROUP}/shell-reaper`,
+      reportingInstance: podName ?? 'shell-reaper',
+    };
     try {
-      const body = instance(CoreV1Event, {
-        metadata: instance(V1ObjectMeta, { generateName: `${ref.name}.`, namespace }),
-        involvedObject: instance(V1ObjectReference, {
-          apiVersion: API_VERSION,
-          kind: SESSION_REFERENCE.kind,
-          name: ref.name,
-          namespace,
-          ...(ref.uid === undefined ? {} : { uid: ref.uid }),
-        }),
-        reason,
-        message: message.slice(0, MESSAGE_MAX),
-        type,
-        count: 1,
-        firstTimestamp: now,
-        lastTimestamp: now,
-        source: instance(V1EventSource, {
-          component: 'shell-reaper',
-          ...(podName === undefined ? {} : { host: podName }),
-        }),
-        reportingComponent: `${GROUP}/shell-reaper`,
-        reportingInstance: podName ?? 'shell-reaper',
-      });
-      await core.createNamespacedEvent({ namespace, body });
+      await request('RecordEvent', `${SESSION_REFERENCE.kind} ${namespace}/${ref.name}`, () =>
+        json({ method: 'POST', path: `/api/v1/namespaces/${segment(namespace)}/events`, body }),
+      );
     } catch (error) {
       throw new SidecarError('EventFailed', `${reason} on ${ref.name}`, { cause: error });
     }
@@ -106,16 +96,13 @@ export function createKubeReporter(options: KubeReporterOptions): RetireReporter
       }
       let patchError: SidecarError | undefined;
       try {
-        await objects.patchNamespacedCustomObjectStatus(
-          {
-            group: GROUP,
-            version: VERSION,
-            namespace,
-            plural: SESSION_REFERENCE.plural,
-            name: ref.name,
+        await request('PatchStatus', `${SESSION_REFERENCE.kind} ${namespace}/${ref.name}`, () =>
+          json({
+            method: 'PATCH',
+            path: `${references}/${segment(ref.name)}/status`,
             body: { status: { shells: shellsStatusOf(report) } },
-          },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+            contentType: PatchStrategy.MergePatch,
+          }),
         );
       } catch (error) {
         patchError = new SidecarError('StatusPatchFailed', ref.name, { cause: error });

@@ -1,5 +1,5 @@
 /** An in-memory Journal for unit tests; it can be told to fail, and it keeps what it was given. */
-import type { Journal } from '../../../../operator/sidecar/process/ports.ts';
+import type { Journal } from '../../../../operator/sidecar/process/os/ports.ts';
 
 export class FakeJournal<E> implements Journal<E> {
   entries: E[] = [];

@@ -10,10 +10,10 @@ import type {
   ProcessTable,
   SignalOutcome,
   Signaller,
-} from '../../../../operator/sidecar/process/ports.ts';
+  RetireSignal,
+} from '../../../../operator/sidecar/process/os/ports.ts';
 import type { ProcStat } from '../../../../operator/sidecar/contract/proc-stat.ts';
-import type { RetireSignal } from '../../../../operator/sidecar/process/retire-plan.ts';
-import { guardTarget } from '../../../../operator/sidecar/process/signaller.ts';
+import { guardTarget } from '../../../../operator/sidecar/process/os/signaller.ts';
 
 export interface FakeProcess {
   readonly pid: number;

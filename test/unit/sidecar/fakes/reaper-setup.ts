@@ -1,18 +1,18 @@
 /** Builds a ShellReaper over the fake world, journal and clock, with helpers in domain words. */
 import { pino } from 'pino';
-import type { JournalEntry } from '../../../../operator/sidecar/process/journal-entries.ts';
-import { createNoticeOutbox } from '../../../../operator/sidecar/process/notice-outbox.ts';
-import type { OutputTail } from '../../../../operator/sidecar/process/output-tail.ts';
-import type {
-  RetireFailure,
-  RetireReport,
-  RetireReporter,
-} from '../../../../operator/sidecar/process/ports.ts';
+import type { JournalEntry } from '../../../../operator/sidecar/process/ledger/journal-entries.ts';
+import { createNoticeOutbox } from '../../../../operator/sidecar/process/notices/notice-outbox.ts';
+import type { OutputTail } from '../../../../operator/sidecar/process/os/output-tail.ts';
 import type { ReaperOptions } from '../../../../operator/sidecar/process/reaper-outcomes.ts';
 import { ShellReaper } from '../../../../operator/sidecar/process/reaper.ts';
 import type { RegisterShellRequest } from '../../../../operator/sidecar/contract/requests.ts';
 import { FakeJournal } from './fake-journal.ts';
 import { FakeClock, FakeWorld, type FakeProcess, type SpawnOptions } from './fake-world.ts';
+import type {
+  RetireFailure,
+  RetireReport,
+  RetireReporter,
+} from '../../../../operator/sidecar/process/kube/ports.ts';
 
 export const OPTIONS: ReaperOptions = {
   graceMs: 5_000,

@@ -4,8 +4,8 @@
  * and never costs the turn its answer.
  */
 import type { Logger } from 'pino';
-import type { OutputTail } from './output-tail.ts';
-import type { RetireReport, RetireReporter } from './ports.ts';
+import type { OutputTail } from '../os/output-tail.ts';
+import type { RetireReport, RetireReporter } from '../kube/ports.ts';
 
 export interface AfterRetireDeps {
   readonly logger: Logger;

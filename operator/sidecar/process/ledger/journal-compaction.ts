@@ -4,8 +4,7 @@
  * and the outbox. The reaper runs this under its lock.
  */
 import type { JournalEntry } from './journal-entries.ts';
-import type { JournaledOutbox } from './notice-outbox.ts';
-import type { Journal } from './ports.ts';
+import type { Journal } from '../os/ports.ts';
 import { compactLedger, pruneLedger, type Ledger } from './shell-ledger.ts';
 
 /** The journal is rewritten from the bounded ledger once this many entries were appended. */
@@ -17,7 +16,8 @@ export const journalGrown = (journal: Journal<JournalEntry>): boolean =>
 export async function compactJournal(
   journal: Journal<JournalEntry>,
   ledger: Ledger,
-  outbox: Pick<JournaledOutbox, 'snapshot'>,
+  // The notice outbox's entries (notices/notice-outbox.ts), named by shape: the ledger imports nothing above it.
+  outbox: { snapshot(): JournalEntry[] },
 ): Promise<void> {
   pruneLedger(ledger);
   await journal.rewrite([...compactLedger(ledger), ...outbox.snapshot()]);

@@ -5,8 +5,8 @@
  * turn ended with that phase (`status.turn` or `status.endedTurns`). A request that disagrees is refused
  * and logged; one that agrees adds nothing the watch would not do by itself. Pure.
  */
-import type { Role } from '../../api/session-reference.ts';
-import type { EndTurnRequest } from '../contract/requests.ts';
+import type { Role } from '../../../api/session-reference.ts';
+import type { EndTurnRequest } from '../../contract/requests.ts';
 import type { EndedPhase } from './turn-decision.ts';
 
 export interface ReferenceFacts {

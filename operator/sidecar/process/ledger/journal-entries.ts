@@ -4,14 +4,13 @@
  * against the core's own types so the two cannot drift.
  */
 import { z } from 'zod';
-import { ROLES } from '../../api/session-reference.ts';
-import type { ShellGroup } from './group-judge.ts';
-import { sessionIdSchema, shellIdSchema, turnIdSchema } from '../contract/marker.ts';
-import { noticeSchema } from '../contract/notice.ts';
-import type { RetireSummary } from './ports.ts';
-import type { ProcessIdentity } from '../contract/proc-stat.ts';
-import type { RetireState, TargetProgress } from './retire-plan.ts';
-import type { TurnEndDecision } from './turn-decision.ts';
+import { ROLES } from '../../../api/session-reference.ts';
+import { sessionIdSchema, shellIdSchema, turnIdSchema } from '../../contract/marker.ts';
+import { noticeSchema } from '../../contract/notice.ts';
+import type { ProcessIdentity } from '../../contract/proc-stat.ts';
+import type { TurnEndDecision } from '../turns/turn-decision.ts';
+import type { ShellGroup } from './shell-group.ts';
+import type { RetireState, RetireSummary, TargetProgress } from './retire-targets.ts';
 
 const pid = z.int().min(1);
 const tick = z.int().min(0);

@@ -8,17 +8,16 @@ import {
   judgeEscapee,
   judgeGroup,
   markersToRead,
-  type Escapee,
   type EscapeeScope,
   type GroupJudgement,
   type EscapeeJudgement,
-  type ShellGroup,
 } from './group-judge.ts';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import type { MarkerRead } from '../contract/marker.ts';
-import type { ProcessTable } from './ports.ts';
-import { isLive, type ProcessIdentity, type ProcStat } from '../contract/proc-stat.ts';
+import type { MarkerRead } from '../../contract/marker.ts';
+import type { ProcessTable } from '../os/ports.ts';
+import { isLive, type ProcessIdentity, type ProcStat } from '../../contract/proc-stat.ts';
 import type { SignalScope } from './retire-plan.ts';
+import type { Escapee, ShellGroup } from '../ledger/shell-group.ts';
 
 const MARKER_BATCH = 64;
 
@@ -47,7 +46,7 @@ export function indexSnapshot(stats: readonly ProcStat[]): Snapshot {
 async function readMarkers(table: ProcessTable, pids: readonly number[]): Promise<Map<number, MarkerRead>> {
   const markers = new Map<number, MarkerRead>();
   for (let i = 0; i < pids.length; i += MARKER_BATCH) {
-    // Yield between batches: a sweep may read thousands of environments (see proc-table.ts).
+    // Yield between batches: a sweep may read thousands of environments (see os/proc-table.ts).
     if (i > 0) await yieldToLoop();
     const batch = pids.slice(i, i + MARKER_BATCH);
     const reads = await Promise.all(batch.map((pid) => table.readMarker(pid)));

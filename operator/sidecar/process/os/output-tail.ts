@@ -11,7 +11,7 @@
 import { constants } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
-import { errnoOf } from '../contract/errors.ts';
+import { errnoOf } from '../../contract/errors.ts';
 
 const READ_MAX = 64 * 1024;
 const PARTIAL_MAX = 4 * 1024;

@@ -6,7 +6,7 @@
 import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
-import { errnoOf, SidecarError } from '../contract/errors.ts';
+import { errnoOf, SidecarError } from '../../contract/errors.ts';
 import type { Journal } from './ports.ts';
 
 export function createJsonlJournal<E>(

@@ -1,11 +1,11 @@
 /**
- * The sidecar's I/O, behind small ports. The real ones read /proc, call kill(2), append to a file and read
- * the monotonic clock; unit tests pass fakes. Each port has at most four methods.
+ * The sidecar's operating-system I/O, behind small ports; their real adapters sit beside this file (they
+ * read /proc, call kill(2), append to a file and read the monotonic clock), and unit tests pass fakes.
+ * Each port has at most four methods. The other ports sit beside their adapters too: the retire reporter
+ * in kube/ports.ts, the notice outbox in notices/notice-outbox.ts.
  */
-import type { MarkerRead } from '../contract/marker.ts';
-import type { ProcStat } from '../contract/proc-stat.ts';
-import type { Notice, NoticePage } from '../contract/notice.ts';
-import type { RetireSignal } from './retire-plan.ts';
+import type { MarkerRead } from '../../contract/marker.ts';
+import type { ProcStat } from '../../contract/proc-stat.ts';
 
 /** The pod's shared PID namespace as /proc shows it. */
 export interface ProcessTable {
@@ -16,6 +16,9 @@ export interface ProcessTable {
   /** One process's marker, from the environment it was exec'd with. */
   readMarker(pid: number): Promise<MarkerRead>;
 }
+
+/** The only signals the sidecar sends: a retire's TERM, CONT and KILL (each safe to send twice). */
+export type RetireSignal = 'SIGTERM' | 'SIGCONT' | 'SIGKILL';
 
 export type SignalOutcome =
   | { readonly kind: 'Delivered' }
@@ -60,51 +63,4 @@ export interface Clock {
   /** Wall time, for records people read. */
   wallNow(): Date;
   sleep(ms: number): Promise<void>;
-}
-
-/** Where a finished (or failed) retire is recorded besides the log: SessionReference status and an Event. */
-export interface RetireReporter {
-  reportRetired(report: RetireReport): Promise<void>;
-  reportFailure(failure: RetireFailure): Promise<void>;
-}
-
-export interface RetireSummary {
-  readonly retiredGroups: number;
-  /** Groups that needed SIGKILL. */
-  readonly killedGroups: number;
-  readonly escapees: number;
-  /** Processes found but not ended: permission, protected, unprovable, or outliving SIGKILL. */
-  readonly unreachable: number;
-  readonly unreachablePids: readonly number[];
-  readonly message: string;
-}
-
-export interface RetireReport {
-  readonly session: string;
-  readonly turn: string;
-  readonly summary: RetireSummary;
-  readonly finishedAt: string;
-}
-
-export interface RetireFailure {
-  readonly session: string;
-  readonly turn: string;
-  readonly message: string;
-}
-
-/** A notice before the outbox numbers it. */
-export type NewNotice = Omit<Notice, 'seq'>;
-
-export type { NoticePage };
-
-/**
- * The host's notice channel (exit and match notices). Retiring a shell drops its notices first, and the
- * fence keeps new ones from being published, so a retired shell never reopens a finished subagent.
- */
-export interface NoticeOutbox {
-  publish(notice: NewNotice): Promise<Notice>;
-  /** Drops every unacknowledged notice of these shells (durably), returning how many there were. */
-  dropShells(shells: readonly string[]): Promise<number>;
-  /** Acknowledges notices up to `after`, then returns due ones after it, waiting up to `waitMs` for one. */
-  read(after: number, waitMs: number, abort: AbortSignal): Promise<NoticePage>;
 }

@@ -13,50 +13,16 @@
  * - Done: the group is empty (judged by its members, never by its leader), or its id now belongs to
  *   someone else. Unreachable: members survive that we may not or cannot end; they are reported.
  */
-import type { Escapee, ShellGroup } from './group-judge.ts';
-import { identityKey, type ProcessIdentity } from '../contract/proc-stat.ts';
-
-export type RetireTarget =
-  | { readonly kind: 'Group'; readonly group: ShellGroup }
-  | { readonly kind: 'Escapee'; readonly escapee: Escapee };
-
-export type DoneHow = 'AlreadyGone' | 'Exited' | 'Killed' | 'Recycled';
-export type UnreachableReason = 'Refused' | 'Protected' | 'Unproven' | 'Survived';
-
-export type RetireState =
-  | { readonly kind: 'Fenced' }
-  | { readonly kind: 'NoticesDropped' }
-  | {
-      readonly kind: 'Terminating';
-      readonly signalledAt: number;
-      readonly witnesses: readonly ProcessIdentity[];
-    }
-  | {
-      readonly kind: 'Continuing';
-      readonly signalledAt: number;
-      readonly witnesses: readonly ProcessIdentity[];
-    }
-  | {
-      readonly kind: 'Killing';
-      readonly signalledAt: number;
-      readonly killedAt: number;
-      readonly witnesses: readonly ProcessIdentity[];
-    }
-  | { readonly kind: 'Done'; readonly how: DoneHow; readonly detail?: string }
-  | {
-      readonly kind: 'Unreachable';
-      readonly reason: UnreachableReason;
-      readonly pids: readonly number[];
-      readonly detail: string;
-    };
-
-export interface TargetProgress {
-  readonly id: string;
-  readonly target: RetireTarget;
-  readonly state: RetireState;
-  /** Identity keys proven ours (continuity proof for the next survey). */
-  readonly known: readonly string[];
-}
+import { identityKey, type ProcessIdentity } from '../../contract/proc-stat.ts';
+import {
+  isTerminal,
+  type DoneHow,
+  type RetireState,
+  type RetireTarget,
+  type TargetProgress,
+  type UnreachableReason,
+} from '../ledger/retire-targets.ts';
+import type { RetireSignal } from '../os/ports.ts';
 
 /** A survey's judgement, for a group (a `GroupJudgement`) or an escapee (an `EscapeeJudgement`). */
 export type Observation =
@@ -69,8 +35,6 @@ export type Observation =
   | { readonly kind: 'Recycled'; readonly reason: string }
   | { readonly kind: 'Unproven'; readonly reason: string; readonly members: readonly ProcessIdentity[] }
   | { readonly kind: 'Protected'; readonly pids: readonly number[] };
-
-export type RetireSignal = 'SIGTERM' | 'SIGCONT' | 'SIGKILL';
 
 export type RetireEvent =
   | { readonly kind: 'Started' }
@@ -107,12 +71,6 @@ export function scopeOf(target: RetireTarget): SignalScope {
   return target.kind === 'Group'
     ? { kind: 'Group', pgid: target.group.pgid }
     : { kind: 'Process', pid: target.escapee.pid };
-}
-
-export type TerminalState = Extract<RetireState, { readonly kind: 'Done' | 'Unreachable' }>;
-
-export function isTerminal(state: RetireState): state is TerminalState {
-  return state.kind === 'Done' || state.kind === 'Unreachable';
 }
 
 export function startProgress(target: RetireTarget): TargetProgress {

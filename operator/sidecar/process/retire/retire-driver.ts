@@ -3,14 +3,17 @@
  * perform its effects (drop notices, signal after re-proving a witness). Polls with a short backoff, so a
  * group that dies on SIGTERM is seen empty within tens of milliseconds. A restart calls it again for every
  * unfinished retire, and it re-issues the signals of the state each target was journaled in.
+ *
+ * It says what happened instead of calling the reaper back: it yields `TargetsEnded` each time every target
+ * has ended and a fresh sweep found no new escapee, and the reaper finishes the retire under its lock; if a
+ * registration joined the retire meanwhile, the reaper iterates on and the driver goes on with it. It
+ * returns once the retire is finished, unknown, or shutdown began (`stop`).
  */
 import type { Logger } from 'pino';
-import { shellMarker } from './group-judge.ts';
-import type { JournalEntry } from './journal-entries.ts';
-import type { Clock, NoticeOutbox, ProcessTable, Signaller } from './ports.ts';
+import type { JournalEntry } from '../ledger/journal-entries.ts';
+import type { Clock, ProcessTable, Signaller } from '../os/ports.ts';
 import {
   entryEffects,
-  isTerminal,
   nextDeadline,
   startProgress,
   step,
@@ -19,9 +22,10 @@ import {
   type RetireEffect,
   type RetireEvent,
   type RetireLimits,
-  type TargetProgress,
 } from './retire-plan.ts';
-import { applyEntry, type Ledger, type TurnRetire } from './shell-ledger.ts';
+import type { LedgerRecorder } from '../ledger/ledger-recorder.ts';
+import { applyEntry, type Ledger, type TurnRetire } from '../ledger/shell-ledger.ts';
+import { protectLedgerHosts } from './host-protection.ts';
 import {
   indexSnapshot,
   proveWitness,
@@ -30,6 +34,9 @@ import {
   sweepEscapees,
   type Snapshot,
 } from './survey.ts';
+import { shellMarker } from '../ledger/shell-group.ts';
+import type { NoticeOutbox } from '../notices/notice-outbox.ts';
+import { isTerminal, type TargetProgress } from '../ledger/retire-targets.ts';
 
 const POLL_MIN_MS = 10;
 const POLL_MAX_MS = 250;
@@ -44,14 +51,15 @@ export interface RetireContext {
   readonly limits: RetireLimits;
   readonly logger: Logger;
   readonly ledger: Ledger;
-  /** Journals an entry durably, then applies it to the ledger. */
-  record(entry: JournalEntry): Promise<void>;
-  /** Under the reaper's lock: finishes the retire when every target is terminal; false when one is not. */
-  finish(key: string): Promise<boolean>;
-  /** Re-proves the protected agent hosts (a host that exited, or whose pid was recycled, is released). */
-  refreshHosts(): Promise<void>;
-  /** True once shutdown began: the driver abandons the retire, which the journal resumes at the next start. */
-  stopping(): boolean;
+  /** The ledger's writer (ledger/ledger-recorder.ts): applies an entry, then journals it durably. */
+  readonly record: LedgerRecorder;
+  /** Aborted once shutdown began: the driver leaves the retire to the journal, which resumes it at the next start. */
+  readonly stop: AbortSignal;
+}
+
+/** Every target has ended and a fresh sweep found no new escapee: the retire may be finished. */
+export interface TargetsEnded {
+  readonly kind: 'TargetsEnded';
 }
 
 const ownerOf = (p: TargetProgress) =>
@@ -169,7 +177,7 @@ async function addEscapees(
   return added;
 }
 
-export async function driveRetire(ctx: RetireContext, key: string): Promise<void> {
+export async function* driveRetire(ctx: RetireContext, key: string): AsyncGenerator<TargetsEnded, void> {
   const log = ctx.logger.child({ retire: key });
   const retire = ctx.ledger.retires.get(key);
   if (retire === undefined || retire.finished !== undefined) return;
@@ -182,11 +190,12 @@ export async function driveRetire(ctx: RetireContext, key: string): Promise<void
   let swept = false;
   let finalSweeps = 0;
   for (;;) {
-    if (ctx.stopping()) {
+    if (ctx.stop.aborted) {
       log.info('shutting down: the retire is left to the journal and resumes at the next start');
       return;
     }
-    await ctx.refreshHosts();
+    // A host that exited, or whose pid was recycled, is released before the scan.
+    await protectLedgerHosts(ctx.table, ctx.signaller, ctx.ledger);
     const snapshot = indexSnapshot(await ctx.table.scan());
     if (!swept) {
       // The first sweep shares the first scan, so escapees get SIGTERM together with their groups.
@@ -208,7 +217,8 @@ export async function driveRetire(ctx: RetireContext, key: string): Promise<void
       const fresh = indexSnapshot(await ctx.table.scan());
       const added = finalSweeps < FINAL_SWEEPS_MAX ? await addEscapees(ctx, log, retire, fresh) : 0;
       finalSweeps += 1;
-      if (added === 0 && (await ctx.finish(key))) return;
+      // The reaper finishes the retire here; when it cannot (a registration joined), it resumes the driver.
+      if (added === 0) yield { kind: 'TargetsEnded' };
       pause = POLL_MIN_MS;
       continue;
     }

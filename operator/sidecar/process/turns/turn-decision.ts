@@ -3,7 +3,7 @@
  * and interrupted turns keep their shells (the next completed turn retires them); root, board and ticket
  * sessions' shells are never touched. Pure.
  */
-import type { Role, TurnPhase } from '../../api/session-reference.ts';
+import type { Role, TurnPhase } from '../../../api/session-reference.ts';
 
 export type EndedPhase = Exclude<TurnPhase, 'Running'>;
 

@@ -4,10 +4,9 @@
  * (kill(2) with a negative pid). ESRCH is "gone" and never falls back to signalling the pid alone: after
  * ESRCH the number can only belong to a stranger.
  */
-import { errnoOf } from '../contract/errors.ts';
-import type { SignalOutcome, Signaller } from './ports.ts';
-import { PID_MAX } from '../contract/requests.ts';
-import type { RetireSignal } from './retire-plan.ts';
+import { errnoOf } from '../../contract/errors.ts';
+import type { SignalOutcome, Signaller, RetireSignal } from './ports.ts';
+import { PID_MAX } from '../../contract/requests.ts';
 
 export interface SignallerIdentity {
   readonly ownPid: number;

@@ -4,10 +4,25 @@
  * long-poll, and forgotten once acknowledged. Drops and acks are journaled, so a restart neither loses a
  * notice nor re-delivers a dropped one (case 20).
  */
-import type { Notice } from '../contract/notice.ts';
-import type { JournalEntry } from './journal-entries.ts';
+import type { Notice, NoticePage } from '../../contract/notice.ts';
+import type { JournalEntry } from '../ledger/journal-entries.ts';
 import type { Logger } from 'pino';
-import type { Clock, Journal, NewNotice, NoticeOutbox, NoticePage } from './ports.ts';
+import type { Clock, Journal } from '../os/ports.ts';
+
+/** A notice before the outbox numbers it. */
+export type NewNotice = Omit<Notice, 'seq'>;
+
+/**
+ * The host's notice channel (exit and match notices). Retiring a shell drops its notices first, and the
+ * fence keeps new ones from being published, so a retired shell never reopens a finished subagent.
+ */
+export interface NoticeOutbox {
+  publish(notice: NewNotice): Promise<Notice>;
+  /** Drops every unacknowledged notice of these shells (durably), returning how many there were. */
+  dropShells(shells: readonly string[]): Promise<number>;
+  /** Acknowledges notices up to `after`, then returns due ones after it, waiting up to `waitMs` for one. */
+  read(after: number, waitMs: number, abort: AbortSignal): Promise<NoticePage>;
+}
 
 /** Notices kept unacknowledged at most; beyond it the oldest are dropped (a host that never reads). */
 const OUTBOX_MAX = 10_000;

@@ -7,9 +7,9 @@
  * of the history cannot be shown, so reported, again — and it forgets sessions whose reference is gone.
  * When the history is full, turns before its oldest entry may have ended while nobody read (more than
  * ENDED_TURNS_MAX in one watch gap); `full` then carries every turn the status shows, so the reaper can
- * settle its shell-bearing turns the status no longer shows (reaper.ts, `settleUnshownTurns`).
+ * settle its shell-bearing turns the status no longer shows (process/reaper.ts, `settleUnshownTurns`).
  */
-import { ENDED_TURNS_MAX, type SessionReferenceStatus } from '../../api/session-reference.ts';
+import { ENDED_TURNS_MAX, type SessionReferenceStatus } from '../../../api/session-reference.ts';
 import type { EndedPhase } from './turn-decision.ts';
 
 export interface EndedTurnSeen {

@@ -6,12 +6,11 @@
  * that turn, plus the shells of its earlier turns that ended failed or interrupted (they were kept, not
  * forgiven). Shells of a later turn are never in it: a resumed turn's shells wait for that turn's end.
  */
-import type { Role } from '../../api/session-reference.ts';
-import type { ShellGroup } from './group-judge.ts';
+import type { Role } from '../../../api/session-reference.ts';
 import type { JournalEntry } from './journal-entries.ts';
-import type { RetireSummary } from './ports.ts';
-import { isTerminal, type TargetProgress } from './retire-plan.ts';
-import { turnKey, type EndedPhase, type TurnEndDecision } from './turn-decision.ts';
+import { turnKey, type EndedPhase, type TurnEndDecision } from '../turns/turn-decision.ts';
+import type { ShellGroup } from './shell-group.ts';
+import { isTerminal, type RetireSummary, type TargetProgress } from './retire-targets.ts';
 
 export interface ShellRecord {
   readonly group: ShellGroup;
@@ -142,7 +141,7 @@ export function planRetire(ledger: Ledger, session: string, turn: string): Retir
 
 /**
  * The session's turns that have shells but no recorded end and no fence, and that `shown` (every turn a
- * full status shows, turn-history.ts) does not name: by the registration contract (status.turn is written
+ * full status shows, turns/turn-history.ts) does not name: by the registration contract (status.turn is written
  * before its shells register) they ended while nobody read, and their end fell out of the history.
  */
 export function unshownTurns(ledger: Ledger, session: string, shown: ReadonlySet<string>): string[] {

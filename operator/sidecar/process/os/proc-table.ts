@@ -9,10 +9,10 @@
 import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { errnoOf, SidecarError } from '../contract/errors.ts';
-import { parseMarker, type MarkerRead } from '../contract/marker.ts';
+import { errnoOf, SidecarError } from '../../contract/errors.ts';
+import { parseMarker, type MarkerRead } from '../../contract/marker.ts';
 import type { ProcessTable } from './ports.ts';
-import { parseProcStat, type ProcStat } from '../contract/proc-stat.ts';
+import { parseProcStat, type ProcStat } from '../../contract/proc-stat.ts';
 
 /** Files read synchronously between two yields to the event loop (a few milliseconds of work). */
 export const SCAN_SLICE = 128;

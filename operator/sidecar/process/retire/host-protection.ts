@@ -7,10 +7,11 @@
  * - it is not inside a registered shell (its group or session is no shell's group): otherwise a shell could
  *   make itself, and so its whole group, unkillable by registering a child.
  */
-import type { ProcStat } from '../contract/proc-stat.ts';
-import { isLive } from '../contract/proc-stat.ts';
-import type { ShellGroup } from './group-judge.ts';
-import type { ProcessTable, Signaller } from './ports.ts';
+import type { ProcStat } from '../../contract/proc-stat.ts';
+import { isLive } from '../../contract/proc-stat.ts';
+import type { ProcessTable, Signaller } from '../os/ports.ts';
+import type { ShellGroup } from '../ledger/shell-group.ts';
+import type { Ledger } from '../ledger/shell-ledger.ts';
 
 export interface HostCandidate {
   readonly pid: number;
@@ -56,4 +57,17 @@ export async function syncProtectedHosts(
     await Promise.all(candidates.map(async (c) => [c.pid, await table.readStat(c.pid)] as const)),
   );
   signaller.protectHosts(protectedHosts(candidates, stats, new Set(shells.map((g) => g.pgid))));
+}
+
+/** Protects exactly the live, proven hosts of the shells in the ledger (the reaper and the retire driver). */
+export function protectLedgerHosts(
+  table: Pick<ProcessTable, 'readStat'>,
+  signaller: Pick<Signaller, 'protectHosts'>,
+  ledger: Pick<Ledger, 'shells'>,
+): Promise<void> {
+  return syncProtectedHosts(
+    table,
+    signaller,
+    [...ledger.shells.values()].map((record) => record.group),
+  );
 }

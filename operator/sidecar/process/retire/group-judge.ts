@@ -8,29 +8,9 @@
  * Caveats: a group id is reserved only while it has members (POSIX setpgid(2)), so a pgid whose
  * number is now led by a newer process is `Recycled`, whatever markers its members carry.
  */
-import { markerNamesShell, type Marker, type MarkerRead } from '../contract/marker.ts';
-import { identityKey, isLive, type ProcessIdentity, type ProcStat } from '../contract/proc-stat.ts';
-
-/** A shell process group as registered: the host spawned `bash -c …` detached, so pid = pgid = sid. */
-export interface ShellGroup {
-  readonly shell: string;
-  readonly session: string;
-  readonly turn: string;
-  readonly pgid: number;
-  readonly leaderStartTime: number;
-  /** The leader's parent at registration (the agent host): never signalled while it is that process. */
-  readonly hostPid?: number;
-  /** The host's start time (ticks): a host pid protects only while it names that process. */
-  readonly hostStartTime?: number;
-  /** A literal a line of the shell's output must contain to publish a match notice. */
-  readonly match?: string;
-}
-
-export const shellMarker = (group: ShellGroup): Required<Marker> => ({
-  session: group.session,
-  turn: group.turn,
-  shell: group.shell,
-});
+import { markerNamesShell, type MarkerRead } from '../../contract/marker.ts';
+import { identityKey, isLive, type ProcessIdentity, type ProcStat } from '../../contract/proc-stat.ts';
+import { shellMarker, type Escapee, type ShellGroup } from '../ledger/shell-group.ts';
 
 export type GroupJudgement =
   | { readonly kind: 'Empty' }
@@ -145,11 +125,6 @@ export function judgeGroup(facts: GroupFacts): GroupJudgement {
       : `no member of group ${group.pgid} carries the shell's marker`,
     members: identities,
   };
-}
-
-/** A marked process outside every retired group: found by the marker scan, signalled on its own. */
-export interface Escapee extends ProcessIdentity {
-  readonly marker: Marker;
 }
 
 export type EscapeeJudgement =
