@@ -96,9 +96,21 @@ export function validatingPolicy<Spec extends object>(name: string, spec: Spec) 
   };
 }
 
+/**
+ * Only pods that carry the sandbox label, before or after the request: every sandbox pod does (the operator
+ * creates it so, and its label may not change), and no other pod's write ever waits on this policy or its
+ * parameters. A missing parameters ConfigMap then refuses what touches sandbox pods (nobody is known to be
+ * the operator: fail closed) and nothing else (issue 25, #9). A pod owned by a Sandbox without the label is
+ * not a sandbox pod: the operator neither counts nor releases it (cache/pod-summary.ts).
+ */
+export const SANDBOX_POD_SELECTOR = {
+  matchExpressions: [{ key: LABELS.sandbox, operator: 'Exists' }],
+} as const;
+
 export function podProtectionPolicy(name: string = POLICY_NAME) {
   return validatingPolicy(name, {
     matchConstraints: {
+      objectSelector: SANDBOX_POD_SELECTOR,
       resourceRules: [
         {
           apiGroups: [''],
@@ -106,6 +118,8 @@ export function podProtectionPolicy(name: string = POLICY_NAME) {
           operations: ['CREATE', 'UPDATE', 'DELETE'],
           resources: ['pods'],
         },
+        // The status subresource stores label, annotation and finalizer changes too (issue 25, #1).
+        { apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['pods/status'] },
       ],
     },
     variables: [
@@ -170,11 +184,15 @@ export function podProtectionPolicy(name: string = POLICY_NAME) {
   });
 }
 
-/** Binds a policy to its parameters; names default to the kubectl-only install's, the chart's carry the release. */
+/**
+ * Binds a policy to its parameters; names default to the kubectl-only install's, the chart's carry the release.
+ * Parameters that cannot be found deny (fail closed), unless `whenParamsMissing` says the policy may be skipped.
+ */
 export function policyBinding(
   policyName: string,
   paramNamespace: string,
   paramsName: string = ADMISSION_PARAMS,
+  whenParamsMissing: 'Deny' | 'Allow' = 'Deny',
 ) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
@@ -183,7 +201,7 @@ export function policyBinding(
     spec: {
       policyName,
       validationActions: ['Deny'],
-      paramRef: { name: paramsName, namespace: paramNamespace, parameterNotFoundAction: 'Deny' },
+      paramRef: { name: paramsName, namespace: paramNamespace, parameterNotFoundAction: whenParamsMissing },
     },
   };
 }

@@ -30,6 +30,13 @@ export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
           operations: ['UPDATE', 'DELETE'],
           resources: ['poddisruptionbudgets'],
         },
+        // Its status subresource stores label changes too: a relabelled guard would no longer be guarded.
+        {
+          apiGroups: ['policy'],
+          apiVersions: ['v1'],
+          operations: ['UPDATE'],
+          resources: ['poddisruptionbudgets/status'],
+        },
         { apiGroups: [GROUP], apiVersions: ['*'], operations: ['UPDATE'], resources: ['sandboxes'] },
       ],
     },

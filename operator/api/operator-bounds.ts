@@ -90,8 +90,14 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
   });
 }
 
+/**
+ * Without its parameters this policy cannot tell the operator from anyone else, and it matches every pod
+ * write: denying then would stop every pod in the cluster, kube-system's included (issue 25, #9). So it is
+ * skipped while they are missing; pod-protection still refuses every write to a sandbox pod meanwhile, the
+ * operator's included, and the operator says at start that the parameters are missing (wiring/identity.ts).
+ */
 export const operatorBoundsBinding = (
   paramNamespace: string,
   policyName: string = OPERATOR_BOUNDS_POLICY,
   paramsName?: string,
-) => policyBinding(policyName, paramNamespace, paramsName);
+) => policyBinding(policyName, paramNamespace, paramsName, 'Allow');

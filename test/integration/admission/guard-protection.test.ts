@@ -6,7 +6,7 @@
  */
 import { PolicyV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
+import { EXCLUSIVITY_FINALIZER, LABELS } from '../../../operator/api/names.ts';
 import { kubeConfig, kubectl, testNamespace } from '../../harness/kube.ts';
 import {
   createReference,
@@ -67,6 +67,27 @@ describe('the eviction guard', () => {
       (await budgets().readNamespacedPodDisruptionBudget({ name: 'shared-sandbox', namespace })).spec
         ?.maxUnavailable,
     ).toBe(0);
+  });
+});
+
+describe('the eviction guard, through its status subresource', () => {
+  it('refuses a user relabelling it (a relabelled budget would no longer be guarded against deletion)', async () => {
+    const label = LABELS.sandbox.replace('/', '~1');
+    const result = await kubectl([
+      'patch',
+      'pdb',
+      'shared-sandbox',
+      '-n',
+      namespace,
+      '--subresource=status',
+      '--type=json',
+      '-p',
+      `[{"op":"remove","path":"/metadata/labels/${label}"}]`,
+    ]);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain('is the eviction guard of Sandbox shared');
+    const budget = await budgets().readNamespacedPodDisruptionBudget({ name: 'shared-sandbox', namespace });
+    expect(budget.metadata?.labels?.[LABELS.sandbox]).toBe('shared');
   });
 });
 

@@ -105,6 +105,35 @@ describe('a shared sandbox pod', () => {
     expect(pod.metadata?.ownerReferences?.[0]?.kind).toBe('Sandbox');
   });
 
+  it('refuses the same changes through the status subresource (a pods/status writer: a node, a bot)', async () => {
+    const name = (await sharedSandboxPod('status-writer')).metadata?.name ?? '';
+    const viaStatus = (patch: string) => [
+      'patch',
+      'pod',
+      name,
+      '-n',
+      namespace,
+      '--subresource=status',
+      '--type=json',
+      '-p',
+      patch,
+    ];
+    const label = LABELS.sandbox.replace('/', '~1');
+    const attempts = [
+      viaStatus(`[{"op":"remove","path":"/metadata/labels/${label}"}]`),
+      viaStatus(`[{"op":"replace","path":"/metadata/labels/${label}","value":"other"}]`),
+      viaStatus('[{"op":"remove","path":"/metadata/finalizers"}]'),
+    ];
+    for (const attempt of attempts) {
+      const result = await kubectl(attempt);
+      expect(result.exitCode, attempt.join(' ')).not.toBe(0);
+      expect(result.stderr).toContain(ANNOTATIONS.deletionOverride);
+    }
+    const pod = await core().readNamespacedPod({ namespace, name });
+    expect(pod.metadata?.labels?.[LABELS.sandbox]).toBe('status-writer');
+    expect(pod.metadata?.finalizers).toContain(EXCLUSIVITY_FINALIZER);
+  });
+
   it('lets other labels and annotations change', async () => {
     const name = (await sharedSandboxPod('other-metadata')).metadata?.name ?? '';
     await kubectlOk(['label', 'pod', name, '-n', namespace, 'team=blue']);
