@@ -70,6 +70,12 @@ export type DeletionFacts = {
    * turn the whole way.
    */
   readonly released?: boolean;
+  /**
+   * The recorded decision is Exclusive: final. It was confirmed on a LIST made after the fence, so a reference
+   * written since is an attach that saw the deletion and withdraws (or failed to): the release goes on, and
+   * the erase of the index takes such late references with it and reports them. Never decided again.
+   */
+  readonly final?: boolean;
 
   /** Whether the API server still holds this incarnation, deleting (a live GET). */
   readonly incarnation?: Staleness;
@@ -147,6 +153,7 @@ export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
   if (facts.incarnation === undefined) return { kind: 'read-incarnation' };
   if (facts.incarnation !== 'Current') return { kind: 'stale', staleness: facts.incarnation };
   if (facts.cachedPods && !facts.guardKept) return { kind: 'keep-guard' };
+  if (facts.final === true) return releaseStep(facts);
   // The legacy evidence before anything the decision reads: the erase's LIST, the prune and the cache are
   // then as fresh as they can be when the decision is made, never as old as a walk.
   const { evidence } = facts;

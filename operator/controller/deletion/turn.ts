@@ -23,6 +23,7 @@ import { isReleased, type PodSummary } from '../cache/pod-summary.ts';
 import { nextDeletionStep, type DeletionFacts, type DeletionStep } from './steps.ts';
 import { recordDecision } from './record.ts';
 import { eraseReferences } from '../erase.ts';
+import { lateReferences, reportLate } from './late-references.ts';
 import { keepEvictionGuard } from '../eviction-guard.ts';
 import { incarnationOf, stalenessOf } from '../incarnation.ts';
 import { turnReads, type TurnReads } from './read-ahead.ts';
@@ -47,6 +48,7 @@ export async function reconcileDeletion(
     finalizer: sandbox.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER) ?? false,
     cachedPods: pods.some((pod) => !pod.deleting),
     podsGoing: recordedExclusive && pods.length > 0 && pods.every(isReleased),
+    final: recordedExclusive,
     released:
       recordedExclusive && eraseRequest === undefined && pods.length === 0 && nothingReferenced(ctx, sandbox),
     eraseRequest,
@@ -208,8 +210,10 @@ async function perform(
     case 'erase-index': {
       // The LIST the decision was confirmed on, when this turn made one: after the fence, so a reference
       // written since is an attach that withdraws it; and each delete is preconditioned on what was listed.
+      const late = facts.final === true ? lateReferences(ctx, sandbox) : undefined;
       const indexErased = await ctx.ports.references.deleteAll(namespace, name, facts.liveListed);
       ctx.failpoint(step.kind);
+      if (late) reportLate(ctx, sandbox, late, indexErased.deleted, log);
       return { ...facts, indexErased };
     }
     case 'erase-again':
@@ -229,13 +233,16 @@ async function perform(
  * turn released the pods and they are gone from the cache, the pods' LIST this finishing turn takes too.
  */
 function readAhead(ctx: ReconcilerContext, sandbox: Sandbox, facts: DeletionFacts, reads: TurnReads): void {
-  if (facts.eraseRequest !== undefined || facts.tombstones.length > 0 || !hasMarker(ctx, sandbox)) return;
   const { namespace, name } = sandbox.metadata;
+  if (facts.final === true) {
+    // Decided: no confirming LIST; only the release's own LIST of the pods, when it takes one.
+    if (listsPods(ctx, sandbox, facts)) reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));
+    return;
+  }
+  if (facts.eraseRequest !== undefined || facts.tombstones.length > 0 || !hasMarker(ctx, sandbox)) return;
   const target = { worktree: sandbox.spec.worktree };
   if (ctx.store.references(keyOf(namespace, name)).some((entry) => isForeignReference(entry, target))) return;
   reads.references.start(() => ctx.ports.references.listLive(namespace, name));
-  if (sandbox.status?.decision?.verdict === 'Exclusive' && listsPods(ctx, sandbox, facts))
-    reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));
 }
 
 function startWalk(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): void {

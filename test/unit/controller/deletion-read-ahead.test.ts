@@ -30,20 +30,19 @@ function released(): SandboxBuilder {
 }
 
 describe('the reads a deletion turn starts ahead', () => {
-  it('a finishing turn reads the Sandbox, its references and its pods at once, not one after another', async () => {
+  it('a finishing turn reads the Sandbox and its pods at once, not one after another (decided: no references LIST)', async () => {
     const subject = released();
     const script = new Script([
       current,
-      expect_('references.listLive(sbx)', listed([own], 'sbx')),
       expect_('pods.listLive(sbx)', []),
       expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
-      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
+      expect_('references.deleteAll(sbx)', deleted('own')),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
     ]);
     const { ctx, inFlight, open } = held(contextOf(subject.store(), script));
     const turn = reconcileDeletion(ctx, subject.build(), silent);
     await settle();
-    expect(inFlight).toEqual(['sandboxes.readLive', 'references.listLive', 'pods.listLive']);
+    expect(inFlight).toEqual(['sandboxes.readLive', 'pods.listLive']);
     open();
     expect(await turn).toEqual({ kind: 'AwaitChange' });
     script.finish();
@@ -85,12 +84,8 @@ describe('the reads a deletion turn starts ahead', () => {
 
   it('a read taken by its step fails the turn with its own error', async () => {
     const subject = released();
-    const refused = new Error('503 from the references LIST');
-    const script = new Script([
-      current,
-      failing('references.listLive(sbx)', refused),
-      expect_('pods.listLive(sbx)', []),
-    ]);
+    const refused = new Error('503 from the pods LIST');
+    const script = new Script([current, failing('pods.listLive(sbx)', refused)]);
     await expect(reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent)).rejects.toBe(
       refused,
     );
@@ -101,7 +96,6 @@ describe('the reads a deletion turn starts ahead', () => {
     const subject = released();
     const script = new Script([
       expect_('sandboxes.readLive(sbx)', { uid: 'uid-of-a-new-sbx', deleting: false }),
-      failing('references.listLive(sbx)', new Error('503 from the references LIST')),
       failing('pods.listLive(sbx)', new Error('503 from the pods LIST')),
     ]);
     const action = await reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent);

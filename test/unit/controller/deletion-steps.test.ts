@@ -120,6 +120,27 @@ describe('the deletion steps', () => {
     expect(walk({ ...going, eraseRequest: 'INC-1' }, { cached: exclusive })[0]).toBe('read-incarnation');
   });
 
+  it('treat a recorded Exclusive as final: no evidence, erase, prune or decision again, whatever the cache now holds', () => {
+    const final = { ...start, cachedPods: true, final: true, eraseRequest: 'INC-1', tombstones: ['old'] };
+    expect(walk(final, { cached: foreign, pods: [pod('sbx', 0)] })).toEqual([
+      'read-incarnation',
+      'keep-guard',
+      'list-pods',
+      'delete-pod',
+      'release-pod',
+      'remove-guard',
+      'await-pods-gone',
+    ]);
+    expect(walk({ ...start, final: true }, { cached: foreign, pods: [] })).toEqual([
+      'read-incarnation',
+      'list-pods',
+      'remove-guard',
+      'erase-index',
+      'remove-finalizer',
+      'finished',
+    ]);
+  });
+
   it('release pods first, then wait for them to be gone', () => {
     const facts = { ...start, cachedPods: true, eraseRequest: 'INC-1', tombstones: ['old'] };
     expect(

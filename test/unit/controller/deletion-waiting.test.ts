@@ -6,14 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
-import {
-  deletionTurn as turn,
-  deleted,
-  expect_,
-  listed,
-  releasingStatus,
-  releasingTurn,
-} from './scripted-ports.ts';
+import { deletionTurn as turn, deleted, expect_, releasingStatus, releasingTurn } from './scripted-ports.ts';
 
 const RESYNC_MS = 600_000; // contextOf's resync: the backstop for a missed event, never a poll
 
@@ -41,21 +34,19 @@ describe('a released deletion waiting for its pods', () => {
     subject.withStatus(releasingStatus(subject, [own]));
     await turn(subject, [
       current,
-      expect_('references.listLive(sbx)', listed([own], 'sbx')),
       expect_('pods.patchMetadata(sbx-0)'),
       expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
     ]);
   });
 
-  it('finishes in the turn that sees the pods gone: no status write for the pod counts alone, the index erased from the LIST the decision read, one Event per deletion', async () => {
+  it('finishes in the turn that sees the pods gone: no decision made again, no status write, the index erased on its own consistent LIST, one Event per deletion', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withGuard();
     subject.withStatus(releasingStatus(subject, [own]));
     const action = await turn(subject, [
       current,
-      expect_('references.listLive(sbx)', listed([own], 'sbx')),
       expect_('pods.listLive(sbx)', []),
       expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
-      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
+      expect_('references.deleteAll(sbx)', deleted('own')),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
@@ -82,10 +73,8 @@ describe('a released deletion waiting for its pods', () => {
       await turn(subject, [
         expect_('pods.listLive(sbx)', []),
         current,
-        expect_('references.listLive(sbx)', []),
-        expect_('sandboxes.patchStatus(sbx)'),
         expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
-        expect_('references.deleteAll(sbx, listed [])', deleted()),
+        expect_('references.deleteAll(sbx)', deleted()),
         expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
       ]);
     });
@@ -97,28 +86,24 @@ describe('a released deletion waiting for its pods', () => {
       expect(action).toEqual({ kind: 'RequeueAfter', ms: RESYNC_MS });
     });
 
-    it('goes the whole way when the LIST finds a pod still to release: the incarnation, the decision, then the release', async () => {
+    it('goes the whole way when the LIST finds a pod still to release: the incarnation, then the release (the decision stands)', async () => {
       const subject = releasedAlone();
       const unreleased = pod('sbx', 0);
       await turn(subject, [
         expect_('pods.listLive(sbx)', [unreleased]),
         current,
-        expect_('references.listLive(sbx)', []),
-        expect_('sandboxes.patchStatus(sbx)'),
         expect_('pods.delete(sbx-0)'),
         expect_('pods.patchMetadata(sbx-0)'),
       ]);
     });
 
-    it('is not taken for a sandbox whose recorded index held references: their erase needs the decision’s LIST', async () => {
+    it('is not taken for a sandbox whose recorded index held references: their erase needs the incarnation read first', async () => {
       const subject = sandbox('sbx').deleting();
       subject.withStatus(releasingStatus(subject, [own]));
       await turn(subject, [
         current,
-        expect_('references.listLive(sbx)', []),
         expect_('pods.listLive(sbx)', []),
-        expect_('sandboxes.patchStatus(sbx)'),
-        expect_('references.deleteAll(sbx, listed [])', deleted()),
+        expect_('references.deleteAll(sbx)', deleted()),
         expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
       ]);
     });

@@ -1,0 +1,56 @@
+/**
+ * A recorded Exclusive decision is final (issue 25, #7; docs/deletion.md): it was confirmed on a LIST made
+ * after the fence, so a reference written since is an attach that saw the deletion and withdraws (or failed
+ * to). A later turn does not decide again: it finishes the release, erases such late references with the
+ * index, and says so. Before, a late reference made the next turn decide Foreign, with the pods already gone.
+ */
+import { describe, expect, it } from 'vitest';
+import { sandbox } from '../builders.ts';
+import { attached } from '../fixtures.ts';
+import { deletionTurn as turn, deleted, expect_, releasingStatus } from './scripted-ports.ts';
+
+const own = attached('own', 'wt-1');
+const late = attached('late', 'wt-2');
+const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
+
+describe('a released deletion and a reference written after its decision', () => {
+  it('finishes: the pods listed gone, the late reference erased with the index and reported, the finalizer removed', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own, late);
+    subject.withStatus(releasingStatus(subject, [own]));
+    const action = await turn(subject, [
+      current,
+      expect_('pods.listLive(sbx)', []),
+      expect_('references.deleteAll(sbx)', deleted('own', 'late')),
+      expect_('events.record(LateReferencesErased)'),
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('goes on releasing a pod an interrupted release left, without deciding again', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own, late).withPods(1, { deleting: true });
+    subject.withStatus(releasingStatus(subject, [own]));
+    await turn(subject, [current, expect_('pods.patchMetadata(sbx-0)')]);
+  });
+
+  it('releases a pod the decision was recorded for but a crash kept from deleting', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own, late).withPods(1).withGuard();
+    subject.withStatus(releasingStatus(subject, [own]));
+    await turn(subject, [
+      current,
+      expect_('pods.delete(sbx-0)'),
+      expect_('pods.patchMetadata(sbx-0)'),
+      expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
+    ]);
+  });
+
+  it('is not final when it was not Exclusive: a Foreign decision is made again, and blocks', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own, late).withPods(1).withGuard();
+    const action = await turn(subject, [
+      current,
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(DeletionBlocked)'),
+    ]);
+    expect(action).toEqual({ kind: 'RequeueAfter', ms: 30_000 });
+  });
+});
