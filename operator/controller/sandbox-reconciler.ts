@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { awaitChange, requeueAfter, type Action } from '../runtime/action.ts';
 import type { ReconcilerContext } from './context.ts';
+import { releaseOrphans } from './deletion/orphans.ts';
 import { reconcileDeletion } from './deletion/turn.ts';
 import { reconcileLive } from './live/turn.ts';
 
@@ -14,7 +15,8 @@ export async function reconcileSandbox(ctx: ReconcilerContext, key: string, log:
   if (!parsed) {
     ctx.misconfigurations.forget(key);
     ctx.legacy?.forget(key);
-    return awaitChange();
+    const [pod, ...more] = ctx.store.pods(key);
+    return pod === undefined ? awaitChange() : releaseOrphans(ctx, [pod, ...more], log);
   }
   if (!parsed.ok) {
     // Nothing of a sandbox we cannot read is released: its pods keep their finalizers.

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { request } from '../../kube/errors.ts';
+import { KubeRequestError, request } from '../../kube/errors.ts';
 import { segment } from '../../kube/plain-json.ts';
 import type { EventRecorder } from '../ports.ts';
 import type { KubeClients } from '../../kube/clients.ts';
@@ -49,10 +49,11 @@ export function kubeEventRecorder({ json }: KubeClients, component: string, log:
         }),
       );
     } catch (error) {
-      log.warn(
-        { err: error, reason, target: `${target.namespace}/${target.name}` },
-        'could not record event',
-      );
+      const fields = { reason, target: `${target.namespace}/${target.name}` };
+      // A namespace being deleted refuses new Events by design: nothing for a person to act on.
+      if (error instanceof KubeRequestError && error.namespaceTerminating)
+        log.debug(fields, 'event not recorded: its namespace is being deleted');
+      else log.warn({ ...fields, err: error }, 'could not record event');
     }
   }
 }

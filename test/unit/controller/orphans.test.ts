@@ -1,0 +1,59 @@
+/**
+ * Pods whose Sandbox no longer exists (issue 25, #6), through scripted ports: released only where the
+ * namespace is being deleted, and only once the API server confirms the Sandbox is gone.
+ */
+import { describe, expect, it } from 'vitest';
+import { reconcileSandbox } from '../../../operator/controller/sandbox-reconciler.ts';
+import type { Action } from '../../../operator/runtime/action.ts';
+import { NAMESPACE, sandbox, type SandboxBuilder } from '../builders.ts';
+import { contextOf, expect_, Script, silent } from './scripted-ports.ts';
+
+/** A reconcile of `subject`'s key with a cache that holds its pods but not the Sandbox itself. */
+async function orphanTurn(subject: SandboxBuilder, expected: ConstructorParameters<typeof Script>[0]) {
+  const script = new Script(expected);
+  const store = { ...subject.store(), sandbox: () => undefined };
+  const action: Action = await reconcileSandbox(
+    contextOf(store, script),
+    `${NAMESPACE}/${subject.name}`,
+    silent,
+  );
+  script.finish();
+  return action;
+}
+
+describe('pods of a Sandbox that no longer exists', () => {
+  it('are deleted and freed of the finalizer in a namespace being deleted', async () => {
+    const subject = sandbox('sbx').withPods(2);
+    const action = await orphanTurn(subject, [
+      expect_('sandboxes.readLive(sbx)', undefined),
+      expect_(`namespaces.isTerminating(${NAMESPACE})`, true),
+      expect_('pods.delete(sbx-0)'),
+      expect_('pods.patchMetadata(sbx-0)'),
+      expect_('pods.delete(sbx-1)'),
+      expect_('pods.patchMetadata(sbx-1)'),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('are kept anywhere else: nothing is decided without their Sandbox', async () => {
+    const subject = sandbox('sbx').withPods(1);
+    const action = await orphanTurn(subject, [
+      expect_('sandboxes.readLive(sbx)', undefined),
+      expect_(`namespaces.isTerminating(${NAMESPACE})`, false),
+    ]);
+    expect(action).toEqual({ kind: 'RequeueAfter', ms: 600_000 });
+  });
+
+  it('are left to the Sandbox’s own turn when the API server still holds it (the cache lags)', async () => {
+    const subject = sandbox('sbx').withPods(1);
+    const action = await orphanTurn(subject, [
+      expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true }),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('cost nothing once released: only their going is awaited', async () => {
+    const subject = sandbox('sbx').withPods(1, { deleting: true, finalizers: [] });
+    expect(await orphanTurn(subject, [])).toEqual({ kind: 'AwaitChange' });
+  });
+});
