@@ -22,7 +22,7 @@ import {
 } from '../api/session-reference.ts';
 import { KubeRequestError, request } from '../kube/errors.ts';
 import { JSON_PATCH, MERGE_PATCH } from '../kube/clients.ts';
-import { decideCompletionReport, type CompletionReport } from './completion-report.ts';
+import { decideCompletionReport, type CompletionReport } from './report-rule.ts';
 
 /** Annotations holding the last reported turn of each delegation; the name is a hash of the delegation. */
 export const REPORTED_ANNOTATION_PREFIX = `report.${GROUP}/`;
