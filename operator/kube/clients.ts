@@ -54,6 +54,12 @@ export function kubeClients(config: KubeConfig, observe?: RequestObserver): Kube
   };
 }
 
+/**
+ * Plain-JSON requests for one KubeConfig, as the controller makes them (pooled connections, our HTTP layer),
+ * for code that needs nothing else: the agent hosts' client.
+ */
+export const kubeJsonClient = (config: KubeConfig): JsonClient => jsonClient(pooledConfiguration(config));
+
 // KubernetesObjectApi.makeApiClient, on our configuration.
 class MeteredObjectApi extends KubernetesObjectApi {
   constructor(configuration: Configuration, config: KubeConfig) {
