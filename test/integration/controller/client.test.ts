@@ -4,6 +4,9 @@
  * tombstones, and a re-attach of a tombstone makes it Attached again.
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionReferenceName } from '../../../operator/client/names.ts';
 import { SessionReferences } from '../../../operator/client/session-references.ts';
@@ -12,6 +15,7 @@ import { JSON_PATCH } from '../../../operator/kube/clients.ts';
 import type { SessionReference } from '../../../operator/api/objects.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { startHoldingProxy } from '../../harness/holding-proxy.ts';
+import { startFaultProxy, type Rewrite } from '../conformance/fault-proxy.ts';
 import {
   createSandbox,
   deleteSandbox,
@@ -201,4 +205,70 @@ describe('the session reference client', () => {
       await proxy.close();
     }
   });
+
+  it('refuses an attach to a deleting Sandbox whose status it does not know (a newer operator wrote it)', async () => {
+    await createSandbox(namespace, 'newer-status', {
+      worktree: 'wt-1',
+      finalizers: ['test.sandbox.agents.dev/hold'],
+    });
+    await deleteSandbox(namespace, 'newer-status');
+    // A phase this client's schema does not know: the fence (the deletionTimestamp) is still up.
+    const refused = attachThrough(
+      'newer-status',
+      'workspace_s',
+      rewriteSandbox('newer-status', (sandbox) => ({
+        ...sandbox,
+        status: { ...(sandbox['status'] as object), phase: 'Hibernating' },
+      })),
+    );
+    await expect(refused).rejects.toMatchObject({ kind: 'SandboxDeleting', withdrawal: 'Deleted' });
+    expect(
+      await getReference(namespace, sessionReferenceName('newer-status', 'workspace_s')),
+    ).toBeUndefined();
+    await releaseHold('newer-status');
+  });
+
+  it('treats a Sandbox it cannot read as deleting: refused and withdrawn, never attached', async () => {
+    await createSandbox(namespace, 'unreadable', { worktree: 'wt-1' });
+    // The fence's own fields are unreadable: annotations that are not a map.
+    const refused = attachThrough(
+      'unreadable',
+      'workspace_u',
+      rewriteSandbox('unreadable', (sandbox) => ({
+        ...sandbox,
+        metadata: { ...(sandbox['metadata'] as object), annotations: ['cleanup-fence'] },
+      })),
+    );
+    await expect(refused).rejects.toMatchObject({ kind: 'SandboxDeleting', withdrawal: 'Deleted' });
+    expect(await getReference(namespace, sessionReferenceName('unreadable', 'workspace_u'))).toBeUndefined();
+  });
 });
+
+/** Rewrites the Sandbox `name` as a GET answers it; every other answer passes unchanged. */
+const rewriteSandbox =
+  (name: string, change: (sandbox: Record<string, unknown>) => unknown): Rewrite =>
+  (method, url, body) =>
+    method === 'GET' && new URL(url, 'http://x').pathname.endsWith(`/${SANDBOX.plural}/${name}`)
+      ? JSON.stringify(change(JSON.parse(body) as Record<string, unknown>))
+      : undefined;
+
+/** Attaches through a proxy that answers the Sandbox read as `rewrite` says. */
+async function attachThrough(sandbox: string, session: string, rewrite: Rewrite): Promise<string> {
+  const directory = await mkdtemp(join(tmpdir(), 'client-proxy-'));
+  const proxy = await startFaultProxy(kubeConfig(), directory, () => ({ rewrite }));
+  try {
+    const config = new KubeConfig();
+    config.loadFromFile(proxy.kubeconfigPath);
+    return await new SessionReferences(config).attach({
+      namespace,
+      sandbox,
+      session,
+      worktree: 'wt-2',
+      route: `shared-control-v1/${session}`,
+      role: 'Root',
+    });
+  } finally {
+    await proxy.close();
+    await rm(directory, { recursive: true, force: true });
+  }
+}
