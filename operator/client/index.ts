@@ -8,12 +8,13 @@ export {
   SandboxDeletingError,
   SessionReferences,
   type AttachRequest,
+  type FenceReason,
   type ForgetResult,
+  type Withdrawal,
 } from './session-references.ts';
-export { sessionReferenceName } from './names.ts';
+export { sessionReferenceName, reportedAnnotation } from './names.ts';
 export {
   CompletionReports,
-  reportedAnnotation,
   type ReportOutcome,
   type ReportRequest,
   type TurnRecord,
