@@ -187,3 +187,10 @@ def test_no_answer_at_all_is_a_request_error_without_status(shell_kind: str) -> 
     with pytest.raises(KubeRequestError) as failed:
         Shell(shell_kind, script).references("attach", REQUEST)
     assert (failed.value.step, failed.value.status, failed.value.__cause__) == ("Get", None, refused)
+
+
+def test_a_cause_without_a_message_is_named_by_its_type(shell_kind: str) -> None:
+    script = Script([Step("POST", "/sessionreferences", Reply(None, error=TimeoutError()))])
+    with pytest.raises(KubeRequestError) as failed:
+        Shell(shell_kind, script).references("attach", REQUEST)
+    assert str(failed.value) == f"Create sessionreference ns/{NAME} failed: TimeoutError"

@@ -117,3 +117,5 @@ for await (const line of createInterface({ input: process.stdin })) {
     write({ id, ok: false, error: errorOf(error) });
   }
 }
+// Stdin closed: the host stops, as a restart does, without waiting for pooled connections or held requests.
+process.exit(0);

@@ -11,16 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionReferenceName } from '../../../operator/client/names.ts';
 import { SessionReferences } from '../../../operator/client/session-references.ts';
 import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
-import { JSON_PATCH } from '../../../operator/kube/clients.ts';
 import type { SessionReference } from '../../../operator/api/objects.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { startHoldingProxy } from '../../harness/holding-proxy.ts';
 import { startFaultProxy, type Rewrite } from '../conformance/fault-proxy.ts';
+import { releaseHold as releaseHeld } from '../conformance/scenarios/helpers.ts';
 import {
   createSandbox,
   deleteSandbox,
   getReference,
-  getSandbox,
   untilSandbox,
   sandboxGone,
 } from './fixtures.ts';
@@ -55,25 +54,7 @@ afterAll(async () => {
   await operator.stop();
 });
 
-/** Drops the test's own finalizer, so a deleting test sandbox finishes (the operator's may remain). */
-async function releaseHold(sandbox: string): Promise<void> {
-  const current = await getSandbox(namespace, sandbox);
-  const finalizers = (current?.metadata.finalizers ?? []).filter((f) => f !== 'test.sandbox.agents.dev/hold');
-  await customObjects().patchNamespacedCustomObject(
-    {
-      group: GROUP,
-      version: VERSION,
-      namespace,
-      plural: SANDBOX.plural,
-      name: sandbox,
-      body: [
-        { op: 'test', path: '/metadata/finalizers', value: current?.metadata.finalizers ?? [] },
-        { op: 'replace', path: '/metadata/finalizers', value: finalizers },
-      ],
-    },
-    JSON_PATCH,
-  );
-}
+const releaseHold = (sandbox: string) => releaseHeld(namespace, sandbox);
 
 describe('the session reference client', () => {
   it('detaches into a tombstone that still blocks, and re-attaches it', async () => {

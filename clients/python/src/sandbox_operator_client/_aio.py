@@ -124,9 +124,10 @@ class AsyncSessionReferences:
     async def forget(self, namespace: str, sandbox: str, session: str, deadline: float = 2.0) -> ForgetResult:
         """Deletes the reference within `deadline` seconds. Never raises: Forgotten, AlreadyGone, or
         ForgetFailed (also when the deadline passed; the delete may still land)."""
+        # The deadline is wait_for's, which cancels the request; none of the request's own could end it first.
         try:
             return await asyncio.wait_for(
-                run(references.forget(namespace, sandbox, session, deadline), self._transport), deadline
+                run(references.forget(namespace, sandbox, session, None), self._transport), deadline
             )
         except asyncio.TimeoutError:
             return ForgetFailed(ForgetDeadlineError(deadline))

@@ -45,7 +45,11 @@ class KubeRequestError(SandboxOperatorClientError):
         self.step: KubeStep = step
         self.target = target
         self.status = status
-        detail = _message_of(cause.body) if isinstance(cause, ApiAnswerError) else str(cause)
+        detail = (
+            _message_of(cause.body)
+            if isinstance(cause, ApiAnswerError)
+            else str(cause) or type(cause).__name__
+        )
         answer = "" if status is None else f" with HTTP {status}"
         super().__init__(f"{step} {target} failed{answer}: {detail}")
         self.__cause__ = cause

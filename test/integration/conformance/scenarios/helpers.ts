@@ -1,6 +1,7 @@
 /** Small helpers the scenarios share. */
 import { GROUP, SANDBOX, VERSION } from '../../../../operator/api/names.ts';
 import { JSON_PATCH } from '../../../../operator/kube/clients.ts';
+import { statusOf } from '../../../../operator/kube/errors.ts';
 import { eventually, pending } from '../../../harness/eventually.ts';
 import { getReference, getSandbox } from '../../controller/fixtures.ts';
 import { customObjects } from '../../controller/operator.ts';
@@ -17,24 +18,35 @@ export const attachArgs = (namespace: string, sandbox: string, session: string) 
   role: 'Root',
 });
 
-/** Drops the scenarios' finalizer (the operator's may remain), testing the list first. */
+/**
+ * Drops the hold finalizer (the operator's may remain), testing the list first so no other finalizer is lost;
+ * the operator writes its own finalizer meanwhile, so a failed test (422) reads again.
+ */
 export async function releaseHold(namespace: string, sandbox: string): Promise<void> {
-  const current = await getSandbox(namespace, sandbox);
-  const finalizers = current?.metadata.finalizers ?? [];
-  await customObjects().patchNamespacedCustomObject(
-    {
-      group: GROUP,
-      version: VERSION,
-      namespace,
-      plural: SANDBOX.plural,
-      name: sandbox,
-      body: [
-        { op: 'test', path: '/metadata/finalizers', value: finalizers },
-        { op: 'replace', path: '/metadata/finalizers', value: finalizers.filter((f) => f !== HOLD) },
-      ],
-    },
-    JSON_PATCH,
-  );
+  for (let attempt = 1; ; attempt += 1) {
+    const current = await getSandbox(namespace, sandbox);
+    if (current === undefined) return;
+    const finalizers = current.metadata.finalizers ?? [];
+    try {
+      await customObjects().patchNamespacedCustomObject(
+        {
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural: SANDBOX.plural,
+          name: sandbox,
+          body: [
+            { op: 'test', path: '/metadata/finalizers', value: finalizers },
+            { op: 'replace', path: '/metadata/finalizers', value: finalizers.filter((f) => f !== HOLD) },
+          ],
+        },
+        JSON_PATCH,
+      );
+      return;
+    } catch (error) {
+      if (statusOf(error) !== 422 || attempt >= 5) throw error;
+    }
+  }
 }
 
 /** Waits until the reference exists (an attach's write has landed). */

@@ -6,9 +6,9 @@ import type { Context, Scenario } from '../context.ts';
 
 type Reported = { outcome: { kind: string; reason?: string; key?: string }; delivered: { key: string }[] };
 
-async function child(context: Context) {
+async function child(context: Context, base: string) {
   const { namespace } = context;
-  const sandbox = context.name('reports');
+  const sandbox = context.name(base);
   await createSandbox(namespace, sandbox, { worktree: 'wt-1' });
   const host = context.host();
   const reference = await host.ok<string>('attach', {
@@ -39,7 +39,7 @@ export const reports: readonly Scenario[] = [
   {
     name: 'a completion is reported once across a host restart; a host-notice turn is not reported',
     async run(context) {
-      const { namespace, host, reference, request, record } = await child(context);
+      const { namespace, host, reference, request, record } = await child(context, 'report-restart');
       await record('t1', 'ParentMessage', ['ShellNotice', 'ShellNotice']);
       const stored = await getReference(namespace, reference);
       expect(stored?.status?.turn).toMatchObject({
@@ -73,7 +73,7 @@ export const reports: readonly Scenario[] = [
   {
     name: 'a host that dies between delivery and spend delivers again with the same key, never silence',
     async run(context) {
-      const { host, request, record } = await child(context);
+      const { host, request, record } = await child(context, 'report-crash');
       await record('t3', 'PersonMessage');
       const crashed = await host.call('reportOnce', request('t3', 'crash'));
       expect(crashed).toMatchObject({ crashed: true, delivered: [{ reason: 'Resumption' }] });
@@ -89,7 +89,7 @@ export const reports: readonly Scenario[] = [
   {
     name: 'a failed delivery spends nothing: the next call reports again',
     async run(context) {
-      const { host, request, record } = await child(context);
+      const { host, request, record } = await child(context, 'report-failed');
       await record('t4', 'Automation');
       const failed = await host.fails('reportOnce', request('t4', 'fail'));
       expect(failed.message).toContain('the delivery failed');

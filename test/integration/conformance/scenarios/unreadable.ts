@@ -90,7 +90,7 @@ export const unreadable: readonly Scenario[] = [
         'workspace_h',
         rewriteSandbox(live, (b) => withPhase(b, 'Hibernating')),
       );
-      expect(attached).toEqual({ ok: true, value: sessionReferenceName(live, 'workspace_h') });
+      expect(attached).toMatchObject({ ok: true, value: sessionReferenceName(live, 'workspace_h') });
     },
   },
   {
