@@ -16,13 +16,7 @@ import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { startHoldingProxy } from '../../harness/holding-proxy.ts';
 import { startFaultProxy, type Rewrite } from '../conformance/fault-proxy.ts';
 import { releaseHold as releaseHeld } from '../conformance/scenarios/helpers.ts';
-import {
-  createSandbox,
-  deleteSandbox,
-  getReference,
-  untilSandbox,
-  sandboxGone,
-} from './fixtures.ts';
+import { createSandbox, deleteSandbox, getReference, untilSandbox, sandboxGone } from './fixtures.ts';
 import { customObjects, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
 
 const namespace = testNamespace('client');
