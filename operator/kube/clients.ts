@@ -56,9 +56,11 @@ export function kubeClients(config: KubeConfig, observe?: RequestObserver): Kube
 
 /**
  * Plain-JSON requests for one KubeConfig, as the controller makes them (pooled connections, our HTTP layer),
- * for code that needs nothing else: the agent hosts' client.
+ * for code that needs nothing else: the agent hosts' client, which names itself (`userAgent`) so that audit
+ * logs never take its requests for the operator's.
  */
-export const kubeJsonClient = (config: KubeConfig): JsonClient => jsonClient(pooledConfiguration(config));
+export const kubeJsonClient = (config: KubeConfig, userAgent: string): JsonClient =>
+  jsonClient(pooledConfiguration(config, undefined, userAgent));
 
 // KubernetesObjectApi.makeApiClient, on our configuration.
 class MeteredObjectApi extends KubernetesObjectApi {
@@ -69,14 +71,18 @@ class MeteredObjectApi extends KubernetesObjectApi {
 }
 
 // What KubeConfig.makeApiClient builds, with pooled connections and (observed) our HTTP layer underneath.
-function pooledConfiguration(config: KubeConfig, observe?: RequestObserver): Configuration {
+function pooledConfiguration(
+  config: KubeConfig,
+  observe?: RequestObserver,
+  userAgent: string = FIELD_MANAGER,
+): Configuration {
   const cluster = config.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   return createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
     authMethods: { default: pooledAuthentication(config) },
     httpApi: observe ? meteredHttp(observe) : wrapHttpLibrary({ send: undiciSend }),
-    middleware: [setHeaderMiddleware('User-Agent', FIELD_MANAGER)],
+    middleware: [setHeaderMiddleware('User-Agent', userAgent)],
   });
 }
 
