@@ -15,6 +15,7 @@
 import { PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
 import { KubeRequestError, request } from '../kube/errors.ts';
 import { kubeJsonClient } from '../kube/clients.ts';
+import { CLIENT_USER_AGENT, type ClientOptions } from './options.ts';
 import type { JsonClient } from '../kube/plain-json.ts';
 import { referencePath } from './paths.ts';
 import { reportedAnnotation } from './names.ts';
@@ -35,8 +36,8 @@ const WRITE_ATTEMPTS = 5;
 
 export class CompletionReports {
   private readonly json: JsonClient;
-  constructor(config: KubeConfig) {
-    this.json = kubeJsonClient(config);
+  constructor(config: KubeConfig, options: ClientOptions = {}) {
+    this.json = kubeJsonClient(config, options.userAgent ?? CLIENT_USER_AGENT);
   }
 
   private async read(namespace: string, name: string): Promise<Stored> {

@@ -13,6 +13,7 @@ export {
   type Withdrawal,
 } from './session-references.ts';
 export { sessionReferenceName, reportedAnnotation } from './names.ts';
+export { CLIENT_USER_AGENT, type ClientOptions } from './options.ts';
 export {
   CompletionReports,
   type ReportOutcome,

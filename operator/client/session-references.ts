@@ -16,6 +16,7 @@ import { API_VERSION, SESSION_REFERENCE } from '../api/names.ts';
 import type { SessionReferenceSpec } from '../api/session-reference.ts';
 import { KubeRequestError, request, requestUnlessGone } from '../kube/errors.ts';
 import { kubeJsonClient } from '../kube/clients.ts';
+import { CLIENT_USER_AGENT, type ClientOptions } from './options.ts';
 import type { JsonClient } from '../kube/plain-json.ts';
 import { judgeFence, type FenceJudgement, type SandboxRead } from './fence.ts';
 import { sessionReferenceName } from './names.ts';
@@ -79,8 +80,8 @@ const text = (value: unknown) => (typeof value === 'string' ? value : undefined)
 
 export class SessionReferences {
   private readonly json: JsonClient;
-  constructor(config: KubeConfig) {
-    this.json = kubeJsonClient(config);
+  constructor(config: KubeConfig, options: ClientOptions = {}) {
+    this.json = kubeJsonClient(config, options.userAgent ?? CLIENT_USER_AGENT);
   }
 
   /**

@@ -7,13 +7,13 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 /** Returns a promise to hold the request until it settles, or undefined to pass it straight through. */
-export type Hold = (method: string, url: string) => Promise<void> | undefined;
+export type Hold = (method: string, url: string, headers: IncomingHttpHeaders) => Promise<void> | undefined;
 /** Returns the body to answer instead of `body` (the API server's, as text), or undefined to keep it. */
 export type Rewrite = (method: string, url: string, body: string) => string | undefined;
 
@@ -76,7 +76,7 @@ export async function startFaultProxy(
       upstreamReq.on('error', (error) => res.destroy(error));
       req.pipe(upstreamReq);
     };
-    const held = faults().hold?.(method, url);
+    const held = faults().hold?.(method, url, req.headers);
     if (held === undefined) forward();
     else void held.then(forward, (error: unknown) => res.destroy(error instanceof Error ? error : undefined));
   });

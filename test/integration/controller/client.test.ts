@@ -217,6 +217,37 @@ describe('the session reference client', () => {
     await expect(refused).rejects.toMatchObject({ kind: 'SandboxDeleting', withdrawal: 'Deleted' });
     expect(await getReference(namespace, sessionReferenceName('unreadable', 'workspace_u'))).toBeUndefined();
   });
+
+  it('names the host in its User-Agent when told, and itself otherwise, never the operator', async () => {
+    await createSandbox(namespace, 'user-agent', { worktree: 'wt-1' });
+    const directory = await mkdtemp(join(tmpdir(), 'client-proxy-'));
+    const agents: string[] = [];
+    const proxy = await startFaultProxy(kubeConfig(), directory, () => ({
+      hold: (_method, _url, headers) => void agents.push(String(headers['user-agent'])),
+    }));
+    try {
+      const config = new KubeConfig();
+      config.loadFromFile(proxy.kubeconfigPath);
+      const request = {
+        namespace,
+        sandbox: 'user-agent',
+        worktree: 'wt-2',
+        route: 'r',
+        role: 'Root' as const,
+      };
+      await new SessionReferences(config, { userAgent: 'my-platform/1.4' }).attach({
+        ...request,
+        session: 'workspace_1',
+      });
+      expect(new Set(agents)).toEqual(new Set(['my-platform/1.4']));
+      agents.length = 0;
+      await new SessionReferences(config).attach({ ...request, session: 'workspace_2' });
+      expect(new Set(agents)).toEqual(new Set(['sandbox-operator-client']));
+    } finally {
+      await proxy.close();
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
 });
 
 /** Rewrites the Sandbox `name` as a GET answers it; every other answer passes unchanged. */

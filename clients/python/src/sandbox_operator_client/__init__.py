@@ -30,11 +30,12 @@ from ._types import (
     ReportRequest,
     TurnRecord,
 )
-from ._vocabulary import API_VERSION, GROUP, Role, TurnOrigin, TurnPhase
+from ._vocabulary import API_VERSION, CLIENT_USER_AGENT, GROUP, Role, TurnOrigin, TurnPhase
 from ._withdrawal import Withdrawal
 
 __all__ = [
     "API_VERSION",
+    "CLIENT_USER_AGENT",
     "GROUP",
     "AlreadyGone",
     "AlreadyReported",

@@ -2,7 +2,6 @@
 aiohttp). A forget past its deadline cancels its request instead of leaving a thread behind."""
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable
 from typing import TypeVar, cast
 
@@ -13,6 +12,7 @@ from . import _reference_flows as references
 from . import _report_flows as reports
 from ._clock import now_millis, now_seconds
 from ._errors import ForgetDeadlineError
+from ._loading import kubeconfig_present
 from ._protocol import AsyncSender, Call, Flow, Reply
 from ._report import Deliver
 from ._types import (
@@ -24,26 +24,25 @@ from ._types import (
     ReportRequest,
     TurnRecord,
 )
+from ._vocabulary import CLIENT_USER_AGENT
 
 T = TypeVar("T")
 
 
-async def load_async_api_client(config_file: str | None = None, context: str | None = None) -> k8s.ApiClient:
-    """An asyncio ApiClient from KUBECONFIG, else ~/.kube/config, else the pod's service account. Close it
-    (`await api_client.close()`, or `async with`) when done."""
-    default = os.path.expanduser("~/.kube/config")
-    if (
-        config_file is not None
-        or context is not None
-        or "KUBECONFIG" in os.environ
-        or os.path.exists(default)
-    ):
-        return cast(
-            k8s.ApiClient, await k8s_config.new_client_from_config(config_file=config_file, context=context)
-        )
-    configuration = k8s.Configuration()
-    k8s_config.load_incluster_config(client_configuration=configuration)
-    return k8s.ApiClient(configuration)
+async def load_async_api_client(
+    config_file: str | None = None, context: str | None = None, user_agent: str = CLIENT_USER_AGENT
+) -> k8s.ApiClient:
+    """An asyncio ApiClient from KUBECONFIG, else ~/.kube/config, else the pod's service account; its
+    requests carry `user_agent`. Close it (`await api_client.close()`, or `async with`) when done."""
+    if config_file is not None or context is not None or kubeconfig_present():
+        loaded = await k8s_config.new_client_from_config(config_file=config_file, context=context)
+        api = cast(k8s.ApiClient, loaded)
+    else:
+        configuration = k8s.Configuration()
+        k8s_config.load_incluster_config(client_configuration=configuration)
+        api = k8s.ApiClient(configuration)
+    api.user_agent = user_agent
+    return api
 
 
 class AsyncTransport:

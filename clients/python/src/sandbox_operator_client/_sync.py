@@ -3,7 +3,6 @@
 Only the ApiClient's request machinery is used (its kubeconfig, authentication, TLS and proxies), never
 its generated models: every answer is read as plain JSON, field by field (_json.py)."""
 
-import os
 import threading
 from collections.abc import Callable
 from typing import TypeVar, cast
@@ -15,6 +14,7 @@ from . import _reference_flows as references
 from . import _report_flows as reports
 from ._clock import now_millis, now_seconds
 from ._errors import ForgetDeadlineError
+from ._loading import kubeconfig_present
 from ._protocol import Call, Flow, Reply, Sender
 from ._report import Deliver
 from ._types import (
@@ -26,25 +26,24 @@ from ._types import (
     ReportRequest,
     TurnRecord,
 )
+from ._vocabulary import CLIENT_USER_AGENT
 
 T = TypeVar("T")
 
 
-def load_api_client(config_file: str | None = None, context: str | None = None) -> k8s.ApiClient:
-    """An ApiClient from KUBECONFIG, else ~/.kube/config, else the pod's service account."""
-    default = os.path.expanduser("~/.kube/config")
-    if (
-        config_file is not None
-        or context is not None
-        or "KUBECONFIG" in os.environ
-        or os.path.exists(default)
-    ):
-        return cast(
-            k8s.ApiClient, k8s_config.new_client_from_config(config_file=config_file, context=context)
-        )
-    configuration = k8s.Configuration()
-    k8s_config.load_incluster_config(client_configuration=configuration)
-    return k8s.ApiClient(configuration)
+def load_api_client(
+    config_file: str | None = None, context: str | None = None, user_agent: str = CLIENT_USER_AGENT
+) -> k8s.ApiClient:
+    """An ApiClient from KUBECONFIG, else ~/.kube/config, else the pod's service account; its requests carry
+    `user_agent` (name your host; the default names this client, never the operator)."""
+    if config_file is not None or context is not None or kubeconfig_present():
+        api = cast(k8s.ApiClient, k8s_config.new_client_from_config(config_file=config_file, context=context))
+    else:
+        configuration = k8s.Configuration()
+        k8s_config.load_incluster_config(client_configuration=configuration)
+        api = k8s.ApiClient(configuration)
+    api.user_agent = user_agent
+    return api
 
 
 class Transport:

@@ -11,6 +11,10 @@ SANDBOXES: Final = "sandboxes"
 SESSION_REFERENCES: Final = "sessionreferences"
 SESSION_REFERENCE_KIND: Final = "SessionReference"
 
+#: The User-Agent the client's own loaders give their ApiClient: audit logs must never take a host's requests
+#: for the operator's (whose agent is "sandbox-operator"). Name your host instead with `user_agent=`.
+CLIENT_USER_AGENT: Final = "sandbox-operator-client-python"
+
 #: On a Sandbox, written by the operator before automatic cleanup deletes it: a fence an attach honours.
 CLEANUP_FENCE_ANNOTATION: Final = f"{GROUP}/cleanup-fence"
 #: Annotations holding the last reported turn of each delegation; the name is a hash of the delegation.

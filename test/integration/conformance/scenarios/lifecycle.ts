@@ -119,4 +119,22 @@ export const lifecycle: readonly Scenario[] = [
       expect((await getReference(namespace, name))?.spec.state).toBe('Attached');
     },
   },
+  {
+    name: 'every request names the client in its User-Agent, never the operator',
+    async run(context) {
+      const { namespace } = context;
+      const sandbox = context.name('user-agent');
+      await createSandbox(namespace, sandbox, { worktree: 'wt-1' });
+      const agents = new Set<string>();
+      const proxy = await context.proxy({
+        hold: (_method, _url, headers) => void agents.add(String(headers['user-agent'])),
+      });
+      const host = context.host();
+      await host.ok('attach', attachArgs(namespace, sandbox, 'workspace_u'), proxy);
+      await host.ok('detach', { namespace, sandbox, session: 'workspace_u' }, proxy);
+      await host.ok('forget', { namespace, sandbox, session: 'workspace_u', deadlineMs: 2_000 }, proxy);
+      expect(agents.size).toBeGreaterThan(0);
+      for (const agent of agents) expect(agent).toMatch(/^sandbox-operator-client/);
+    },
+  },
 ];
