@@ -150,6 +150,8 @@ export default tseslint.config(
       '.stryker-tmp/**',
       'reports/**',
       'examples/agent-host/**',
+      // The Python client's virtual environment (clients/python/venv.sh) holds packages' own JavaScript.
+      'clients/python/.venv/**',
     ],
   },
   js.configs.recommended,

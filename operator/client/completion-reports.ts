@@ -9,71 +9,40 @@
  *   delegation), so a host restart does not report the same (delegation, turn) again. It delivers first
  *   and records the key after: a crash between the two delivers again with the same key (a duplicate the
  *   parent can drop by key), never silence. An unreadable reference reports (the rule fails open).
+ *
+ * The decisions are report-facts.ts's; this file only reads and writes.
  */
-import { createHash } from 'node:crypto';
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { GROUP, SESSION_REFERENCE, VERSION } from '../api/names.ts';
-import { parseSessionReference } from '../api/parse.ts';
-import {
-  ENDED_TURNS_MAX,
-  type SessionReferenceStatus,
-  type TurnOrigin,
-  type TurnPhase,
-} from '../api/session-reference.ts';
+import { PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
 import { KubeRequestError, request } from '../kube/errors.ts';
-import { JSON_PATCH, MERGE_PATCH } from '../kube/clients.ts';
-import { decideCompletionReport, type CompletionReport } from './completion-report.ts';
+import { jsonClientFor } from '../kube/clients.ts';
+import { CLIENT_USER_AGENT, type ClientOptions } from './options.ts';
+import type { JsonClient } from '../kube/plain-json.ts';
+import { referencePath } from './paths.ts';
+import { reportedAnnotation } from './names.ts';
+import {
+  decideReport,
+  turnStatusPatch,
+  type ReportOutcome,
+  type ReportRequest,
+  type TurnRecord,
+} from './report-facts.ts';
 
-/** Annotations holding the last reported turn of each delegation; the name is a hash of the delegation. */
-export const REPORTED_ANNOTATION_PREFIX = `report.${GROUP}/`;
+export { REPORTED_ANNOTATION_PREFIX, reportedAnnotation } from './names.ts';
+export type { ReportOutcome, ReportRequest, TurnRecord } from './report-facts.ts';
 
-export interface TurnRecord {
-  readonly id: string;
-  readonly phase: TurnPhase;
-  readonly origin: TurnOrigin;
-  /** Origins of messages steered into the turn, in any number: stored as their distinct set. */
-  readonly joinedOrigins: readonly TurnOrigin[];
-}
-
-export interface ReportRequest {
-  readonly namespace: string;
-  /** The child's SessionReference. */
-  readonly reference: string;
-  readonly childSession: string;
-  /** The parent's delegation this turn answers. */
-  readonly delegationId: string;
-  readonly delegation: 'Answered' | 'Unanswered';
-  readonly turnId: string;
-}
-
-export type ReportOutcome =
-  | { readonly kind: 'Reported'; readonly report: Extract<CompletionReport, { report: true }> }
-  | { readonly kind: 'AlreadyReported'; readonly key: string }
-  | { readonly kind: 'NotReported'; readonly reason: 'HostNoticeTurn' };
-
-type Stored = {
-  metadata?: { resourceVersion?: string; annotations?: Record<string, string> };
-  status?: unknown;
-};
+type Stored = { metadata?: { resourceVersion?: string; annotations?: Record<string, string> } };
 
 const WRITE_ATTEMPTS = 5;
 
-export const reportedAnnotation = (delegationId: string): string =>
-  REPORTED_ANNOTATION_PREFIX + createHash('sha256').update(delegationId).digest('hex').slice(0, 40);
-
 export class CompletionReports {
-  private readonly api: CustomObjectsApi;
-  constructor(config: KubeConfig) {
-    this.api = config.makeApiClient(CustomObjectsApi);
-  }
-
-  private at(namespace: string, name: string) {
-    return { group: GROUP, version: VERSION, namespace, plural: SESSION_REFERENCE.plural, name };
+  private readonly json: JsonClient;
+  constructor(config: KubeConfig, options: ClientOptions = {}) {
+    this.json = jsonClientFor(config, { userAgent: options.userAgent ?? CLIENT_USER_AGENT });
   }
 
   private async read(namespace: string, name: string): Promise<Stored> {
     return (await request('Get', `sessionreference ${namespace}/${name}`, () =>
-      this.api.getNamespacedCustomObject(this.at(namespace, name)),
+      this.json({ method: 'GET', path: referencePath(namespace, name) }),
     )) as Stored;
   }
 
@@ -82,24 +51,15 @@ export class CompletionReports {
     const target = `sessionreference ${namespace}/${reference}`;
     for (let attempt = 1; ; attempt += 1) {
       const stored = await this.read(namespace, reference);
-      const parsed = parseSessionReference(stored);
-      const status: SessionReferenceStatus | undefined = parsed.ok ? parsed.value.status : undefined;
-      const joinedOrigins = [...new Set(turn.joinedOrigins)];
-      const ended = (status?.endedTurns ?? []).filter((t) => t.id !== turn.id);
-      const endedTurns =
-        turn.phase === 'Running'
-          ? status?.endedTurns
-          : [...ended, { id: turn.id, phase: turn.phase }].slice(-ENDED_TURNS_MAX);
-      const body = {
-        metadata: { resourceVersion: stored.metadata?.resourceVersion },
-        status: {
-          turn: { ...turn, joinedOrigins, updatedAt: new Date().toISOString() },
-          ...(endedTurns === undefined ? {} : { endedTurns }),
-        },
-      };
+      const body = turnStatusPatch(stored, turn, new Date().toISOString());
       try {
         await request('PatchStatus', target, () =>
-          this.api.patchNamespacedCustomObjectStatus({ ...this.at(namespace, reference), body }, MERGE_PATCH),
+          this.json({
+            method: 'PATCH',
+            path: `${referencePath(namespace, reference)}/status`,
+            body,
+            contentType: PatchStrategy.MergePatch,
+          }),
         );
         return;
       } catch (error) {
@@ -114,7 +74,6 @@ export class CompletionReports {
     req: ReportRequest,
     deliver: (report: ReportOutcome & { kind: 'Reported' }) => Promise<void>,
   ): Promise<ReportOutcome> {
-    const annotation = reportedAnnotation(req.delegationId);
     let stored: Stored | undefined;
     try {
       stored = await this.read(req.namespace, req.reference);
@@ -122,30 +81,11 @@ export class CompletionReports {
       // Unreadable: the rule fails open; the key cannot be checked, so this may be a duplicate.
       stored = undefined;
     }
-    const parsed = stored === undefined ? undefined : parseSessionReference(stored);
-    const latest = parsed?.ok === true ? parsed.value.status?.turn : undefined;
-    const decision = decideCompletionReport({
-      childSession: req.childSession,
-      delegationId: req.delegationId,
-      delegation: req.delegation,
-      turn: {
-        id: req.turnId,
-        ...(latest?.id === req.turnId ? { origin: latest.origin } : {}),
-        ...(latest?.id === req.turnId && latest.joinedOrigins !== undefined
-          ? { joinedOrigins: latest.joinedOrigins }
-          : {}),
-      },
-      latestTurn:
-        parsed?.ok === true && latest !== undefined
-          ? { kind: 'Read', id: latest.id }
-          : { kind: 'Unreadable' },
-    });
-    if (!decision.report) return { kind: 'NotReported', reason: decision.reason };
-    if (stored?.metadata?.annotations?.[annotation] === req.turnId)
-      return { kind: 'AlreadyReported', key: decision.key };
-    const outcome = { kind: 'Reported' as const, report: decision };
+    const decision = decideReport(req, stored);
+    if (decision.kind !== 'Deliver') return decision;
+    const outcome = { kind: 'Reported' as const, report: decision.report };
     await deliver(outcome);
-    if (stored !== undefined) await this.spend(req, annotation, stored);
+    if (stored !== undefined) await this.spend(req, reportedAnnotation(req.delegationId), stored);
     return outcome;
   }
 
@@ -161,10 +101,12 @@ export class CompletionReports {
     ];
     try {
       await request('Patch', `sessionreference ${req.namespace}/${req.reference}`, () =>
-        this.api.patchNamespacedCustomObject(
-          { ...this.at(req.namespace, req.reference), body: patch },
-          JSON_PATCH,
-        ),
+        this.json({
+          method: 'PATCH',
+          path: referencePath(req.namespace, req.reference),
+          body: patch,
+          contentType: PatchStrategy.JsonPatch,
+        }),
       );
     } catch (error) {
       // Someone wrote the reference since: spend again on fresh state, once.

@@ -8,12 +8,14 @@ export {
   SandboxDeletingError,
   SessionReferences,
   type AttachRequest,
+  type FenceReason,
   type ForgetResult,
+  type Withdrawal,
 } from './session-references.ts';
-export { sessionReferenceName } from './names.ts';
+export { sessionReferenceName, reportedAnnotation } from './names.ts';
+export { CLIENT_USER_AGENT, type ClientOptions } from './options.ts';
 export {
   CompletionReports,
-  reportedAnnotation,
   type ReportOutcome,
   type ReportRequest,
   type TurnRecord,

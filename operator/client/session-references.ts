@@ -2,45 +2,64 @@
  * The platform's side of the reference index, as functions platforms call instead of writing objects by hand.
  *
  * attach: write the reference, then read the Sandbox live; if it is being deleted, fenced by automatic cleanup,
- * or gone, withdraw what this call wrote and fail with SandboxDeletingError. Together with the controller, which LISTs references only
- * after the deletion's own write, either the controller sees the reference or the attach sees the deletion.
+ * gone, or unreadable, withdraw what this call wrote and fail with SandboxDeletingError. Together with the
+ * controller, which LISTs references only after the deletion's own write, either the controller sees the
+ * reference or the attach sees the deletion (docs/adr/0003-attach-handshake.md).
  * detach: mark the reference Detached (a tombstone that still blocks destruction).
  * forget: delete the reference, best effort, within a deadline; never throws (the session's deletion goes on).
  * pruneWorktree: delete the tombstones of a worktree.
+ *
+ * The decisions are pure (fence.ts judges the Sandbox, withdrawal.ts plans the undo); this file does the I/O.
  */
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { ANNOTATIONS, GROUP, SANDBOX, SESSION_REFERENCE, VERSION, API_VERSION } from '../api/names.ts';
+import { PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
+import { API_VERSION, SESSION_REFERENCE } from '../api/names.ts';
 import type { SessionReferenceSpec } from '../api/session-reference.ts';
-import { parseSandbox } from '../api/parse.ts';
 import { KubeRequestError, request, requestUnlessGone } from '../kube/errors.ts';
-import { MERGE_PATCH } from '../kube/clients.ts';
+import { jsonClientFor } from '../kube/clients.ts';
+import { CLIENT_USER_AGENT, type ClientOptions } from './options.ts';
+import type { JsonClient } from '../kube/plain-json.ts';
+import { judgeFence, type FenceJudgement, type SandboxRead } from './fence.ts';
 import { sessionReferenceName } from './names.ts';
+import { referencePath, referencesPath, sandboxPath } from './paths.ts';
+import { planWithdrawal, type AttachWrite, type Withdrawal } from './withdrawal.ts';
 
-/** What a refused attach did with the reference it had written. */
-export type Withdrawal =
-  /** The attach created the reference, and deleted it again (preconditioned on what it created). */
-  | 'Deleted'
-  /** The reference existed; its earlier state and route were put back (preconditioned on the attach's write). */
-  | 'Restored'
-  /** The reference existed as it is now (already Attached, same route): nothing to undo. */
-  | 'Unchanged'
-  /** Someone wrote the reference after the attach did: it is left as they made it (an extra reference only blocks). */
-  | 'LeftChanged';
+export type { Withdrawal } from './withdrawal.ts';
+
+/** Why the fence refused: the deletion's own fence, cleanup's, the Sandbox gone, or unreadable. */
+export type FenceReason = 'Deleting' | 'CleanupFenced' | 'Gone' | 'Unreadable';
 
 export class SandboxDeletingError extends Error {
   readonly kind = 'SandboxDeleting';
   constructor(
     readonly namespace: string,
     readonly sandbox: string,
+    /** When the fence went up; undefined when the Sandbox is gone or could not be read. */
     readonly since: string | undefined,
     readonly withdrawal: Withdrawal,
+    readonly reason: FenceReason = since === undefined ? 'Gone' : 'Deleting',
+    /** For `Unreadable`: what could not be read. */
+    readonly problem?: string,
   ) {
-    super(
-      since === undefined
-        ? `sandbox ${namespace}/${sandbox} does not exist; the attach was withdrawn (${withdrawal})`
-        : `sandbox ${namespace}/${sandbox} is being deleted (since ${since}); the attach was refused and withdrawn (${withdrawal})`,
-    );
+    super(describe(`sandbox ${namespace}/${sandbox}`, since, reason, problem, withdrawal));
     this.name = 'SandboxDeletingError';
+  }
+}
+
+function describe(
+  what: string,
+  since: string | undefined,
+  reason: FenceReason,
+  problem: string | undefined,
+  withdrawal: Withdrawal,
+): string {
+  switch (reason) {
+    case 'Gone':
+      return `${what} does not exist; the attach was withdrawn (${withdrawal})`;
+    case 'Unreadable':
+      return `${what} could not be read (${problem ?? 'unreadable'}), so it is treated as being deleted; the attach was refused and withdrawn (${withdrawal})`;
+    case 'Deleting':
+    case 'CleanupFenced':
+      return `${what} is being deleted (since ${since ?? '?'}); the attach was refused and withdrawn (${withdrawal})`;
   }
 }
 
@@ -48,67 +67,49 @@ export type AttachRequest = Omit<SessionReferenceSpec, 'state'> & { readonly nam
 export type ForgetResult =
   { readonly kind: 'Forgotten' | 'AlreadyGone' } | { readonly kind: 'Failed'; readonly error: unknown };
 
-type ObjectMeta = { readonly uid?: string; readonly resourceVersion?: string };
 type StoredReference = {
-  readonly metadata: ObjectMeta;
-  readonly spec?: { readonly state?: string; readonly route?: string };
+  readonly metadata?: { readonly uid?: string; readonly resourceVersion?: string };
+  readonly spec?: { readonly state?: unknown; readonly route?: unknown };
 };
-
-/** What the attach's write did, so a refused attach undoes exactly that and nothing more. */
-type AttachWrite =
-  | { readonly kind: 'Created'; readonly uid: string; readonly resourceVersion: string }
-  | {
-      readonly kind: 'Reattached';
-      readonly before: { readonly state: string | undefined; readonly route: string | undefined };
-      readonly resourceVersion: string;
-    };
 
 /** A re-attach that keeps losing the race to other writers gives up after this many reads. */
 const REATTACH_ATTEMPTS = 5;
 
+const target = (namespace: string, name: string) => `sessionreference ${namespace}/${name}`;
+const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+
 export class SessionReferences {
-  private readonly api: CustomObjectsApi;
-  constructor(config: KubeConfig) {
-    this.api = config.makeApiClient(CustomObjectsApi);
-  }
-
-  private at(namespace: string, plural: string) {
-    return { group: GROUP, version: VERSION, namespace, plural };
-  }
-
-  private references(namespace: string) {
-    return this.at(namespace, SESSION_REFERENCE.plural);
+  private readonly json: JsonClient;
+  constructor(config: KubeConfig, options: ClientOptions = {}) {
+    this.json = jsonClientFor(config, { userAgent: options.userAgent ?? CLIENT_USER_AGENT });
   }
 
   /**
    * Records the attach; returns the reference's name. Throws SandboxDeletingError when the fence is up, after
-   * withdrawing only what this call wrote: a reference it created is deleted, one that existed (a tombstone,
-   * an earlier attachment) gets its earlier state back — never deleted, since it may be what blocks the
-   * deletion.
+   * withdrawing only what this call wrote (withdrawal.ts).
    */
   async attach(req: AttachRequest): Promise<string> {
     const { namespace, ...spec } = req;
     const name = sessionReferenceName(spec.sandbox, spec.session);
     const written = await this.writeAttached(namespace, name, spec);
     // The fence check reads the Sandbox live, after the reference is written.
-    const raw: unknown = await requestUnlessGone('Get', `sandbox ${namespace}/${spec.sandbox}`, () =>
-      this.api.getNamespacedCustomObject({ ...this.at(namespace, SANDBOX.plural), name: spec.sandbox }),
-    );
-    const sandbox = raw === undefined ? undefined : parseSandbox(raw);
-    const metadata = sandbox?.ok ? sandbox.value.metadata : undefined;
-    // Either fence refuses the attach: the deletion's own, or automatic cleanup's (raised before its LIST).
-    const deletionTimestamp =
-      metadata?.deletionTimestamp ?? metadata?.annotations?.[ANNOTATIONS.cleanupFence];
-    if (raw === undefined || deletionTimestamp !== undefined) {
-      const withdrawal = await this.withdraw(namespace, name, written, spec.route);
-      throw new SandboxDeletingError(
-        namespace,
-        spec.sandbox,
-        deletionTimestamp === undefined ? undefined : String(deletionTimestamp),
-        withdrawal,
+    const fence = judgeFence(await this.readSandbox(namespace, spec.sandbox));
+    if (fence.kind === 'Open') return name;
+    const withdrawal = await this.withdraw(namespace, name, written, spec.route);
+    throw refusal(namespace, spec.sandbox, fence, withdrawal);
+  }
+
+  private async readSandbox(namespace: string, sandbox: string): Promise<SandboxRead> {
+    try {
+      const body = await requestUnlessGone('Get', `sandbox ${namespace}/${sandbox}`, () =>
+        this.json({ method: 'GET', path: sandboxPath(namespace, sandbox) }),
       );
+      return body === undefined ? { kind: 'Gone' } : { kind: 'Json', body };
+    } catch (error) {
+      // A success whose body is not JSON: the fence cannot be read, which the judgement treats as deleting.
+      if (error instanceof KubeRequestError && error.cause instanceof SyntaxError) return { kind: 'NotJson' };
+      throw error;
     }
-    return name;
   }
 
   private async writeAttached(
@@ -116,7 +117,6 @@ export class SessionReferences {
     name: string,
     spec: Omit<AttachRequest, 'namespace'>,
   ): Promise<AttachWrite> {
-    const target = `sessionreference ${namespace}/${name}`;
     const body = {
       apiVersion: API_VERSION,
       kind: SESSION_REFERENCE.kind,
@@ -124,13 +124,13 @@ export class SessionReferences {
       spec: { ...spec, state: 'Attached' },
     };
     try {
-      const created = (await request('Create', target, () =>
-        this.api.createNamespacedCustomObject({ ...this.references(namespace), body }),
+      const created = (await request('Create', target(namespace, name), () =>
+        this.json({ method: 'POST', path: referencesPath(namespace), body }),
       )) as StoredReference;
       return {
         kind: 'Created',
-        uid: created.metadata.uid ?? '',
-        resourceVersion: created.metadata.resourceVersion ?? '',
+        uid: created.metadata?.uid ?? '',
+        resourceVersion: created.metadata?.resourceVersion ?? '',
       };
     } catch (error) {
       if (!(error instanceof KubeRequestError && error.status === 409)) throw error;
@@ -138,27 +138,27 @@ export class SessionReferences {
     // Re-attach: the reference (perhaps a tombstone) exists. Remember what it was, then make it Attached with
     // the new route, preconditioned on the version just read so the remembered state is the one replaced.
     for (let attempt = 1; ; attempt += 1) {
-      const current = (await request('Get', target, () =>
-        this.api.getNamespacedCustomObject({ ...this.references(namespace), name }),
+      const current = (await request('Get', target(namespace, name), () =>
+        this.json({ method: 'GET', path: referencePath(namespace, name) }),
       )) as StoredReference;
       try {
-        const patched = (await request('Patch', target, () =>
-          this.api.patchNamespacedCustomObject(
-            {
-              ...this.references(namespace),
-              name,
-              body: {
-                metadata: { resourceVersion: current.metadata.resourceVersion },
-                spec: { state: 'Attached', route: spec.route },
-              },
+        const patched = (await request('Patch', target(namespace, name), () =>
+          this.json({
+            method: 'PATCH',
+            path: referencePath(namespace, name),
+            body: {
+              metadata: { resourceVersion: current.metadata?.resourceVersion },
+              spec: { state: 'Attached', route: spec.route },
             },
-            MERGE_PATCH,
-          ),
+            contentType: PatchStrategy.MergePatch,
+          }),
         )) as StoredReference;
+        const state = text(current.spec?.state);
+        const route = text(current.spec?.route);
         return {
           kind: 'Reattached',
-          before: { state: current.spec?.state, route: current.spec?.route },
-          resourceVersion: patched.metadata.resourceVersion ?? '',
+          before: { ...(state === undefined ? {} : { state }), ...(route === undefined ? {} : { route }) },
+          resourceVersion: patched.metadata?.resourceVersion ?? '',
         };
       } catch (error) {
         if (!(error instanceof KubeRequestError && error.status === 409) || attempt >= REATTACH_ATTEMPTS)
@@ -173,34 +173,31 @@ export class SessionReferences {
     written: AttachWrite,
     route: string,
   ): Promise<Withdrawal> {
-    const target = `sessionreference ${namespace}/${name}`;
+    const plan = planWithdrawal(written, route);
     try {
-      if (written.kind === 'Created') {
-        await requestUnlessGone('Delete', target, () =>
-          this.api.deleteNamespacedCustomObject({
-            ...this.references(namespace),
-            name,
-            body: { preconditions: { uid: written.uid, resourceVersion: written.resourceVersion } },
-          }),
-        );
-        return 'Deleted';
+      switch (plan.kind) {
+        case 'Nothing':
+          return 'Unchanged';
+        case 'Delete':
+          await requestUnlessGone('Delete', target(namespace, name), () =>
+            this.json({
+              method: 'DELETE',
+              path: referencePath(namespace, name),
+              body: { preconditions: plan.preconditions },
+            }),
+          );
+          return 'Deleted';
+        case 'Restore':
+          await request('Patch', target(namespace, name), () =>
+            this.json({
+              method: 'PATCH',
+              path: referencePath(namespace, name),
+              body: plan.patch,
+              contentType: PatchStrategy.MergePatch,
+            }),
+          );
+          return 'Restored';
       }
-      const { before } = written;
-      if (before.state === 'Attached' && before.route === route) return 'Unchanged';
-      await request('Patch', target, () =>
-        this.api.patchNamespacedCustomObject(
-          {
-            ...this.references(namespace),
-            name,
-            body: {
-              metadata: { resourceVersion: written.resourceVersion },
-              spec: { state: before.state ?? 'Attached', route: before.route ?? route },
-            },
-          },
-          MERGE_PATCH,
-        ),
-      );
-      return 'Restored';
     } catch (error) {
       // A conflict means another writer changed the reference since this attach wrote it: what they wrote
       // stands. Leaving a reference in place can only block a destruction, never cause one.
@@ -212,21 +209,21 @@ export class SessionReferences {
   /** Marks the reference Detached: a tombstone that keeps blocking destruction until pruned or forgotten. */
   async detach(namespace: string, sandbox: string, session: string): Promise<void> {
     const name = sessionReferenceName(sandbox, session);
-    await request('Patch', `sessionreference ${namespace}/${name}`, () =>
-      this.api.patchNamespacedCustomObject(
-        { ...this.at(namespace, SESSION_REFERENCE.plural), name, body: { spec: { state: 'Detached' } } },
-        MERGE_PATCH,
-      ),
+    await request('Patch', target(namespace, name), () =>
+      this.json({
+        method: 'PATCH',
+        path: referencePath(namespace, name),
+        body: { spec: { state: 'Detached' } },
+        contentType: PatchStrategy.MergePatch,
+      }),
     );
-    await request('PatchStatus', `sessionreference ${namespace}/${name}`, () =>
-      this.api.patchNamespacedCustomObjectStatus(
-        {
-          ...this.at(namespace, SESSION_REFERENCE.plural),
-          name,
-          body: { status: { detachedAt: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') } },
-        },
-        MERGE_PATCH,
-      ),
+    await request('PatchStatus', target(namespace, name), () =>
+      this.json({
+        method: 'PATCH',
+        path: `${referencePath(namespace, name)}/status`,
+        body: { status: { detachedAt: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') } },
+        contentType: PatchStrategy.MergePatch,
+      }),
     );
   }
 
@@ -245,8 +242,8 @@ export class SessionReferences {
       );
       timer.unref();
     });
-    const work = requestUnlessGone('Delete', `sessionreference ${namespace}/${name}`, () =>
-      this.api.deleteNamespacedCustomObject({ ...this.at(namespace, SESSION_REFERENCE.plural), name }),
+    const work = requestUnlessGone('Delete', target(namespace, name), () =>
+      this.json({ method: 'DELETE', path: referencePath(namespace, name) }),
     ).then(
       (result): ForgetResult => ({ kind: result === undefined ? 'AlreadyGone' : 'Forgotten' }),
       (error: unknown): ForgetResult => ({ kind: 'Failed', error }),
@@ -260,24 +257,22 @@ export class SessionReferences {
    */
   async pruneWorktree(namespace: string, worktree: string): Promise<string[]> {
     const list = (await request('List', `sessionreferences of worktree ${worktree}`, () =>
-      this.api.listNamespacedCustomObject({
-        ...this.references(namespace),
-        fieldSelector: `spec.worktree=${worktree},spec.state=Detached`,
+      this.json({
+        method: 'GET',
+        path: referencesPath(namespace),
+        query: { fieldSelector: `spec.worktree=${worktree},spec.state=Detached` },
       }),
     )) as { items: { metadata: { name: string; uid?: string; resourceVersion?: string } }[] };
     const pruned: string[] = [];
     for (const { metadata } of list.items) {
       const { name, uid, resourceVersion } = metadata;
       try {
-        const deleted: unknown = await requestUnlessGone(
-          'Delete',
-          `sessionreference ${namespace}/${name}`,
-          () =>
-            this.api.deleteNamespacedCustomObject({
-              ...this.references(namespace),
-              name,
-              body: { preconditions: { uid: uid ?? '', resourceVersion: resourceVersion ?? '' } },
-            }),
+        const deleted: unknown = await requestUnlessGone('Delete', target(namespace, name), () =>
+          this.json({
+            method: 'DELETE',
+            path: referencePath(namespace, name),
+            body: { preconditions: { uid: uid ?? '', resourceVersion: resourceVersion ?? '' } },
+          }),
         );
         if (deleted !== undefined) pruned.push(name);
       } catch (error) {
@@ -286,5 +281,22 @@ export class SessionReferences {
       }
     }
     return pruned;
+  }
+}
+
+function refusal(
+  namespace: string,
+  sandbox: string,
+  fence: Exclude<FenceJudgement, { kind: 'Open' }>,
+  withdrawal: Withdrawal,
+): SandboxDeletingError {
+  switch (fence.kind) {
+    case 'Gone':
+      return new SandboxDeletingError(namespace, sandbox, undefined, withdrawal, 'Gone');
+    case 'Unreadable':
+      return new SandboxDeletingError(namespace, sandbox, undefined, withdrawal, 'Unreadable', fence.problem);
+    case 'Deleting':
+    case 'CleanupFenced':
+      return new SandboxDeletingError(namespace, sandbox, fence.since, withdrawal, fence.kind);
   }
 }

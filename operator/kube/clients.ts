@@ -4,11 +4,9 @@
  * HTTP layer underneath; responses are read by our own bounded parse, never walked into generated models.
  */
 import {
-  PatchStrategy,
   ServerConfiguration,
   createConfiguration,
   setHeaderMiddleware,
-  setHeaderOptions,
   wrapHttpLibrary,
   type Configuration,
   type KubeConfig,
@@ -24,34 +22,40 @@ export type KubeClients = {
   readonly json: JsonClient;
 };
 
-/** The clients; with `observe`, every HTTP request they make is reported (the rest_client_* metrics). */
+/** The operator's clients; with `observe`, every HTTP request they make is reported (rest_client_*). */
 export function kubeClients(config: KubeConfig, observe?: RequestObserver): KubeClients {
-  return { config, json: jsonClientFor(config, observe) };
+  return { config, json: jsonClientFor(config, observe === undefined ? {} : { observe }) };
 }
 
-/**
- * The plain-JSON client alone, for callers that need no KubeConfig beside it: the sidecar, the agent hosts'
- * client, the chart's test.
- */
-export function jsonClientFor(config: KubeConfig, observe?: RequestObserver): JsonClient {
-  return jsonClient(pooledConfiguration(config, observe));
+export type JsonClientOptions = {
+  readonly observe?: RequestObserver;
+  /**
+   * Who the requests say they are (default: the operator, FIELD_MANAGER). Anything that is not the operator
+   * names itself, the agent hosts' client and the shell reaper included, so that audit logs and the API
+   * server's metrics never take its requests for the operator's.
+   */
+  readonly userAgent?: string;
+};
+
+/** The plain-JSON client alone, for callers that need no KubeConfig beside it. */
+export function jsonClientFor(config: KubeConfig, options: JsonClientOptions = {}): JsonClient {
+  return jsonClient(pooledConfiguration(config, options));
 }
 
 // What KubeConfig.makeApiClient builds, with pooled connections and (observed) our HTTP layer underneath.
-function pooledConfiguration(config: KubeConfig, observe?: RequestObserver): Configuration {
+function pooledConfiguration(
+  config: KubeConfig,
+  { observe, userAgent = FIELD_MANAGER }: JsonClientOptions,
+): Configuration {
   const cluster = config.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   return createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
     authMethods: { default: pooledAuthentication(config) },
     httpApi: observe ? meteredHttp(observe) : wrapHttpLibrary({ send: undiciSend }),
-    middleware: [setHeaderMiddleware('User-Agent', FIELD_MANAGER)],
+    middleware: [setHeaderMiddleware('User-Agent', userAgent)],
   });
 }
-
-// Strategic merge patch is refused by custom resources (415): always say which patch is meant.
-export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-export const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
 /** Our field manager, so managedFields show which writes are the operator's. */
 export const FIELD_MANAGER = 'sandbox-operator';

@@ -1,11 +1,14 @@
 // Helpers for tests that talk to the cluster of the global setup.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { runKubectl, type KubectlOptions, type KubectlResult } from '@sandbox-operator/local-cluster';
 import './provided-context.ts';
 
 export type { KubectlResult };
+
+/** For client-node's generated clients in tests: say which patch is meant (custom resources refuse strategic merge). */
+export const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
 export interface KubectlCall extends KubectlOptions {
   /** Run as the restricted user instead of admin. */

@@ -75,6 +75,7 @@ export function actorClients(connections: Connections, userAgent: string): Actor
     policy: direct.makeApiClient(PolicyV1Api),
     references: new SessionReferences(
       new TaggedKubeConfig(connections.admin, userAgent, connections.agentProxy),
+      { userAgent },
     ),
   };
 }

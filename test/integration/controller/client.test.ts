@@ -4,22 +4,19 @@
  * tombstones, and a re-attach of a tombstone makes it Attached again.
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionReferenceName } from '../../../operator/client/names.ts';
 import { SessionReferences } from '../../../operator/client/session-references.ts';
 import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
-import { JSON_PATCH } from '../../../operator/kube/clients.ts';
 import type { SessionReference } from '../../../operator/api/objects.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { startHoldingProxy } from '../../harness/holding-proxy.ts';
-import {
-  createSandbox,
-  deleteSandbox,
-  getReference,
-  getSandbox,
-  untilSandbox,
-  sandboxGone,
-} from './fixtures.ts';
+import { startFaultProxy, type Rewrite } from '../conformance/fault-proxy.ts';
+import { releaseHold as releaseHeld } from '../conformance/scenarios/helpers.ts';
+import { createSandbox, deleteSandbox, getReference, untilSandbox, sandboxGone } from './fixtures.ts';
 import { customObjects, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
 
 const namespace = testNamespace('client');
@@ -51,25 +48,7 @@ afterAll(async () => {
   await operator.stop();
 });
 
-/** Drops the test's own finalizer, so a deleting test sandbox finishes (the operator's may remain). */
-async function releaseHold(sandbox: string): Promise<void> {
-  const current = await getSandbox(namespace, sandbox);
-  const finalizers = (current?.metadata.finalizers ?? []).filter((f) => f !== 'test.sandbox.agents.dev/hold');
-  await customObjects().patchNamespacedCustomObject(
-    {
-      group: GROUP,
-      version: VERSION,
-      namespace,
-      plural: SANDBOX.plural,
-      name: sandbox,
-      body: [
-        { op: 'test', path: '/metadata/finalizers', value: current?.metadata.finalizers ?? [] },
-        { op: 'replace', path: '/metadata/finalizers', value: finalizers },
-      ],
-    },
-    JSON_PATCH,
-  );
-}
+const releaseHold = (sandbox: string) => releaseHeld(namespace, sandbox);
 
 describe('the session reference client', () => {
   it('detaches into a tombstone that still blocks, and re-attaches it', async () => {
@@ -201,4 +180,101 @@ describe('the session reference client', () => {
       await proxy.close();
     }
   });
+
+  it('refuses an attach to a deleting Sandbox whose status it does not know (a newer operator wrote it)', async () => {
+    await createSandbox(namespace, 'newer-status', {
+      worktree: 'wt-1',
+      finalizers: ['test.sandbox.agents.dev/hold'],
+    });
+    await deleteSandbox(namespace, 'newer-status');
+    // A phase this client's schema does not know: the fence (the deletionTimestamp) is still up.
+    const refused = attachThrough(
+      'newer-status',
+      'workspace_s',
+      rewriteSandbox('newer-status', (sandbox) => ({
+        ...sandbox,
+        status: { ...(sandbox['status'] as object), phase: 'Hibernating' },
+      })),
+    );
+    await expect(refused).rejects.toMatchObject({ kind: 'SandboxDeleting', withdrawal: 'Deleted' });
+    expect(
+      await getReference(namespace, sessionReferenceName('newer-status', 'workspace_s')),
+    ).toBeUndefined();
+    await releaseHold('newer-status');
+  });
+
+  it('treats a Sandbox it cannot read as deleting: refused and withdrawn, never attached', async () => {
+    await createSandbox(namespace, 'unreadable', { worktree: 'wt-1' });
+    // The fence's own fields are unreadable: annotations that are not a map.
+    const refused = attachThrough(
+      'unreadable',
+      'workspace_u',
+      rewriteSandbox('unreadable', (sandbox) => ({
+        ...sandbox,
+        metadata: { ...(sandbox['metadata'] as object), annotations: ['cleanup-fence'] },
+      })),
+    );
+    await expect(refused).rejects.toMatchObject({ kind: 'SandboxDeleting', withdrawal: 'Deleted' });
+    expect(await getReference(namespace, sessionReferenceName('unreadable', 'workspace_u'))).toBeUndefined();
+  });
+
+  it('names the host in its User-Agent when told, and itself otherwise, never the operator', async () => {
+    await createSandbox(namespace, 'user-agent', { worktree: 'wt-1' });
+    const directory = await mkdtemp(join(tmpdir(), 'client-proxy-'));
+    const agents: string[] = [];
+    const proxy = await startFaultProxy(kubeConfig(), directory, () => ({
+      hold: (_method, _url, headers) => void agents.push(String(headers['user-agent'])),
+    }));
+    try {
+      const config = new KubeConfig();
+      config.loadFromFile(proxy.kubeconfigPath);
+      const request = {
+        namespace,
+        sandbox: 'user-agent',
+        worktree: 'wt-2',
+        route: 'r',
+        role: 'Root' as const,
+      };
+      await new SessionReferences(config, { userAgent: 'my-platform/1.4' }).attach({
+        ...request,
+        session: 'workspace_1',
+      });
+      expect(new Set(agents)).toEqual(new Set(['my-platform/1.4']));
+      agents.length = 0;
+      await new SessionReferences(config).attach({ ...request, session: 'workspace_2' });
+      expect(new Set(agents)).toEqual(new Set(['sandbox-operator-client']));
+    } finally {
+      await proxy.close();
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
 });
+
+/** Rewrites the Sandbox `name` as a GET answers it; every other answer passes unchanged. */
+const rewriteSandbox =
+  (name: string, change: (sandbox: Record<string, unknown>) => unknown): Rewrite =>
+  (method, url, body) =>
+    method === 'GET' && new URL(url, 'http://x').pathname.endsWith(`/${SANDBOX.plural}/${name}`)
+      ? JSON.stringify(change(JSON.parse(body) as Record<string, unknown>))
+      : undefined;
+
+/** Attaches through a proxy that answers the Sandbox read as `rewrite` says. */
+async function attachThrough(sandbox: string, session: string, rewrite: Rewrite): Promise<string> {
+  const directory = await mkdtemp(join(tmpdir(), 'client-proxy-'));
+  const proxy = await startFaultProxy(kubeConfig(), directory, () => ({ rewrite }));
+  try {
+    const config = new KubeConfig();
+    config.loadFromFile(proxy.kubeconfigPath);
+    return await new SessionReferences(config).attach({
+      namespace,
+      sandbox,
+      session,
+      worktree: 'wt-2',
+      route: `shared-control-v1/${session}`,
+      role: 'Root',
+    });
+  } finally {
+    await proxy.close();
+    await rm(directory, { recursive: true, force: true });
+  }
+}

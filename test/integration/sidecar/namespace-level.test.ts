@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, SANDBOX, VERSION } from '../../../operator/api/names.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
-import { JSON_PATCH } from '../../../operator/kube/clients.ts';
+import { JSON_PATCH } from '../../harness/kube.ts';
 import { kwokNodeName } from '@sandbox-operator/local-cluster';
 import {
   core,

@@ -4,7 +4,7 @@ import {
   decideCompletionReport,
   IS_HOST_NOTICE,
   type CompletionFacts,
-} from '../../../operator/client/completion-report.ts';
+} from '../../../operator/client/report-rule.ts';
 import { decideTurnEnd } from '../../../operator/sidecar/process/turns/turn-decision.ts';
 
 /** A turn of an answered delegation whose host recorded its joins (none by default). */

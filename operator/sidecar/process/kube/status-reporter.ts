@@ -43,9 +43,12 @@ export function shellsStatusOf(report: RetireReport): ShellsStatus {
   };
 }
 
+export const SHELL_REAPER_USER_AGENT = 'sandbox-operator-shell-reaper';
+
 export function createKubeReporter(options: KubeReporterOptions): RetireReporter {
   const { kubeConfig, namespace, podName, logger } = options;
-  const json = jsonClientFor(kubeConfig);
+  // The shell reaper names itself: its writes are not the operator's (audit logs, the API server's metrics).
+  const json = jsonClientFor(kubeConfig, { userAgent: SHELL_REAPER_USER_AGENT });
   const references = `/apis/${GROUP}/${VERSION}/namespaces/${segment(namespace)}/${SESSION_REFERENCE.plural}`;
 
   const event = async (

@@ -1,0 +1,73 @@
+"""sandbox-operator's client for agent hosts: record which sessions use which sandbox (SessionReferences),
+with the fence check that makes a shared sandbox safe to delete, and report subagent completions to their
+parent once (CompletionReports). Blocking and asyncio APIs alike; docs/client.md in the repository
+documents each call, its guarantees and its errors, side by side with the TypeScript client."""
+
+from ._aio import AsyncCompletionReports, AsyncSessionReferences, load_async_api_client
+from ._errors import (
+    ApiAnswerError,
+    FenceReason,
+    ForgetDeadlineError,
+    KubeRequestError,
+    KubeStep,
+    SandboxDeletingError,
+    SandboxOperatorClientError,
+)
+from ._names import report_key, reported_annotation, session_reference_name
+from ._sync import CompletionReports, SessionReferences, load_api_client
+from ._types import (
+    AlreadyGone,
+    AlreadyReported,
+    AttachRequest,
+    CompletionReport,
+    ForgetFailed,
+    ForgetResult,
+    Forgotten,
+    NotReported,
+    Reported,
+    ReportOutcome,
+    ReportReason,
+    ReportRequest,
+    TurnRecord,
+)
+from ._vocabulary import API_VERSION, CLIENT_USER_AGENT, GROUP, Role, TurnOrigin, TurnPhase
+from ._withdrawal import Withdrawal
+
+__all__ = [
+    "API_VERSION",
+    "CLIENT_USER_AGENT",
+    "GROUP",
+    "AlreadyGone",
+    "AlreadyReported",
+    "ApiAnswerError",
+    "AsyncCompletionReports",
+    "AsyncSessionReferences",
+    "AttachRequest",
+    "CompletionReport",
+    "CompletionReports",
+    "FenceReason",
+    "ForgetDeadlineError",
+    "ForgetFailed",
+    "ForgetResult",
+    "Forgotten",
+    "KubeRequestError",
+    "KubeStep",
+    "NotReported",
+    "ReportOutcome",
+    "ReportReason",
+    "ReportRequest",
+    "Reported",
+    "Role",
+    "SandboxDeletingError",
+    "SandboxOperatorClientError",
+    "SessionReferences",
+    "TurnOrigin",
+    "TurnPhase",
+    "TurnRecord",
+    "Withdrawal",
+    "load_api_client",
+    "load_async_api_client",
+    "report_key",
+    "reported_annotation",
+    "session_reference_name",
+]

@@ -1,0 +1,163 @@
+"""The asyncio shell: runs the same flows with the official client's asyncio ApiClient (`kubernetes.aio`,
+aiohttp). A forget past its deadline cancels its request instead of leaving a thread behind."""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TypeVar, cast
+
+from kubernetes.aio import client as k8s
+from kubernetes.aio import config as k8s_config
+
+from . import _reference_flows as references
+from . import _report_flows as reports
+from ._clock import now_millis, now_seconds
+from ._errors import ForgetDeadlineError
+from ._loading import kubeconfig_present
+from ._protocol import AsyncSender, Call, Flow, Reply
+from ._report import Deliver
+from ._types import (
+    AttachRequest,
+    ForgetFailed,
+    ForgetResult,
+    Reported,
+    ReportOutcome,
+    ReportRequest,
+    TurnRecord,
+)
+from ._vocabulary import CLIENT_USER_AGENT
+
+T = TypeVar("T")
+
+
+async def load_async_api_client(
+    config_file: str | None = None, context: str | None = None, user_agent: str = CLIENT_USER_AGENT
+) -> k8s.ApiClient:
+    """An asyncio ApiClient from KUBECONFIG, else ~/.kube/config, else the pod's service account; its
+    requests carry `user_agent`. Close it (`await api_client.close()`, or `async with`) when done."""
+    if config_file is not None or context is not None or kubeconfig_present():
+        loaded = await k8s_config.new_client_from_config(config_file=config_file, context=context)
+        api = cast(k8s.ApiClient, loaded)
+    else:
+        configuration = k8s.Configuration()
+        k8s_config.load_incluster_config(client_configuration=configuration)
+        api = k8s.ApiClient(configuration)
+    api.user_agent = user_agent
+    return api
+
+
+class AsyncTransport:
+    """One HTTP request per Call, through the asyncio ApiClient; every failure becomes a Reply."""
+
+    def __init__(self, api_client: k8s.ApiClient) -> None:
+        self._api = api_client
+
+    async def send(self, call: Call) -> Reply:
+        headers = {"Accept": "application/json"}
+        if call.body is not None:
+            headers["Content-Type"] = call.content_type
+        try:
+            method, url, header_params, body, post_params = await self._api.param_serialize(
+                method=call.method,
+                resource_path=call.path,
+                query_params=list(call.query.items()) if call.query else None,
+                header_params=headers,
+                body=call.body,
+                auth_settings=["BearerToken"],
+            )
+            response = await self._api.call_api(
+                method,
+                url,
+                header_params=header_params,
+                body=body,
+                post_params=post_params,
+                _request_timeout=call.timeout,
+            )
+            data = await response.read()
+        except Exception as error:  # noqa: BLE001 - every failure is the Reply's; the flow raises it typed
+            return Reply(None, error=error)
+        return Reply(int(response.status), bytes(data or b""))
+
+
+async def run(
+    flow: Flow[T], transport: AsyncSender, deliver: Callable[[Reported], Awaitable[None]] | None = None
+) -> T:
+    """Drives a flow to its end: each Call through the transport, each Deliver through `deliver`."""
+    try:
+        instruction = next(flow)
+        while True:
+            if isinstance(instruction, Deliver):
+                if deliver is None:
+                    raise TypeError("this flow delivers a report, and no deliver callback was given")
+                await deliver(Reported(instruction.report))
+                instruction = flow.send(None)
+            else:
+                instruction = flow.send(await transport.send(instruction))
+    except StopIteration as stop:
+        return cast(T, stop.value)
+    finally:
+        flow.close()
+
+
+class AsyncSessionReferences:
+    """attach, detach, forget and prune_worktree for an asyncio agent host (docs/client.md)."""
+
+    def __init__(
+        self, api_client: k8s.ApiClient | None = None, *, transport: AsyncSender | None = None
+    ) -> None:
+        """Give `api_client` (load_async_api_client()) or `transport` (the HTTP layer: tests, proxies)."""
+        if transport is None and api_client is None:
+            raise TypeError("give api_client (await load_async_api_client()) or transport")
+        self._transport: AsyncSender = (
+            transport if transport is not None else AsyncTransport(cast(k8s.ApiClient, api_client))
+        )
+
+    async def attach(self, request: AttachRequest) -> str:
+        """Records the attach and returns the reference's name. Raises SandboxDeletingError when the fence is
+        up, after withdrawing only what this call wrote. Start the session only after it returns."""
+        return await run(references.attach(request), self._transport)
+
+    async def detach(self, namespace: str, sandbox: str, session: str) -> None:
+        """Marks the reference Detached: a tombstone that keeps blocking destruction until pruned or forgotten."""
+        await run(references.detach(namespace, sandbox, session, now_seconds()), self._transport)
+
+    async def forget(self, namespace: str, sandbox: str, session: str, deadline: float = 2.0) -> ForgetResult:
+        """Deletes the reference within `deadline` seconds. Never raises: Forgotten, AlreadyGone, or
+        ForgetFailed (also when the deadline passed; the delete may still land)."""
+        # The deadline is wait_for's, which cancels the request; none of the request's own could end it first.
+        try:
+            return await asyncio.wait_for(
+                run(references.forget(namespace, sandbox, session, None), self._transport), deadline
+            )
+        except asyncio.TimeoutError:
+            return ForgetFailed(ForgetDeadlineError(deadline))
+        except Exception as error:  # noqa: BLE001 - forget reports every failure as a value
+            return ForgetFailed(error)
+
+    async def prune_worktree(self, namespace: str, worktree: str) -> list[str]:
+        """Deletes the Detached references of a worktree; returns the names deleted. Attached ones, and any
+        re-attached since the list, are kept."""
+        return await run(references.prune_worktree(namespace, worktree), self._transport)
+
+
+class AsyncCompletionReports:
+    """The agent host's side of report-to-parent-once, for asyncio (docs/client.md)."""
+
+    def __init__(
+        self, api_client: k8s.ApiClient | None = None, *, transport: AsyncSender | None = None
+    ) -> None:
+        """Give `api_client` (load_async_api_client()) or `transport` (the HTTP layer: tests, proxies)."""
+        if transport is None and api_client is None:
+            raise TypeError("give api_client (await load_async_api_client()) or transport")
+        self._transport: AsyncSender = (
+            transport if transport is not None else AsyncTransport(cast(k8s.ApiClient, api_client))
+        )
+
+    async def record_turn(self, namespace: str, reference: str, turn: TurnRecord) -> None:
+        """Writes the session's status.turn and, for an ended turn, appends it to status.endedTurns."""
+        await run(reports.record_turn(namespace, reference, turn, now_millis()), self._transport)
+
+    async def report_once(
+        self, request: ReportRequest, deliver: Callable[[Reported], Awaitable[None]]
+    ) -> ReportOutcome:
+        """Awaits `deliver` when the parent must hear, once per (delegation, turn) across host restarts."""
+        return await run(reports.report_once(request), self._transport, deliver)

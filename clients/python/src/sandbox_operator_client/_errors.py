@@ -1,0 +1,112 @@
+"""The client's errors: the fence (SandboxDeletingError) and a failed request (KubeRequestError), both
+under SandboxOperatorClientError, each with its cause chained (`raise ... from`)."""
+
+import json
+from typing import Literal
+
+from ._fence import FenceKind
+from ._withdrawal import Withdrawal
+
+#: The failing step of a request, as the TypeScript client names it.
+KubeStep = Literal["List", "Get", "Create", "Delete", "Patch", "PatchStatus"]
+#: Why the fence refused an attach.
+FenceReason = Literal["Deleting", "CleanupFenced", "Gone", "Unreadable"]
+
+
+class SandboxOperatorClientError(Exception):
+    """Every error this client raises."""
+
+
+class ApiAnswerError(Exception):
+    """The API server answered with an error status: the cause of a KubeRequestError."""
+
+    def __init__(self, status: int, body: str) -> None:
+        self.status = status
+        self.body = body
+        super().__init__(f"HTTP {status}: {_message_of(body)}")
+
+
+def _message_of(body: str) -> str:
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return body[:500]
+    message = parsed.get("message") if isinstance(parsed, dict) else None
+    return message if isinstance(message, str) else body[:500]
+
+
+class KubeRequestError(SandboxOperatorClientError):
+    """An API call failed: `step` (e.g. Create, Patch), `target` (e.g. sessionreference ns/name), and the
+    HTTP `status` when there was an answer (None when there was none: refused, reset, timed out)."""
+
+    kind: Literal["KubeRequestFailed"] = "KubeRequestFailed"
+
+    def __init__(self, step: KubeStep, target: str, status: int | None, cause: BaseException) -> None:
+        self.step: KubeStep = step
+        self.target = target
+        self.status = status
+        detail = (
+            _message_of(cause.body)
+            if isinstance(cause, ApiAnswerError)
+            else str(cause) or type(cause).__name__
+        )
+        answer = "" if status is None else f" with HTTP {status}"
+        super().__init__(f"{step} {target} failed{answer}: {detail}")
+        self.__cause__ = cause
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404
+
+    @property
+    def conflict(self) -> bool:
+        return self.status == 409
+
+
+class SandboxDeletingError(SandboxOperatorClientError):
+    """The fence: the sandbox is being deleted (`since` set), fenced by automatic cleanup (`since` set), gone,
+    or could not be read (treated as deleting). The attach was withdrawn as `withdrawal` says. Do not start
+    the session in this sandbox; choose or create another one."""
+
+    kind: Literal["SandboxDeleting"] = "SandboxDeleting"
+
+    def __init__(
+        self,
+        namespace: str,
+        sandbox: str,
+        since: str | None,
+        withdrawal: Withdrawal,
+        reason: FenceReason,
+        problem: str | None = None,
+    ) -> None:
+        self.namespace = namespace
+        self.sandbox = sandbox
+        self.since = since
+        self.withdrawal: Withdrawal = withdrawal
+        self.reason: FenceReason = reason
+        self.problem = problem
+        what = f"sandbox {namespace}/{sandbox}"
+        if reason == "Gone":
+            message = f"{what} does not exist; the attach was withdrawn ({withdrawal})"
+        elif reason == "Unreadable":
+            message = (
+                f"{what} could not be read ({problem or 'unreadable'}), so it is treated as being deleted; "
+                f"the attach was refused and withdrawn ({withdrawal})"
+            )
+        else:
+            message = f"{what} is being deleted (since {since}); the attach was refused and withdrawn ({withdrawal})"
+        super().__init__(message)
+
+
+def fence_reason(kind: FenceKind) -> FenceReason:
+    if kind == "Open":
+        raise ValueError("an open fence refuses nothing")
+    return kind
+
+
+class ForgetDeadlineError(SandboxOperatorClientError, TimeoutError):
+    """forget did not finish within its deadline; the delete may still land."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        super().__init__(f"forget did not finish within {deadline:g} s")

@@ -1,0 +1,8 @@
+/** Every conformance scenario. A scenario added to one of these lists runs for every client in DRIVERS. */
+import type { Scenario } from '../context.ts';
+import { handshake } from './handshake.ts';
+import { lifecycle } from './lifecycle.ts';
+import { reports } from './reports.ts';
+import { unreadable } from './unreadable.ts';
+
+export const SCENARIOS: readonly Scenario[] = [...handshake, ...unreadable, ...lifecycle, ...reports];
