@@ -60,9 +60,10 @@ export const ANNOTATIONS = {
    */
   deletionOverride: `${GROUP}/deletion-override`,
   /**
-   * On a Sandbox, written by the operator before automatic cleanup deletes it: the fence an attach honours
-   * (like a deletionTimestamp), so an attach either is seen by the cleanup's consistent LIST or is refused.
-   * The value is when the fence went up; the operator lifts it when the sandbox turns out to be referenced.
+   * On a Sandbox, written by the operator before automatic cleanup deletes it, and before an administrator's
+   * erase of its index: the fence an attach honours (like a deletionTimestamp), so an attach either is seen
+   * by the consistent LIST that follows or is refused. The value is when the fence went up; the operator
+   * lifts it when the sandbox turns out to be referenced, or once the erase is recorded.
    */
   cleanupFence: `${GROUP}/cleanup-fence`,
 } as const;

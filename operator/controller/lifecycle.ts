@@ -43,11 +43,22 @@ export function capacityLatch(status: SandboxStatus | undefined): CapacityLatch 
 }
 
 /** The erase-references request not yet acted on: each annotation value erases once. */
+/**
+ * The erase request not yet acted on: an erase-references value this incarnation's status has not recorded
+ * (each value erases once). A value the incarnation carried before the operator ever wrote its status is
+ * inherited (a GitOps tool keeps the annotation on every Sandbox it re-creates; a restore brings it back
+ * without the status), not a request: `inheritedErase` records it, and it erases nothing (issue 25, #10).
+ */
 export function pendingErase(sandbox: Sandbox): string | undefined {
   const requested = sandbox.metadata.annotations?.[ANNOTATIONS.eraseReferences];
-  if (requested === undefined || requested === sandbox.status?.capacity?.erasedFor) return undefined;
+  if (requested === undefined || sandbox.status === undefined) return undefined;
+  if (requested === sandbox.status.capacity?.erasedFor) return undefined;
   return requested;
 }
+
+/** The erase value a first status write records as done, unacted: see `pendingErase`. */
+export const inheritedErase = (sandbox: Sandbox): string | undefined =>
+  sandbox.status === undefined ? sandbox.metadata.annotations?.[ANNOTATIONS.eraseReferences] : undefined;
 
 export type CleanupClock =
   | { readonly kind: 'Off' }

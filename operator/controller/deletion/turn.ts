@@ -29,7 +29,7 @@ import { incarnationOf, stalenessOf } from '../incarnation.ts';
 import { turnReads, type TurnReads } from './read-ahead.ts';
 import { removeFinalizerPatch } from '../finalizer.ts';
 import { hasMarker, legacyEvidence, type LegacyResult } from '../walk-lane/evidence.ts';
-import { capacityLatch, pendingErase } from '../lifecycle.ts';
+import { capacityLatch, inheritedErase, pendingErase } from '../lifecycle.ts';
 import type { ListedReference } from '../ports.ts';
 import { keyOf } from '../cache/store.ts';
 
@@ -169,7 +169,8 @@ async function perform(
     case 'record-decision': {
       const { verdict } = step.decided;
       ctx.recorder.onDecision?.(verdict.verdict, verdict.evidence);
-      const decided = { ...step.decided, legacy: step.evidence, erasedFor: facts.eraseRequest };
+      const erasedFor = facts.eraseRequest ?? inheritedErase(sandbox);
+      const decided = { ...step.decided, legacy: step.evidence, erasedFor };
       // Exclusive: the release's LIST, if it takes one, goes with the status write, not after it (read-ahead.ts).
       if (verdict.verdict === 'Exclusive' && listsPods(ctx, sandbox, facts))
         reads.pods.start(() => ctx.ports.pods.listLive(namespace, name));

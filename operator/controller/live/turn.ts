@@ -16,11 +16,11 @@ import { eraseReferences } from '../erase.ts';
 import { keepEvictionGuard } from '../eviction-guard.ts';
 import { addFinalizerPatch, removeFinalizerFromIncarnation } from '../finalizer.ts';
 import { incarnationOf } from '../incarnation.ts';
-import { missingOrdinals, pendingErase } from '../lifecycle.ts';
+import { inheritedErase, missingOrdinals, pendingErase } from '../lifecycle.ts';
 import { reaperModeRefusal, sandboxPod } from '../pod-template.ts';
 import { legacyEvidence, nextLegacyWalkInMs } from '../walk-lane/evidence.ts';
 import { writeStatus } from '../write-status.ts';
-import { cleanUpWhenDue } from './cleanup.ts';
+import { cleanUpWhenDue, raiseFencePatch } from './cleanup.ts';
 
 /**
  * A pod of a live sandbox that is terminating (an override delete, an eviction) is already being stopped by
@@ -113,13 +113,23 @@ async function withFinalizer(
   return fresh.value;
 }
 
+/**
+ * The erase behind the fence automatic cleanup raises (an attach that reads it withdraws), written on the
+ * version this turn read: a stale cache, whose status may not show an erase already done, conflicts before
+ * anything is erased. The next turn lifts the fence (./cleanup.ts), once the status records the request.
+ */
+async function fencedErase(ctx: ReconcilerContext, sandbox: Sandbox, request: string, log: Logger) {
+  await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), raiseFencePatch(sandbox, ctx.now()));
+  return eraseReferences(ctx, sandbox, request, log);
+}
+
 export async function reconcileLive(ctx: ReconcilerContext, cached: Sandbox, log: Logger): Promise<Action> {
   const sandbox = await withFinalizer(ctx, cached, log);
   if (!sandbox) return awaitChange();
   const { namespace, name } = sandbox.metadata;
   const key = keyOf(namespace, name);
   const request = pendingErase(sandbox);
-  const erased = request === undefined ? undefined : await eraseReferences(ctx, sandbox, request, log);
+  const erased = request === undefined ? undefined : await fencedErase(ctx, sandbox, request, log);
   const index = await currentIndex(ctx, sandbox, erased);
   const reconciliation = liveReconciliation(ctx, sandbox, log);
   // Cleanup before anything else writes the Sandbox: its fence is preconditioned on the version read.
@@ -136,7 +146,13 @@ export async function reconcileLive(ctx: ReconcilerContext, cached: Sandbox, log
   // exists (the eviction API checks budgets only for running pods).
   await firstFailure(
     [
-      writeStatus(ctx, sandbox, { index, reconciliation, decision: undefined, pods, erasedFor: request }),
+      writeStatus(ctx, sandbox, {
+        index,
+        reconciliation,
+        decision: undefined,
+        pods,
+        erasedFor: request ?? inheritedErase(sandbox),
+      }),
       keepEvictionGuard(ctx, sandbox, log),
       releaseTerminatingPods(ctx, sandbox, pods, log),
       refusal

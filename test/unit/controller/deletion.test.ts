@@ -133,10 +133,12 @@ describe('a deletion turn', () => {
   });
 
   it('acts on an erase request first, then decides on what the API server holds after it', async () => {
+    // An earlier turn wrote its status: the request is the administrator's, not inherited (erase-request.test.ts).
     const subject = sandbox('sbx')
       .deleting()
       .withAnnotation(ANNOTATIONS.eraseReferences, 'INC-1')
-      .withReference(own, foreign);
+      .withReference(own, foreign)
+      .withStatus({ phase: 'Blocked', reconciliation: { state: 'NotRequired', marker: true } });
     const action = await turn(subject, [
       current,
       expect_('references.deleteAll(sbx)', deleted('own', 'foreign')),
