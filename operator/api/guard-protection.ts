@@ -10,15 +10,28 @@
  *   foreground prune) would leave it with no decision either, its pods held forever. `kubectl apply` and
  *   server-side apply keep the finalizer, since they do not own it.
  *
- * A terminating namespace lifts both: its deletion is the administrator's, and it removes everything in it.
+ * - an adopted Sandbox may not lose or change its adopted-from annotation before the operator has recorded the
+ *   adoption in its status (issue 25, #4): without it, its first status would carry the marker, and no legacy
+ *   walk would run. Once recorded, the operator remembers it whatever the annotation says.
+ *
+ * A terminating namespace lifts the first two: its deletion is the administrator's, and it removes everything in it.
  */
-import { EXCLUSIVITY_FINALIZER, GROUP, LABELS, MANAGED_BY } from './names.ts';
+import { ANNOTATIONS, EXCLUSIVITY_FINALIZER, GROUP, LABELS, MANAGED_BY } from './names.ts';
 import { validatingPolicy } from './admission.ts';
 
 export const GUARD_PROTECTION_POLICY = `sandbox-guard-protection.${GROUP}`;
 
 const label = `'${LABELS.sandbox}'`;
 const finalizer = `'${EXCLUSIVITY_FINALIZER}'`;
+const adoptedFrom = `'${ANNOTATIONS.adoptedFrom}'`;
+const adoption = (o: string) => `${o}.metadata.?annotations[?${adoptedFrom}]`;
+/** A Sandbox UPDATE that removes or changes adopted-from before the status records the adoption. */
+const adoptionLost =
+  `${adoption('oldObject')}.hasValue() && !oldObject.?status.?reconciliation.hasValue() && ` +
+  `${adoption('object')}.orValue('') != ${adoption('oldObject')}.value()`;
+const finalizerStripped =
+  `${finalizer} in oldObject.metadata.?finalizers.orValue([]) && ` +
+  `!(${finalizer} in object.metadata.?finalizers.orValue([]))`;
 
 export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
   return validatingPolicy(name, {
@@ -47,8 +60,7 @@ export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
           `request.resource.resource == 'poddisruptionbudgets' ? ` +
           `(oldObject.metadata.?labels[?${label}].orValue('') != '' && ` +
           `oldObject.metadata.?labels[?'${LABELS.managedBy}'].orValue('') == '${MANAGED_BY}') : ` +
-          `(${finalizer} in oldObject.metadata.?finalizers.orValue([]) && ` +
-          `!(${finalizer} in object.metadata.?finalizers.orValue([])))`,
+          `((${finalizerStripped}) || (${adoptionLost}))`,
       },
     ],
     variables: [
@@ -63,7 +75,10 @@ export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
     ],
     validations: [
       {
-        expression: 'variables.isOperator || variables.namespaceTerminating',
+        expression:
+          "request.resource.resource == 'sandboxes' && !(" +
+          finalizerStripped +
+          ') ? true : variables.isOperator || variables.namespaceTerminating',
         messageExpression:
           "request.resource.resource == 'poddisruptionbudgets' ? " +
           "'poddisruptionbudget ' + oldObject.metadata.name + ' is the eviction guard of Sandbox ' + " +
@@ -71,6 +86,15 @@ export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
           "'sandbox ' + oldObject.metadata.name + (has(oldObject.metadata.deletionTimestamp) ? ' is being deleted' : '') + ': its finalizer " +
           `${EXCLUSIVITY_FINALIZER} belongs to the operator, which removes it once the exclusivity decision releases the sandbox; ` +
           "a replace must keep metadata.finalizers (kubectl apply and server-side apply keep it)'",
+        reason: 'Forbidden',
+      },
+      {
+        expression: `request.resource.resource != 'sandboxes' || !(${adoptionLost})`,
+        messageExpression:
+          "'sandbox ' + oldObject.metadata.name + ': annotation " +
+          `${ANNOTATIONS.adoptedFrom} may not be removed or changed before the operator has recorded the adoption ` +
+          '(status.reconciliation): without it the sandbox would be taken for one created under the index, and ' +
+          "its legacy walk would never run'",
         reason: 'Forbidden',
       },
     ],

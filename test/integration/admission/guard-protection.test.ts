@@ -6,7 +6,7 @@
  */
 import { PolicyV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXCLUSIVITY_FINALIZER, LABELS } from '../../../operator/api/names.ts';
+import { ANNOTATIONS, EXCLUSIVITY_FINALIZER, LABELS } from '../../../operator/api/names.ts';
 import { kubeConfig, kubectl, testNamespace } from '../../harness/kube.ts';
 import {
   createReference,
@@ -25,6 +25,7 @@ import {
 } from '../controller/operator.ts';
 
 const namespace = testNamespace('guard-protection');
+const unwatched = testNamespace('guard-unwatched');
 let operator: RunningOperator;
 const budgets = () => kubeConfig().makeApiClient(PolicyV1Api);
 
@@ -118,6 +119,30 @@ describe('a live Sandbox', () => {
     expect((await getSandbox(namespace, 'replaced'))?.metadata.finalizers).toContain(EXCLUSIVITY_FINALIZER);
     // A replace that keeps the finalizer (what kubectl apply amounts to) goes through.
     expect((await replace([EXCLUSIVITY_FINALIZER])).exitCode).toBe(0);
+  });
+});
+
+describe('an adopted Sandbox the operator has not recorded yet', () => {
+  it('keeps its adopted-from annotation until the operator records the adoption (issue 25, #4)', async () => {
+    // In a namespace no operator watches: the operator down, behind, or unable to parse it. Without the
+    // annotation its first status would carry the marker, and no legacy walk would ever run. (Once the status
+    // records the adoption the operator remembers it: lifecycle.test.ts, "stays adopted".)
+    await createSandbox(unwatched, 'adopted', {
+      worktree: 'wt-1',
+      annotations: { [ANNOTATIONS.adoptedFrom]: 'cloud-agent v1' },
+    });
+    const attempts = [
+      ['annotate', 'sandbox', 'adopted', '-n', unwatched, `${ANNOTATIONS.adoptedFrom}-`],
+      ['annotate', 'sandbox', 'adopted', '-n', unwatched, '--overwrite', `${ANNOTATIONS.adoptedFrom}=other`],
+    ];
+    for (const attempt of attempts) {
+      const result = await kubectl(attempt);
+      expect(result.exitCode, attempt.join(' ')).not.toBe(0);
+      expect(result.stderr).toContain('status.reconciliation');
+    }
+    expect((await getSandbox(unwatched, 'adopted'))?.metadata.annotations?.[ANNOTATIONS.adoptedFrom]).toBe(
+      'cloud-agent v1',
+    );
   });
 });
 
