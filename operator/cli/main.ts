@@ -16,6 +16,15 @@ Flags and their SANDBOX_OPERATOR_* environment variables: operator/controller/wi
 In a checkout, \`npm start\` runs it on a local control plane when no cluster is configured.
 `;
 
+/**
+ * A parent that started this process with an IPC channel (`npm start`'s launcher) hears once that the
+ * operator reconciles, so it can say "ready" only then; the channel never keeps the process alive.
+ */
+process.channel?.unref();
+function tellParent(): void {
+  process.send?.({ kind: 'ready' });
+}
+
 class NoClusterError extends Error {
   readonly kind = 'NoCluster';
 }
@@ -66,8 +75,8 @@ async function main(): Promise<void> {
 
   try {
     const kubeconfig = connect(process.env, logger);
-    await runOperator({ kubeconfig, logger, signal: stop.signal });
-    logger.info('stopped');
+    // Its last line is the manager's "operator stopped"; under `npm start` the launcher's "stopped" ends all.
+    await runOperator({ kubeconfig, logger, signal: stop.signal, onReady: tellParent });
   } catch (error) {
     logger.fatal({ err: error }, 'sandbox-operator failed');
     process.exitCode = 1;

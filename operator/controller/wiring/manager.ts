@@ -45,6 +45,8 @@ export type ManagerOptions = {
   readonly signal: AbortSignal;
   /** Called once the probe server listens (tests use the address). */
   readonly onListening?: (port: number) => void;
+  /** Called once this replica reconciles (caches synced, leading): a supervising parent's readiness. */
+  readonly onReconciling?: () => void;
   /** Wraps the Kubernetes ports, e.g. to observe or pause them in tests. */
   readonly decoratePorts?: (ports: ControllerPorts) => ControllerPorts;
 };
@@ -184,6 +186,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     runner.start(config.workers);
     for (const key of store.sandboxKeys()) queue.add(key);
     log.info({ workers: config.workers, namespace: config.namespace ?? '(all)' }, 'reconciling sandboxes');
+    options.onReconciling?.();
     await Promise.race([
       leadership,
       new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),

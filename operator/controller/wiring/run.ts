@@ -13,9 +13,17 @@ export interface RunOperatorOptions {
   readonly signal: AbortSignal;
   /** Operator flags (see config.ts); default: this process's arguments. */
   readonly argv?: readonly string[];
+  /** Called once the operator reconciles (caches synced, leading). */
+  readonly onReady?: () => void;
 }
 
-export async function runOperator({ kubeconfig, logger, signal, argv }: RunOperatorOptions): Promise<void> {
+export async function runOperator({
+  kubeconfig,
+  logger,
+  signal,
+  argv,
+  onReady,
+}: RunOperatorOptions): Promise<void> {
   const config = loadConfig(argv ?? process.argv.slice(2), process.env);
   logger.level = config.logLevel;
   logger.info(
@@ -26,5 +34,11 @@ export async function runOperator({ kubeconfig, logger, signal, argv }: RunOpera
     },
     'starting sandbox-operator',
   );
-  await runManager({ kubeConfig: kubeconfig, config, log: logger, signal });
+  await runManager({
+    kubeConfig: kubeconfig,
+    config,
+    log: logger,
+    signal,
+    ...(onReady ? { onReconciling: onReady } : {}),
+  });
 }

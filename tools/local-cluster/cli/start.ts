@@ -83,12 +83,31 @@ async function startLocal(logger: Logger): Promise<{ cluster: LocalCluster; env:
   }
 }
 
-/** The operator's own process, on this terminal; tsx runs its TypeScript as it is. */
+/**
+ * The operator's own process, on this terminal; tsx runs its TypeScript as it is. Its IPC channel carries one
+ * message, `{ kind: 'ready' }`, once it reconciles (operator/cli/main.ts).
+ */
 function startOperator(args: readonly string[], env: NodeJS.ProcessEnv): ChildProcess {
   return spawn(process.execPath, ['--import', import.meta.resolve('tsx'), OPERATOR_MAIN, ...args], {
     cwd: REPOSITORY,
-    stdio: 'inherit',
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env,
+  });
+}
+
+/** Resolves once the operator says it reconciles, or it exits first (then the caller sees its exit). */
+function untilReady(operator: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      operator.off('message', onMessage);
+      operator.off('exit', done);
+      resolve();
+    };
+    const onMessage = (message: unknown) => {
+      if ((message as { kind?: unknown } | null)?.kind === 'ready') done();
+    };
+    operator.on('message', onMessage);
+    operator.once('exit', done);
   });
 }
 
@@ -124,17 +143,21 @@ async function main(): Promise<void> {
       ? await startLocal(logger)
       : undefined;
   try {
-    if (local) {
-      // pino writes asynchronously: let its lines out first so the banner is not buried among them.
-      await new Promise<void>((resolve) => logger.flush(() => resolve()));
-      process.stdout.write(banner(local.cluster));
-    }
     if (!stop.signal.aborted) {
       operator = startOperator(
         argv.filter((arg) => arg !== '--local'),
         local?.env ?? process.env,
       );
-      const [code, signal] = (await once(operator, 'exit')) as [number | null, NodeJS.Signals | null];
+      const exited = once(operator, 'exit');
+      // The banner says the cluster is ready for kubectl only once the operator reconciles: a Sandbox
+      // applied before that would be deleted without its finalizer, with no decision.
+      await untilReady(operator);
+      if (local && operator.exitCode === null && operator.signalCode === null) {
+        // pino writes asynchronously: let its lines out first so the banner is not buried among them.
+        await new Promise<void>((resolve) => logger.flush(() => resolve()));
+        process.stdout.write(banner(local.cluster));
+      }
+      const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
       // Ended by a stop signal without handling it is a stop too; any other signal (the OOM killer's) is not.
       process.exitCode = code ?? (signal === 'SIGTERM' || signal === 'SIGINT' ? 0 : 1);
     }
