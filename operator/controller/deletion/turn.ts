@@ -17,6 +17,7 @@ import { referenceEntryOf } from '../../exclusivity/reference.ts';
 import { buildReferenceIndex, type ReferenceIndex } from '../../exclusivity/reference-index.ts';
 import { tombstonesToPrune } from '../../exclusivity/prune.ts';
 import { awaitChange, requeueAfter, type Action } from '../../runtime/action.ts';
+import { KubeRequestError } from '../../kube/errors.ts';
 import type { ReconcilerContext } from '../context.ts';
 import { currentIndex } from '../current-index.ts';
 import { isReleased, type PodSummary } from '../cache/pod-summary.ts';
@@ -308,7 +309,14 @@ async function removeFinalizer(
   log: Logger,
 ): Promise<DeletionFacts> {
   const patch = removeFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
-  if (patch) await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), patch);
+  try {
+    if (patch) await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), patch);
+  } catch (error) {
+    // Gone already: an earlier turn's removal landed and the cache had yet to see it. Finished, not failed.
+    if (!(error instanceof KubeRequestError && error.notFound)) throw error;
+    log.debug('the Sandbox is gone already: its deletion was finished by an earlier turn');
+    return { ...facts, finalizer: false };
+  }
   ctx.failpoint('remove-finalizer');
   // The count the API server answered to the erase, not a cache the erase just changed underneath. One
   // Event per deletion (`Releasing`, with the decision); the end is this log line and the Sandbox's going.

@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { sandbox } from '../builders.ts';
 import { attached } from '../fixtures.ts';
-import { deletionTurn as turn, deleted, expect_, releasingStatus } from './scripted-ports.ts';
+import { KubeRequestError } from '../../../operator/kube/errors.ts';
+import { deletionTurn as turn, deleted, expect_, failing, releasingStatus } from './scripted-ports.ts';
 
 const own = attached('own', 'wt-1');
 const late = attached('late', 'wt-2');
@@ -52,5 +53,20 @@ describe('a released deletion and a reference written after its decision', () =>
       expect_('events.record(DeletionBlocked)'),
     ]);
     expect(action).toEqual({ kind: 'RequeueAfter', ms: 30_000 });
+  });
+});
+
+describe('a finished deletion', () => {
+  it('takes a Sandbox already gone when its finalizer is removed as finished, not as a failure to retry', async () => {
+    const subject = sandbox('sbx').deleting();
+    subject.withStatus(releasingStatus(subject, []));
+    const gone = new KubeRequestError('PatchFinalizers', 'sandbox ns/sbx', 404, {
+      cause: new Error('sandboxes.sandbox.agents.dev "sbx" not found'),
+    });
+    const action = await turn(subject, [
+      expect_('pods.listLive(sbx)', []),
+      failing('sandboxes.patchMetadata(sbx)', gone),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
   });
 });
