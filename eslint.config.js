@@ -13,6 +13,16 @@ const domainDirs = [
   'operator/runtime/error-policy.ts',
 ];
 
+// What a pure module may import only as types: Kubernetes clients, the logger, the filesystem, processes, HTTP.
+const IO_MODULES = [
+  '@kubernetes/client-node',
+  'pino',
+  'node:fs',
+  'node:fs/*',
+  'node:child_process',
+  'node:http',
+];
+
 // The homes of operator/ and what each may not import (CONTRIBUTING.md, "Where things live"). The layers,
 // bottom up: api; exclusivity; ledger-walk; kube; runtime; then controller, sidecar, client; cli wires them together.
 const HOMES = [
@@ -203,14 +213,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: [
-                '@kubernetes/client-node',
-                'pino',
-                'node:fs',
-                'node:fs/*',
-                'node:child_process',
-                'node:http',
-              ],
+              group: IO_MODULES,
               allowTypeImports: true,
               message:
                 'This is the pure core (operator/{api,exclusivity,ledger-walk}, the deletion steps, the error policy): do I/O in the shells.',
@@ -291,14 +294,7 @@ function sidecarHomes() {
                 ? []
                 : [
                     {
-                      group: [
-                        '@kubernetes/client-node',
-                        'pino',
-                        'node:fs',
-                        'node:fs/*',
-                        'node:child_process',
-                        'node:http',
-                      ],
+                      group: IO_MODULES,
                       allowTypeImports: true,
                       message: `operator/sidecar/${home} is pure: ${pure}.`,
                     },
