@@ -146,10 +146,26 @@ describe('sandbox-operator/client, packed and installed in a fresh project', () 
     );
     const internal = run(
       process.execPath,
-      ['--input-type=module', '--eval', "await import('sandbox-operator/dist/operator/controller/run.js')"],
+      [
+        '--input-type=module',
+        '--eval',
+        "await import('sandbox-operator/dist/client/operator/kube/errors.js')",
+      ],
       { cwd: project },
     );
     await expect(internal).rejects.toThrow(/ERR_PACKAGE_PATH_NOT_EXPORTED/);
+  });
+
+  it('carries the client and what it imports, nothing else of the product (issue 24)', async () => {
+    const installed = join(project, 'node_modules', 'sandbox-operator');
+    const code = (await readdir(installed, { recursive: true }))
+      .filter((file) => file.endsWith('.js'))
+      .map((file) => file.replace(/^dist\/client\/operator\//, ''));
+    expect(code).toContain('client/index.js');
+    // Only the client's own folder and the two it may import (lint zones); never the controller, the
+    // sidecar, the CLI, the local control plane, or the api's CRD generator.
+    expect(code.filter((file) => !/^(client|api|kube)\/[a-z-]+\.js$/.test(file))).toEqual([]);
+    expect(code).not.toContain('api/generate-crds.js');
   });
 
   it('runs the example: attach, detach, prune and forget leave no reference behind', async () => {
