@@ -14,11 +14,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { GROUP, SESSION_REFERENCE } from '../../../operator/api/names.ts';
 import { kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { sandboxManifest } from '../controller/fixtures.ts';
+import { heldDeletion, releaseHeldDeletion } from './held-deletion.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..', '..');
 const ns = testNamespace('client-pkg');
-const HOLD = 'example.test/hold';
 let project: string;
 
 type Lock = {
@@ -103,16 +103,7 @@ beforeAll(async () => {
   await copyFile(packagedExample(), example());
 }, 300_000);
 afterAll(async () => {
-  await kubectlOk([
-    'patch',
-    'sandbox',
-    'deleting',
-    '-n',
-    ns,
-    '--type=merge',
-    '-p',
-    '{"metadata":{"finalizers":null}}',
-  ]).catch(() => undefined);
+  await releaseHeldDeletion(ns, 'deleting');
   await rm(project, { recursive: true, force: true });
 });
 
@@ -185,11 +176,7 @@ describe('sandbox-operator/client, packed and installed in a fresh project', () 
   });
 
   it('runs the example against a sandbox being deleted: refused, exit 3, the reference withdrawn', async () => {
-    const manifest = sandboxManifest(ns, 'deleting', { worktree: 'wt-1' });
-    await kubectlOk(['apply', '-f', '-'], {
-      input: JSON.stringify({ ...manifest, metadata: { ...manifest.metadata, finalizers: [HOLD] } }),
-    });
-    await kubectlOk(['delete', 'sandbox', 'deleting', '-n', ns, '--wait=false']);
+    await heldDeletion(ns, 'deleting');
     const result = await runExample('deleting');
     expect(result.code).toBe(3);
     expect(result.stderr).toContain(`refused: sandbox ${ns}/deleting is being deleted`);

@@ -14,13 +14,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { GROUP, SESSION_REFERENCE } from '../../../operator/api/names.ts';
 import { kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { sandboxManifest } from '../controller/fixtures.ts';
+import { heldDeletion, releaseHeldDeletion } from './held-deletion.ts';
 import { preparePython } from '../conformance/drivers.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..', '..');
 const devPython = join(root, 'clients', 'python', '.venv', 'bin', 'python');
 const ns = testNamespace('py-client-pkg');
-const HOLD = 'example.test/hold';
 let work: string;
 const venv = (name: 'wheel' | 'sdist') => join(work, name, 'bin', 'python');
 const example = () => join(work, 'agent_host.py');
@@ -88,16 +88,7 @@ beforeAll(async () => {
   await copyFile(join(root, 'examples', 'agent-host-python', 'agent_host.py'), example());
 }, 600_000);
 afterAll(async () => {
-  await kubectlOk([
-    'patch',
-    'sandbox',
-    'deleting',
-    '-n',
-    ns,
-    '--type=merge',
-    '-p',
-    '{"metadata":{"finalizers":null}}',
-  ]).catch(() => undefined);
+  await releaseHeldDeletion(ns, 'deleting');
   await rm(work, { recursive: true, force: true });
 });
 
@@ -166,11 +157,7 @@ describe('sandbox-operator-client, built and installed into fresh virtual enviro
     });
 
   it('runs the example against a sandbox being deleted: refused, exit 3, the reference withdrawn', async () => {
-    const manifest = sandboxManifest(ns, 'deleting', { worktree: 'wt-1' });
-    await kubectlOk(['apply', '-f', '-'], {
-      input: JSON.stringify({ ...manifest, metadata: { ...manifest.metadata, finalizers: [HOLD] } }),
-    });
-    await kubectlOk(['delete', 'sandbox', 'deleting', '-n', ns, '--wait=false']);
+    await heldDeletion(ns, 'deleting');
     for (const flags of [[], ['--asyncio']]) {
       const result = await runExample(venv('wheel'), 'deleting', ...flags);
       expect(result.code).toBe(3);
