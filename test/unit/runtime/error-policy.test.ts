@@ -96,6 +96,38 @@ describe('the error policy', () => {
     });
   });
 
+  it('awaits a fix for an admission denial whatever its status: a policy without a reason (422), a webhook (400)', () => {
+    const denied = (status: number, message: string) =>
+      new KubeRequestError('Create', 'poddisruptionbudget ns/sbx-sandbox', status, {
+        cause: { code: status, body: JSON.stringify({ kind: 'Status', message }) },
+      });
+    const policy = denied(
+      422,
+      "poddisruptionbudgets.policy \"sbx-sandbox\" is invalid: : ValidatingAdmissionPolicy 'no-zero-budgets' with binding 'no-zero-budgets' denied request: budgets must allow a disruption",
+    );
+    const webhook = denied(
+      400,
+      'admission webhook "validation.gatekeeper.sh" denied the request: [pdb-no-zero] maxUnavailable of 0 is not allowed',
+    );
+    expect(errorPolicy(controllerErrorOf(policy))).toMatchObject({
+      kind: 'AwaitFix',
+      misconfiguration: { reason: 'AdmissionRefused', fix: expect.stringContaining('no-zero-budgets') },
+    });
+    expect(errorPolicy(controllerErrorOf(webhook))).toMatchObject({
+      kind: 'AwaitFix',
+      misconfiguration: {
+        reason: 'AdmissionRefused',
+        fix: expect.stringContaining('validation.gatekeeper.sh refused it ([pdb-no-zero] maxUnavailable'),
+      },
+    });
+    // An invalid request that no admission denied stays a failed request.
+    expect(
+      errorPolicy(controllerErrorOf(denied(422, 'Sandbox "x" is invalid: spec.worktree'))),
+    ).toMatchObject({
+      kind: 'RetryWithBackoff',
+    });
+  });
+
   it('still retries a create refused because the namespace is terminating: an outcome, not a setting', () => {
     const terminating = forbidden(
       'pods "sbx-0" is forbidden: unable to create new content in namespace team-a because it is being terminated',
