@@ -134,6 +134,10 @@ describe('the chart’s admission policy template', () => {
         '{{ include "sandbox-operator.guardProtectionPolicy" . }}',
         'rel-guard-protection.sandbox.agents.dev',
       )
+      .replaceAll(
+        '{{ include "sandbox-operator.budgetProtectionPolicy" . }}',
+        'rel-budget-protection.sandbox.agents.dev',
+      )
       .replaceAll('{{ include "sandbox-operator.admissionParams" . }}', 'rel-admission')
       .replaceAll(
         '{{ include "sandbox-operator.operatorUsers" . | quote }}',
@@ -158,6 +162,7 @@ describe('the chart’s admission policy template', () => {
       operatorBounds: 'rel-operator-bounds.sandbox.agents.dev',
       podTemplate: 'rel-pod-template.sandbox.agents.dev',
       guardProtection: 'rel-guard-protection.sandbox.agents.dev',
+      budgetProtection: 'rel-budget-protection.sandbox.agents.dev',
       params: 'rel-admission',
     };
     expect(documents).toEqual(
@@ -194,6 +199,8 @@ describe('the chart’s admission policy template', () => {
       'ValidatingAdmissionPolicyBinding/rel-pod-template.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/rel-guard-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/rel-guard-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/rel-budget-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/rel-budget-protection.sandbox.agents.dev',
     ]);
     // Every binding names its own policy and the one release-scoped parameters ConfigMap.
     for (const binding of objects.filter((d) => d.kind === 'ValidatingAdmissionPolicyBinding'))
