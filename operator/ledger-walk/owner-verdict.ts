@@ -67,7 +67,9 @@ export function legacyOwnerVerdict(owner: LedgerOwner, target: ReconciliationTar
 }
 
 /** What the lookup of one session of an owner found: a verdict that blocks the owner, or a clear session. */
-export type SessionFinding = { readonly kind: 'Clear' } | Exclude<OwnerVerdict, { readonly kind: 'Clear' }>;
+export type SessionFinding =
+  /** `located`: the locator placed the session in a sandbox, so the owner's history is known. */
+  { readonly kind: 'Clear'; readonly located: boolean } | Exclude<OwnerVerdict, { readonly kind: 'Clear' }>;
 
 /** The session as reasons name it: the root by itself, a delegate with its owner. */
 export const sessionOfOwner = (owner: LedgerOwner, session: string): string =>
@@ -82,7 +84,7 @@ export function sessionFinding(
 ): SessionFinding {
   switch (location.kind) {
     case 'NotAllocated':
-      return { kind: 'Clear' };
+      return { kind: 'Clear', located: false };
     case 'HistoryUnavailable':
       return {
         kind: 'Unavailable',
@@ -91,9 +93,9 @@ export function sessionFinding(
       };
     case 'Located': {
       // A location naming another sandbox is an identity mismatch: the session does not hold this one.
-      if (!namesTarget(target, location.sandbox, location.provider)) return { kind: 'Clear' };
+      if (!namesTarget(target, location.sandbox, location.provider)) return { kind: 'Clear', located: true };
       const worktree = location.worktree ?? owner.worktree;
-      if (!isForeignReference({ worktree }, target)) return { kind: 'Clear' };
+      if (!isForeignReference({ worktree }, target)) return { kind: 'Clear', located: true };
       const through = session === owner.session ? '' : ` through session ${session}`;
       return {
         kind: 'Foreign',
@@ -106,16 +108,26 @@ export function sessionFinding(
 }
 
 /**
- * An owner's verdict from its sessions' findings, in session order: the first that is not Clear decides, all
- * Clear is Clear. Undefined while a session before the deciding one is still unknown.
+ * An owner's verdict from its sessions' findings, in session order: the first that is not Clear decides.
+ * All Clear is Clear only when some session was located or the ledger recorded an allocation: an owner
+ * whose locator and ledger evidence are both gone may have left this sandbox without a trace, so its
+ * history is unavailable (seed 000) and it blocks. Undefined while a session before the deciding one is
+ * still unknown.
  */
 export function ownerVerdict(
   owner: LedgerOwner,
   findings: readonly (SessionFinding | undefined)[],
 ): OwnerVerdict | undefined {
+  let located = false;
   for (const finding of findings) {
     if (finding === undefined) return undefined;
     if (finding.kind !== 'Clear') return finding;
+    located ||= finding.located;
   }
-  return { kind: 'Clear', owner: owner.session };
+  if (located || owner.allocation) return { kind: 'Clear', owner: owner.session };
+  return {
+    kind: 'Unavailable',
+    owner: owner.session,
+    reason: `no session of owner ${owner.session} is allocated and the ledger recorded no allocation for it`,
+  };
 }

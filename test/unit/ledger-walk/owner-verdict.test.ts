@@ -65,7 +65,7 @@ describe('sessionFinding', () => {
       located('sbx-a', 'wt-1'),
       target,
     );
-    expect(finding).toEqual({ kind: 'Clear' });
+    expect(finding).toEqual({ kind: 'Clear', located: true });
   });
 
   it('falls back to the ledger’s worktree when the locator names none', () => {
@@ -76,7 +76,7 @@ describe('sessionFinding', () => {
         located('sbx-a', undefined),
         target,
       ),
-    ).toEqual({ kind: 'Clear' });
+    ).toEqual({ kind: 'Clear', located: true });
     expect(
       sessionFinding(
         owner('workspace_1', { worktree: 'wt-2' }),
@@ -138,6 +138,7 @@ describe('sessionFinding', () => {
     const elsewhere = owner('workspace_1', { worktree: 'wt-2' });
     expect(sessionFinding(elsewhere, 'workspace_1', located('sbx-b', 'wt-2'), target)).toEqual({
       kind: 'Clear',
+      located: true,
     });
     expect(
       sessionFinding(
@@ -146,12 +147,13 @@ describe('sessionFinding', () => {
         { kind: 'Located', sandbox: 'sbx-a', provider: 'other', worktree: 'wt-2' },
         target,
       ),
-    ).toEqual({ kind: 'Clear' });
+    ).toEqual({ kind: 'Clear', located: true });
   });
 
-  it('clears a session that holds no runtime', () => {
+  it('clears a session that holds no runtime, as not located', () => {
     expect(sessionFinding(owner('workspace_1'), 'workspace_1', { kind: 'NotAllocated' }, target)).toEqual({
       kind: 'Clear',
+      located: false,
     });
   });
 
@@ -188,7 +190,8 @@ describe('sessionsToLocate', () => {
 });
 
 describe('ownerVerdict', () => {
-  const clear = { kind: 'Clear' } as const;
+  const clear = { kind: 'Clear', located: true } as const;
+  const notLocated = { kind: 'Clear', located: false } as const;
   const foreign = {
     kind: 'Foreign',
     owner: 'workspace_1',
@@ -210,11 +213,27 @@ describe('ownerVerdict', () => {
 
   it('is decided by the first session, in order, that is not clear, whatever comes after it', () => {
     expect(ownerVerdict(workspace, [clear, timedOut, foreign])).toEqual(timedOut);
-    expect(ownerVerdict(workspace, [clear, foreign, undefined])).toEqual(foreign);
+    expect(ownerVerdict(workspace, [notLocated, foreign, undefined])).toEqual(foreign);
   });
 
-  it('is clear when every session is clear', () => {
-    expect(ownerVerdict(workspace, [clear, clear, clear])).toEqual({ kind: 'Clear', owner: 'workspace_1' });
+  it('is clear when every session is clear and one of them was located', () => {
+    expect(ownerVerdict(workspace, [notLocated, clear, notLocated])).toEqual({
+      kind: 'Clear',
+      owner: 'workspace_1',
+    });
+  });
+
+  it('is clear when no session is allocated but the ledger recorded an allocation', () => {
+    const recorded = owner('workspace_1', { allocation: { sandbox: 'sbx-b', provider: 'kubernetes' } });
+    expect(ownerVerdict(recorded, [notLocated])).toEqual({ kind: 'Clear', owner: 'workspace_1' });
+  });
+
+  it('is unavailable when no session is allocated and the ledger recorded no allocation', () => {
+    expect(ownerVerdict(workspace, [notLocated, notLocated, notLocated])).toEqual({
+      kind: 'Unavailable',
+      owner: 'workspace_1',
+      reason: 'no session of owner workspace_1 is allocated and the ledger recorded no allocation for it',
+    });
   });
 });
 

@@ -78,6 +78,20 @@ const seedCases: readonly Case[] = [
     lookedUp: ['workspace_1'],
   },
   {
+    name: 'a control-plane no-worktree owner with no location and no recorded allocation is unavailable',
+    owners: [owner('workspace_1')],
+    answers: { workspace_1: notAllocated },
+    outcome: { kind: 'Unavailable', owner: 'workspace_1' },
+    lookedUp: ['workspace_1'],
+  },
+  {
+    name: 'a worktree owner with no location and no recorded allocation is unavailable',
+    owners: [owner('workspace_1', { worktree: 'wt-2' })],
+    answers: { workspace_1: notAllocated },
+    outcome: { kind: 'Unavailable', owner: 'workspace_1' },
+    lookedUp: ['workspace_1'],
+  },
+  {
     name: 'a no-worktree owner whose sessions mix control and legacy ids is walked session by session',
     owners: [owner('workspace_1', { sessions: ['workspace_1', 'agent_2'] })],
     answers: { workspace_1: located('sbx-b', undefined), agent_2: notAllocated },
@@ -157,6 +171,24 @@ const issueCases: readonly Case[] = [
     answers: { workspace_1: notAllocated },
     outcome: { kind: 'Complete' },
     lookedUp: ['workspace_1'],
+  },
+  {
+    name: 'a recorded allocation of another sandbox is evidence enough when no session is allocated',
+    owners: [owner('workspace_1', { worktree: 'wt-2', allocation: elsewhere })],
+    answers: { workspace_1: notAllocated },
+    outcome: { kind: 'Complete' },
+    lookedUp: ['workspace_1'],
+  },
+  {
+    name: 'an owner none of whose sessions is allocated, with no recorded allocation, is unavailable',
+    owners: [owner('agent_1', { sessions: ['agent_1', 'workspace_2'] })],
+    answers: { agent_1: notAllocated, workspace_2: notAllocated },
+    outcome: {
+      kind: 'Unavailable',
+      owner: 'agent_1',
+      reason: 'no session of owner agent_1 is allocated and the ledger recorded no allocation for it',
+    },
+    lookedUp: ['agent_1', 'workspace_2'],
   },
   {
     name: 'the root is located even when the ledger lists only its delegates',

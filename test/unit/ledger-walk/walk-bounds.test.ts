@@ -11,7 +11,14 @@ import {
   type ReconcileLimits,
 } from '../../../operator/ledger-walk/index.ts';
 import { lookupSession } from '../../../operator/ledger-walk/lookup.ts';
-import { located, owner, ScriptedLedger, ScriptedLocator, type Script } from './scripted.ts';
+import {
+  inAnotherSandbox,
+  located,
+  owner,
+  ScriptedLedger,
+  ScriptedLocator,
+  type Script,
+} from './scripted.ts';
 
 const target = { namespace: 'team-a', sandbox: 'sbx-a', provider: 'kubernetes', worktree: 'wt-1' };
 
@@ -99,7 +106,7 @@ describe('the lookups', () => {
       [owner('workspace_1', { worktree: 'wt-1' }), owner('agent_2'), owner('workspace_3')],
       [
         ['workspace_1', { latencyMs: 57, answer: located('sbx-a', 'wt-1') }],
-        ['workspace_3', { latencyMs: 30, answer: { kind: 'NotAllocated' } }],
+        ['workspace_3', { latencyMs: 30, answer: inAnotherSandbox }],
       ],
     );
     expect(outcome).toEqual({
@@ -169,7 +176,7 @@ describe('the lookups', () => {
     const limits = { budgetMs: 1_000, perCallMs: 1_000, concurrency: 1 };
     const { outcome } = await walk(
       [owner('workspace_0'), owner('workspace_1')],
-      [['workspace_0', { latencyMs: 956, answer: { kind: 'NotAllocated' } }]],
+      [['workspace_0', { latencyMs: 956, answer: inAnotherSandbox }]],
       { limits },
     );
     expect(outcome).toMatchObject({
@@ -197,7 +204,6 @@ describe('the lookups', () => {
 });
 
 describe('the sessions of an owner', () => {
-  const elsewhere = located('sbx-other', undefined);
   const sessionsOf = (root: string, count: number) =>
     owner(root, { sessions: Array.from({ length: count }, (_, i) => `${root}_${i}`) });
 
@@ -207,7 +213,7 @@ describe('the sessions of an owner', () => {
       [many],
       [many.session, ...many.sessions].map((session): [string, Script] => [
         session,
-        { latencyMs: 57, answer: elsewhere },
+        { latencyMs: 57, answer: inAnotherSandbox },
       ]),
     );
     expect(locator.maxInFlight).toBe(8);
@@ -237,7 +243,7 @@ describe('the sessions of an owner', () => {
     const { outcome } = await walk(
       [owner('workspace_1', { sessions: ['workspace_1', 'workspace_2'] })],
       [
-        ['workspace_1', { latencyMs: 10, answer: elsewhere }],
+        ['workspace_1', { latencyMs: 10, answer: inAnotherSandbox }],
         ['workspace_2', { latencyMs: 0, hang: true }],
       ],
     );
@@ -257,11 +263,11 @@ describe('the sessions of an owner', () => {
         owner('workspace_1', { sessions: ['workspace_1', 'workspace_2', 'workspace_3', 'workspace_4'] }),
       ],
       [
-        ['workspace_0', { latencyMs: 200, answer: elsewhere }],
+        ['workspace_0', { latencyMs: 200, answer: inAnotherSandbox }],
         ['workspace_1', { latencyMs: 10, answer: located('sbx-a', 'wt-2') }],
         ['workspace_2', { latencyMs: 100, error: new Error('503 from locator') }],
-        ['workspace_3', { latencyMs: 10, answer: elsewhere }],
-        ['workspace_4', { latencyMs: 10, answer: elsewhere }],
+        ['workspace_3', { latencyMs: 10, answer: inAnotherSandbox }],
+        ['workspace_4', { latencyMs: 10, answer: inAnotherSandbox }],
       ],
       { limits },
     );
@@ -280,7 +286,7 @@ describe('the sessions of an owner', () => {
     const limits = { budgetMs: 1_000, perCallMs: 1_000, concurrency: 1 };
     const { outcome, locator } = await walk(
       [owner('workspace_1', { sessions: ['workspace_1', 'workspace_2'] })],
-      [['workspace_1', { latencyMs: 956, answer: elsewhere }]],
+      [['workspace_1', { latencyMs: 956, answer: inAnotherSandbox }]],
       { limits },
     );
     expect(locator.calls).toEqual(['workspace_1']);
