@@ -78,10 +78,10 @@ export async function reconcileSandboxReferences(input: ReconcileInput): Promise
   let settle: (outcome: ReconciliationOutcome) => void = () => undefined;
   const decided = new Promise<ReconciliationOutcome>((resolve) => (settle = resolve));
 
+  // An owner's slot holds its verdict so far: undefined until its sessions decide it, then fixed, since the
+  // sessions up to the deciding one are known (a lookup under way then records the same verdict again).
   // A verdict recorded after the outcome cannot change it: the promise settles once, its stats are a copy.
-  // An owner may be recorded again by a lookup that was under way when it was decided: with the same
-  // verdict, since the sessions up to the deciding one are known by then.
-  const record = (position: number, verdict: OwnerVerdict) => {
+  const record = (position: number, verdict: OwnerVerdict | undefined) => {
     verdicts[position] = verdict;
     const outcome = combineInOwnerOrder(verdicts, () => stats(owners.length));
     if (outcome) {
@@ -129,8 +129,7 @@ export async function reconcileSandboxReferences(input: ReconcileInput): Promise
           else counters.failed += 1;
         }
         findings[index] = finding;
-        const verdict = ownerVerdict(owner, findings);
-        if (verdict) record(position, verdict);
+        record(position, ownerVerdict(owner, findings));
       });
     });
   });
