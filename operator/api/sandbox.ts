@@ -188,7 +188,13 @@ export const decisionSchema = z
 
 export const sandboxStatusSchema = z
   .object({
-    observedGeneration: z.int().min(0).optional().describe('The metadata.generation this status describes.'),
+    observedGeneration: z
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'The metadata.generation this status describes; 0 until the operator has observed the sandbox.',
+      ),
     phase: z
       .enum(SANDBOX_PHASES)
       .optional()
@@ -250,4 +256,13 @@ export const sandboxStatusSchema = z
   })
   .describe('Observed state of the sandbox, written by the controller.');
 export type SandboxStatus = z.infer<typeof sandboxStatusSchema>;
+
+/**
+ * The status a Sandbox reads with until the operator writes its first one: the CRD's default for `status`,
+ * which the API server applies on every read of an object stored without one (a new Sandbox: create drops
+ * status on a resource with the status subresource; a restore). Observed generation 0 is below every
+ * generation, so kstatus (Flux, kpt) reads the sandbox InProgress, not Current, until the operator has
+ * looked (docs/health.md). It is not a status the operator wrote: that one always records `reconciliation`.
+ */
+export const UNOBSERVED_STATUS = { observedGeneration: 0 } as const satisfies SandboxStatus;
 export type SandboxDecision = z.infer<typeof decisionSchema>;

@@ -5,6 +5,7 @@ import { parseAllDocuments } from 'yaml';
 import { admissionParams } from '../../../operator/api/admission.ts';
 import { generatedFiles } from '../../../operator/api/generate-crds.ts';
 import { sandboxCrd, sessionReferenceCrd } from '../../../operator/api/crd.ts';
+import { sandboxStatusSchema, UNOBSERVED_STATUS } from '../../../operator/api/sandbox.ts';
 import { admissionPolicies, renderChartAdmissionPolicy } from '../../../operator/api/render-crds.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
@@ -88,6 +89,25 @@ describe.each([
     walk(schema.properties!['spec']!, 'spec');
     walk(schema.properties!['status']!, 'status');
     expect(unbounded).toEqual([]);
+  });
+});
+
+describe('the Sandbox status a GET returns before the operator wrote one', () => {
+  const status = sandboxCrd.spec.versions[0]!.schema.openAPIV3Schema.properties.status as Schema;
+
+  it('is the CRD default: observed generation 0, below every generation, so kstatus reads it InProgress', () => {
+    expect(status['default']).toEqual({ observedGeneration: 0 });
+    expect(status['default']).toEqual(UNOBSERVED_STATUS);
+  });
+
+  it('is a status the schema accepts (the API server refuses a CRD whose default does not validate)', () => {
+    expect(sandboxStatusSchema.parse(UNOBSERVED_STATUS)).toEqual(UNOBSERVED_STATUS);
+  });
+
+  it('is only the Sandbox’s: no operator writes a SessionReference’s status', () => {
+    const reference = sessionReferenceCrd.spec.versions[0]!.schema.openAPIV3Schema.properties
+      .status as Schema;
+    expect(reference['default']).toBeUndefined();
   });
 });
 
