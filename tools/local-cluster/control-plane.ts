@@ -86,8 +86,9 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   const logger = options.logger ?? pino({ name: 'local-cluster' }, pino.destination(2));
   const root = options.cacheDir ?? cacheRoot();
   const stateDir = runStateDir(root);
+  // Info, not warn: the leftovers are already gone, so nothing is left for a person to do (issue 30, logs).
   for (const run of await reapOrphans(stateDir))
-    logger.warn({ ...run }, 'reaped processes and directories of a run that ended without cleaning up');
+    logger.info({ ...run }, 'reaped processes and directories of a run that ended without cleaning up');
 
   const binaries = await ensureBinaries({
     tools: CONTROL_PLANE_TOOLS,
