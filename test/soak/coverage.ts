@@ -3,7 +3,6 @@
  * moves reached (refused protected writes, refused guards, recorded Exclusive decisions, late references the
  * operator erased and reported, erases acted on, pods released after a strip). Summed in the run's summary.
  */
-import { EXCLUSIVITY_FINALIZER } from '../../operator/api/names.ts';
 import { isForeignReference } from '../../operator/exclusivity/index.ts';
 import type { TimedEvent } from './audit-log.ts';
 import type { SoakModel } from './model.ts';
@@ -76,8 +75,12 @@ export function coverageOf(model: SoakModel, events: readonly TimedEvent[], oper
       if (e.objectRef?.resource !== 'sessionreferences' || e.verb !== 'delete' || !ok(e)) return false;
       return [...windows.values()].some((list) => within(list, e.received));
     }).length,
-    sandboxesStrippedInTermination: [...versions.values()].filter((list) =>
-      list.some((v) => v.at > terminating && v.deleting && !v.finalizers.includes(EXCLUSIVITY_FINALIZER)),
+    sandboxesStrippedInTermination: sorted.filter(
+      (e) =>
+        opOf(e)?.kind === 'strip-finalizer' &&
+        e.objectRef?.resource === 'sandboxes' &&
+        ok(e) &&
+        e.received >= terminating,
     ).length,
   };
 }
