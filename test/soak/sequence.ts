@@ -13,7 +13,6 @@ import type { SequenceContext } from './agent-host.ts';
 import type { AuditTail } from './audit-log.ts';
 import { checkSequence, type Violation } from './invariants.ts';
 import type { Losses } from './judgements.ts';
-import { coverageOf, type Coverage } from './coverage.ts';
 import { REFUSE_LABEL } from './platform.ts';
 import { actorClients, type ActorClients, type Connections } from './kube.ts';
 import { SoakModel, type SandboxSpec, type SessionSpec } from './model.ts';
@@ -53,7 +52,6 @@ export type SequenceResult = {
   readonly trace: readonly string[];
   readonly releaseMs: readonly number[];
   readonly namespaceMs: number | undefined;
-  readonly coverage: Coverage;
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -366,6 +364,5 @@ export async function runSequence(
     ),
     releaseMs,
     namespaceMs,
-    coverage: coverageOf(model, events, env.operatorUser),
   };
 }
