@@ -20,7 +20,6 @@ function model() {
         adopted: false,
         manifestKeepsAdoption: false,
         cleanupTtlSeconds: undefined,
-        manifestErase: false,
       },
     ],
   );
