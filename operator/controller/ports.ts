@@ -44,12 +44,14 @@ export interface SandboxApi {
   readLive(namespace: string, name: string): Promise<LiveSandbox | undefined>;
   /**
    * Sets the changed top-level status fields (JSON Patch on the status subresource, testing the uid); `before`
-   * is the status the change was computed from.
+   * is the status the change was computed from. With `readVersion`, it also tests the resourceVersion: the
+   * write lands only on the very Sandbox it was computed from (a decision), and fails as stale otherwise.
    */
   patchStatus(
     target: SandboxIncarnation,
     before: Readonly<Record<string, unknown>> | undefined,
     changed: Readonly<Record<string, unknown>>,
+    readVersion?: string,
   ): Promise<void>;
   /** JSON Patch on the object (finalizers, the cleanup fence), testing the uid; fails on a stale `test`. */
   patchMetadata(target: SandboxIncarnation, ops: readonly JsonPatchOp[]): Promise<WrittenSandbox>;

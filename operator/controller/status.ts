@@ -187,11 +187,14 @@ export function statusPatchOps(
   uid: string,
   before: Readonly<Record<string, unknown>> | undefined,
   changed: Readonly<Record<string, unknown>>,
+  readVersion?: string,
 ): JsonPatchOp[] {
-  const test = incarnationTest(uid);
-  if (before === undefined) return [test, { op: 'add', path: '/status', value: changed }];
+  const tests: JsonPatchOp[] = [incarnationTest(uid)];
+  if (readVersion !== undefined)
+    tests.push({ op: 'test', path: '/metadata/resourceVersion', value: readVersion });
+  if (before === undefined) return [...tests, { op: 'add', path: '/status', value: changed }];
   return [
-    test,
+    ...tests,
     ...Object.entries(changed).map(([field, value]): JsonPatchOp => {
       const path = `/status/${field.replaceAll('~', '~0').replaceAll('/', '~1')}`;
       return value === null ? { op: 'remove', path } : { op: 'add', path, value };

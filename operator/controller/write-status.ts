@@ -20,6 +20,11 @@ export type StatusFacts = {
   readonly erasedFor?: string | undefined;
   /** Top-level fields whose change alone is not worth a request; they are written with any other change. */
   readonly notAlone?: readonly string[];
+  /**
+   * Lands only on the Sandbox as read (its resourceVersion): a decision made on a cache that lags must not
+   * overwrite one recorded meanwhile — an Exclusive decision is final (deletion/record.ts).
+   */
+  readonly asRead?: true;
 };
 
 export async function writeStatus(
@@ -40,7 +45,8 @@ export async function writeStatus(
   const changed = changedStatusFields(sandbox.status, status);
   if (!changed) return;
   if (facts.notAlone && Object.keys(changed).every((field) => facts.notAlone?.includes(field))) return;
-  await ctx.ports.sandboxes.patchStatus(incarnationOf(sandbox), sandbox.status, changed);
+  const readVersion = facts.asRead ? (sandbox.metadata.resourceVersion ?? '') : undefined;
+  await ctx.ports.sandboxes.patchStatus(incarnationOf(sandbox), sandbox.status, changed, readVersion);
   const was = sandbox.status?.conditions?.find((c) => c.type === 'Misconfigured');
   const is = status.conditions?.find((c) => c.type === 'Misconfigured');
   // The Event follows the condition: once when a refusal is first recorded (or changes), not per turn.

@@ -26,13 +26,13 @@ export function kubeSandboxApi({ json }: KubeClients): SandboxApi {
         throw error;
       }
     },
-    async patchStatus({ namespace, name, uid }, before, changed) {
+    async patchStatus({ namespace, name, uid }, before, changed, readVersion) {
       await request('PatchStatus', `sandbox ${namespace}/${name}`, () =>
         json({
           method: 'PATCH',
           path: `${sandboxPath(namespace, name)}/status`,
           query: { fieldManager: FIELD_MANAGER },
-          body: statusPatchOps(uid, before, changed),
+          body: statusPatchOps(uid, before, changed, readVersion),
           contentType: PatchStrategy.JsonPatch,
         }),
       );

@@ -3,27 +3,41 @@
  * them with the rest, and they are said, since each is an attach that was refused (or a withdraw that failed).
  */
 import type { Logger } from 'pino';
-import type { Sandbox } from '../../api/objects.ts';
+import type { Sandbox, SessionReference } from '../../api/objects.ts';
+import type { Parsed } from '../../api/parse.ts';
 import { isForeignReference } from '../../exclusivity/foreign.ts';
-import { keyOf } from '../cache/store.ts';
+import { referenceEntryOf } from '../../exclusivity/reference.ts';
 import type { ReconcilerContext } from '../context.ts';
+import type { ListedReference } from '../ports.ts';
 import { sandboxRef } from '../erase.ts';
 
 /**
- * The references of a finally decided sandbox that would have made it not exclusive: foreign to its worktree,
- * or unreadable. Written after the decision's LIST, they belong to attaches that were refused.
+ * What the erase of a finally decided sandbox's index deletes, and which of those are late: foreign to its
+ * worktree, or unreadable — references that would have made it not exclusive, written after the decision's
+ * LIST, so their attaches were refused. Taken from the erase's own consistent LIST, not the cache: a late
+ * reference the cache has not seen yet is erased all the same, and must be said all the same.
  */
-export function lateReferences(ctx: ReconcilerContext, sandbox: Sandbox): ReadonlySet<string> {
-  const key = keyOf(sandbox.metadata.namespace, sandbox.metadata.name);
+export function lateErase(
+  live: readonly Parsed<SessionReference>[],
+  sandbox: Sandbox,
+): { readonly listed: readonly ListedReference[]; readonly late: ReadonlySet<string> } {
   const target = { worktree: sandbox.spec.worktree };
-  return new Set([
-    ...ctx.store
-      .references(key)
-      .filter((entry) => isForeignReference(entry, target))
-      .map((entry) => entry.name),
-    // An unreadable one is named by its key, `namespace/name`.
-    ...ctx.store.unreadableReferences(key).map((error) => error.objectKey.split('/').at(-1) ?? ''),
-  ]);
+  const listed: ListedReference[] = [];
+  const late = new Set<string>();
+  for (const parsed of live) {
+    if (parsed.ok) {
+      const { name, uid, resourceVersion } = parsed.value.metadata;
+      listed.push({ name, uid: uid ?? '', resourceVersion: resourceVersion ?? '' });
+      if (isForeignReference(referenceEntryOf(parsed.value), target)) late.add(name);
+    } else {
+      // An unreadable one is named by its key, `namespace/name`, and deleted on the uid and version it was read at.
+      const name = parsed.error.objectKey.split('/').at(-1) ?? '';
+      const { uid = '', resourceVersion = '' } = parsed.error.identity;
+      listed.push({ name, uid, resourceVersion });
+      late.add(name);
+    }
+  }
+  return { listed, late };
 }
 
 export function reportLate(

@@ -30,6 +30,10 @@ export async function recordDecision(
     decision,
     erasedFor: decided.erasedFor,
     pods: ctx.store.pods(keyOf(sandbox.metadata.namespace, sandbox.metadata.name)),
+    // Decided on this Sandbox's cache: a turn whose cache missed an Exclusive decision (the Sandbox watch lags
+    // the reference and pod watches) would otherwise decide again on a late reference and record Foreign over
+    // it, the pods already released. Stale, the write fails; the retry starts from the watch's newer Sandbox.
+    asRead: true,
     // Released: the pods are going and so is the Sandbox; their counts alone are a request per deletion
     // that nobody reads (issue 13).
     ...(!changed && verdict.verdict === 'Exclusive' ? { notAlone: RELEASED_POD_COUNTS } : {}),

@@ -24,7 +24,7 @@ import { isReleased, type PodSummary } from '../cache/pod-summary.ts';
 import { nextDeletionStep, type DeletionFacts, type DeletionStep } from './steps.ts';
 import { recordDecision } from './record.ts';
 import { eraseReferences } from '../erase.ts';
-import { lateReferences, reportLate } from './late-references.ts';
+import { lateErase, reportLate } from './late-references.ts';
 import { keepEvictionGuard } from '../eviction-guard.ts';
 import { incarnationOf, stalenessOf } from '../incarnation.ts';
 import { turnReads, type TurnReads } from './read-ahead.ts';
@@ -218,10 +218,18 @@ async function perform(
     case 'erase-index': {
       // The LIST the decision was confirmed on, when this turn made one: after the fence, so a reference
       // written since is an attach that withdraws it; and each delete is preconditioned on what was listed.
-      const late = facts.final === true ? lateReferences(ctx, sandbox) : undefined;
-      const indexErased = await ctx.ports.references.deleteAll(namespace, name, facts.liveListed);
+      // A final turn made no LIST: it takes its own, to delete what it lists and name the late among them.
+      const final =
+        facts.final === true
+          ? lateErase(await ctx.ports.references.listLive(namespace, name), sandbox)
+          : undefined;
+      const indexErased = await ctx.ports.references.deleteAll(
+        namespace,
+        name,
+        final?.listed ?? facts.liveListed,
+      );
       ctx.failpoint(step.kind);
-      if (late) reportLate(ctx, sandbox, late, indexErased.deleted, log);
+      if (final) reportLate(ctx, sandbox, final.late, indexErased.deleted, log);
       return { ...facts, indexErased };
     }
     case 'erase-again':

@@ -8,7 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { sandbox } from '../builders.ts';
 import { attached } from '../fixtures.ts';
 import { KubeRequestError } from '../../../operator/kube/errors.ts';
-import { deletionTurn as turn, deleted, expect_, failing, releasingStatus } from './scripted-ports.ts';
+import {
+  deletionTurn as turn,
+  deleted,
+  expect_,
+  failing,
+  listed,
+  releasingStatus,
+} from './scripted-ports.ts';
 
 const own = attached('own', 'wt-1');
 const late = attached('late', 'wt-2');
@@ -21,11 +28,39 @@ describe('a released deletion and a reference written after its decision', () =>
     const action = await turn(subject, [
       current,
       expect_('pods.listLive(sbx)', []),
-      expect_('references.deleteAll(sbx)', deleted('own', 'late')),
+      expect_('references.listLive(sbx)', listed([own, late], 'sbx')),
+      expect_('references.deleteAll(sbx, listed [own, late])', deleted('own', 'late')),
       expect_('events.record(LateReferencesErased)'),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('reports a late reference its cache has not seen yet: the erase names the late among what its own LIST found', async () => {
+    // The soak's seed 20261246: the reference was written 8 ms before the erase, its watch event not yet in.
+    const subject = sandbox('sbx').deleting().withReference(own);
+    subject.withStatus(releasingStatus(subject, [own]));
+    const unseen = attached('unseen', 'wt-2');
+    await turn(subject, [
+      current,
+      expect_('pods.listLive(sbx)', []),
+      expect_('references.listLive(sbx)', listed([own, unseen], 'sbx')),
+      expect_('references.deleteAll(sbx, listed [own, unseen])', deleted('own', 'unseen')),
+      expect_('events.record(LateReferencesErased)'),
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+    ]);
+  });
+
+  it('does not report its own worktree’s reference written late: it would not have blocked the release', async () => {
+    const subject = sandbox('sbx').deleting();
+    subject.withStatus(releasingStatus(subject, [own]));
+    await turn(subject, [
+      current,
+      expect_('pods.listLive(sbx)', []),
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+    ]);
   });
 
   it('goes on releasing a pod an interrupted release left, without deciding again', async () => {

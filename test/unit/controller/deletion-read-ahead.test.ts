@@ -36,7 +36,8 @@ describe('the reads a deletion turn starts ahead', () => {
       current,
       expect_('pods.listLive(sbx)', []),
       expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
-      expect_('references.deleteAll(sbx)', deleted('own')),
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
     ]);
     const { ctx, inFlight, open } = held(contextOf(subject.store(), script));

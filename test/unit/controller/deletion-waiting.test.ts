@@ -6,7 +6,14 @@
 import { describe, expect, it } from 'vitest';
 import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
-import { deletionTurn as turn, deleted, expect_, releasingStatus, releasingTurn } from './scripted-ports.ts';
+import {
+  deletionTurn as turn,
+  deleted,
+  expect_,
+  listed,
+  releasingStatus,
+  releasingTurn,
+} from './scripted-ports.ts';
 
 const RESYNC_MS = 600_000; // contextOf's resync: the backstop for a missed event, never a poll
 
@@ -46,7 +53,8 @@ describe('a released deletion waiting for its pods', () => {
       current,
       expect_('pods.listLive(sbx)', []),
       expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
-      expect_('references.deleteAll(sbx)', deleted('own')),
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
@@ -74,7 +82,8 @@ describe('a released deletion waiting for its pods', () => {
         expect_('pods.listLive(sbx)', []),
         current,
         expect_('guards.removeDisruptionBudget(sbx-sandbox)'),
-        expect_('references.deleteAll(sbx)', deleted()),
+        expect_('references.listLive(sbx)', []),
+        expect_('references.deleteAll(sbx, listed [])', deleted()),
         expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
       ]);
     });
@@ -103,7 +112,8 @@ describe('a released deletion waiting for its pods', () => {
       await turn(subject, [
         current,
         expect_('pods.listLive(sbx)', []),
-        expect_('references.deleteAll(sbx)', deleted()),
+        expect_('references.listLive(sbx)', []),
+        expect_('references.deleteAll(sbx, listed [])', deleted()),
         expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
       ]);
     });

@@ -184,6 +184,14 @@ describe('statusPatchOps', () => {
       { op: 'add', path: '/status', value: { phase: 'Pending' } },
     ]);
   });
+
+  it('tests the resourceVersion the change was computed from, when it must land on that version only', () => {
+    expect(statusPatchOps('uid-1', { phase: 'Terminating' }, { phase: 'Blocked' }, '42')).toEqual([
+      { op: 'test', path: '/metadata/uid', value: 'uid-1' },
+      { op: 'test', path: '/metadata/resourceVersion', value: '42' },
+      { op: 'add', path: '/status/phase', value: 'Blocked' },
+    ]);
+  });
 });
 
 describe('the Misconfigured condition', () => {
