@@ -72,7 +72,8 @@ export function budgetProtectionPolicy(name: string = BUDGET_PROTECTION_POLICY) 
           operations: ['UPDATE', 'DELETE'],
           resources: ['poddisruptionbudgets'],
         },
-        // Its status subresource stores label changes too: a relabelled guard would no longer be guarded.
+        // Its status subresource stores label changes too: a relabelled guard would no longer be guarded. Only
+        // such changes are refused there; the status itself is its status writers' (keptAsRead below).
         {
           apiGroups: ['policy'],
           apiVersions: ['v1'],
@@ -81,10 +82,22 @@ export function budgetProtectionPolicy(name: string = BUDGET_PROTECTION_POLICY) 
         },
       ],
     },
-    variables: GUARD_VARIABLES,
+    variables: [
+      ...GUARD_VARIABLES,
+      // What the guard is found and kept by. A status write that leaves it alone is its status writers'
+      // (the disruption controller's; the eviction API's): refused, the guard would never be observed.
+      {
+        name: 'keptAsRead',
+        expression:
+          "request.?subResource.orValue('') == 'status' && " +
+          ['labels', 'finalizers', 'ownerReferences']
+            .map((field) => `object.metadata.?${field} == oldObject.metadata.?${field}`)
+            .join(' && '),
+      },
+    ],
     validations: [
       {
-        expression: 'variables.isOperator || variables.namespaceTerminating',
+        expression: 'variables.isOperator || variables.namespaceTerminating || variables.keptAsRead',
         messageExpression:
           "'poddisruptionbudget ' + oldObject.metadata.name + ' is the eviction guard of Sandbox ' + " +
           `oldObject.metadata.labels[${label}] + ' and is kept by the operator until the sandbox is released: delete the Sandbox instead'`,

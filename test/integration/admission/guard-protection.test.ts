@@ -90,6 +90,31 @@ describe('the eviction guard, through its status subresource', () => {
     const budget = await budgets().readNamespacedPodDisruptionBudget({ name: 'shared-sandbox', namespace });
     expect(budget.metadata?.labels?.[LABELS.sandbox]).toBe('shared');
   });
+
+  it('lets its status writers write its status: the disruption controller observes it', async () => {
+    // kube-controller-manager's disruption controller writes every budget's status (DisruptionAllowed, the
+    // healthy counts). Refused, it retries for ever and the guard is never observed (found by the soak).
+    const observed = await eventually('the guard’s status written by the disruption controller', async () => {
+      const budget = await budgets().readNamespacedPodDisruptionBudget({ name: 'shared-sandbox', namespace });
+      const condition = budget.status?.conditions?.find((c) => c.type === 'DisruptionAllowed');
+      return condition ?? pending({ status: budget.status });
+    });
+    expect(observed.status).toBe('False'); // maxUnavailable 0: no eviction is allowed
+    // And any status writer that changes only the status (here the test's administrator, not an operator user).
+    const result = await kubectl([
+      'patch',
+      'pdb',
+      'shared-sandbox',
+      '-n',
+      namespace,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"expectedPods":1}}',
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+  });
 });
 
 describe('a live Sandbox', () => {
