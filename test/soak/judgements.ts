@@ -182,10 +182,14 @@ function lateReferences(input: JudgementInput): Judged[] {
   return judged;
 }
 
-/** An injected fault on an Event POST or a reference DELETE, or an operator kill, from 1 s before to 5 s after. */
+/**
+ * An injected fault on an Event POST or a reference DELETE, or an operator kill, from 1 s before the erase to
+ * 2 s after it: the Event is posted as soon as the erase's deletes are answered, and a failed delete of the same
+ * erase fails the turn before it reports.
+ */
 function lost(losses: Losses, erased: TimedEvent): boolean {
   const from = erased.received - 1_000;
-  const to = erased.completed + 5_000;
+  const to = erased.completed + 2_000;
   const near = (at: number) => at >= from && at <= to;
   return (
     losses.kills.some(near) ||

@@ -13,6 +13,7 @@ export type SoakTotals = {
   readonly releaseMsP50: number;
   readonly namespaceMsMax: number;
   readonly namespaceMsP50: number;
+  readonly coverage: Readonly<Record<string, number>>;
 };
 
 const percentile = (values: readonly number[], p: number) => {
@@ -28,6 +29,9 @@ export function totals(outcomes: readonly SeedOutcome[]): SoakTotals {
       const seeds = (bySignature[v.signature] ??= []);
       if (!seeds.includes(o.seed)) seeds.push(o.seed);
     }
+  const coverage: Record<string, number> = {};
+  for (const o of outcomes)
+    for (const [k, v] of Object.entries(o.coverage)) coverage[k] = (coverage[k] ?? 0) + v;
   const release = outcomes.flatMap((o) => o.releaseMs);
   const namespaces = outcomes.flatMap((o) => o.namespaceMs);
   return {
@@ -42,6 +46,7 @@ export function totals(outcomes: readonly SeedOutcome[]): SoakTotals {
     releaseMsP50: percentile(release, 0.5),
     namespaceMsMax: Math.max(0, ...namespaces),
     namespaceMsP50: percentile(namespaces, 0.5),
+    coverage,
   };
 }
 
@@ -70,6 +75,9 @@ export function summary(t: SoakTotals, extra: Readonly<Record<string, unknown>>)
     ...Object.entries(t.bySignature).map(
       ([signature, seeds]) => `  ${signature}: ${seeds.length} seed(s): ${seeds.slice(0, 20).join(', ')}`,
     ),
+    `  issue 25 judged: ${Object.entries(t.coverage)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     `  release after exclusive: p50 ${t.releaseMsP50} ms, max ${t.releaseMsMax} ms; namespace gone: p50 ${t.namespaceMsP50} ms, max ${t.namespaceMsMax} ms`,
     ...Object.entries(extra).map(([k, v]) => `  ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`),
     ...t.harnessErrors.map((e) => `  harness error: ${e}`),

@@ -8,6 +8,7 @@ import pLimit from 'p-limit';
 import { sequenceArb } from './commands.ts';
 import { runSequence, type SequenceResult, type SoakEnv } from './sequence.ts';
 import type { Violation } from './invariants.ts';
+import { addCoverage } from './coverage.ts';
 
 export class SoakViolation extends Error {
   constructor(readonly result: SequenceResult) {
@@ -31,6 +32,8 @@ export type SeedOutcome = {
   readonly error: string | undefined;
   readonly releaseMs: readonly number[];
   readonly namespaceMs: readonly number[];
+  /** What issue 25's judgements had to judge, summed over this seed's runs. */
+  readonly coverage: Readonly<Record<string, number>>;
 };
 
 export type SoakPlan = {
@@ -73,6 +76,7 @@ export async function runSeed(
   let last: SequenceResult | undefined;
   const releaseMs: number[] = [];
   const namespaceMs: number[] = [];
+  const coverage: Record<string, number> = {};
   const property = fc.asyncProperty(sequenceArb, async ({ setup, steps }) => {
     if (first !== undefined && runs > shrinkRuns) return; // shrink budget spent: stop running sequences
     runs++;
@@ -81,6 +85,7 @@ export async function runSeed(
     operations += result.operations;
     releaseMs.push(...result.releaseMs);
     if (result.namespaceMs !== undefined) namespaceMs.push(result.namespaceMs);
+    addCoverage(coverage, result.coverage);
     // Shrink toward the first failure's own defect, not toward whatever fails most easily.
     const target = first === undefined ? undefined : primarySignature(first.violations);
     if (result.violations.some((v) => target === undefined || v.signature === target)) {
@@ -111,6 +116,7 @@ export async function runSeed(
     error,
     releaseMs,
     namespaceMs,
+    coverage,
   };
 }
 

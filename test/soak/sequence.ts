@@ -13,6 +13,7 @@ import type { SequenceContext } from './agent-host.ts';
 import type { AuditTail } from './audit-log.ts';
 import { checkSequence, type Violation } from './invariants.ts';
 import type { Losses } from './judgements.ts';
+import { coverageOf, type Coverage } from './coverage.ts';
 import { REFUSE_LABEL } from './platform.ts';
 import { actorClients, type ActorClients, type Connections } from './kube.ts';
 import { SoakModel, type SandboxSpec, type SessionSpec } from './model.ts';
@@ -52,6 +53,7 @@ export type SequenceResult = {
   readonly trace: readonly string[];
   readonly releaseMs: readonly number[];
   readonly namespaceMs: number | undefined;
+  readonly coverage: Coverage;
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -364,5 +366,6 @@ export async function runSequence(
     ),
     releaseMs,
     namespaceMs,
+    coverage: coverageOf(model, events, env.operatorUser),
   };
 }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ANNOTATIONS, EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
 import type { TimedEvent } from '../../soak/audit-log.ts';
+import { coverageOf } from '../../soak/coverage.ts';
 import { checkSequence } from '../../soak/invariants.ts';
 import type { Losses } from '../../soak/judgements.ts';
 import { SoakModel, type OpRecord } from '../../soak/model.ts';
@@ -207,6 +208,16 @@ describe('late-reference', () => {
     ]);
     const own = late('wt-1', false);
     expect(signatures(own.model, own.events)).toEqual([]);
+  });
+
+  it('is counted in what the run judged, so a clean run says how much it reached', () => {
+    const { model, events } = late('wt-2', true);
+    expect(coverageOf(model, events, OPERATOR)).toMatchObject({
+      lateReferencesWritten: 1,
+      foreignLateReferencesErased: 1,
+      lateReferencesReported: 1,
+      exclusiveDecisionsRecorded: 0,
+    });
   });
 });
 

@@ -1,0 +1,90 @@
+/**
+ * How often issue 25's judgements had something to judge in a sequence: a clean run proves only as much as its
+ * moves reached (refused protected writes, refused guards, recorded Exclusive decisions, late references the
+ * operator erased and reported, erases acted on, pods released after a strip). Summed in the run's summary.
+ */
+import { isForeignReference } from '../../operator/exclusivity/index.ts';
+import type { TimedEvent } from './audit-log.ts';
+import type { SoakModel } from './model.ts';
+import { eraseWindows, sandboxVersions, within } from './versions.ts';
+
+export type Coverage = Readonly<Record<CoverageKey, number>>;
+
+export type CoverageKey =
+  | 'protectedWritesRefused'
+  | 'guardWritesRefused'
+  | 'exclusiveDecisionsRecorded'
+  | 'lateReferencesWritten'
+  | 'foreignLateReferencesErased'
+  | 'lateReferencesReported'
+  | 'eraseRequestsPending'
+  | 'operatorDeletesDuringErase'
+  | 'sandboxesStrippedInTermination';
+
+const ok = (e: TimedEvent) => (e.responseStatus?.code ?? 0) >= 200 && (e.responseStatus?.code ?? 0) < 300;
+
+export function coverageOf(model: SoakModel, events: readonly TimedEvent[], operatorUser: string): Coverage {
+  const sorted = [...events].sort((a, b) => a.completed - b.completed);
+  const terminating =
+    sorted.find((e) => e.objectRef?.resource === 'namespaces' && e.verb === 'delete' && ok(e))?.completed ??
+    Infinity;
+  const opOf = (e: TimedEvent) => model.ops.find((op) => op.userAgent === e.userAgent);
+  const byOperator = sorted.filter((e) => e.user.username === operatorUser);
+  const versions = sandboxVersions(sorted);
+  const windows = new Map([...versions].map(([name, list]) => [name, eraseWindows(list)]));
+  const late = sorted.filter((e) => opOf(e)?.kind === 'late-reference' && e.verb === 'create' && ok(e));
+  const erasedLate = late.filter((created) => {
+    const body = created.responseObject as { metadata?: { uid?: string }; spec?: { worktree?: string } };
+    const sandbox = model.sandboxes.get(opOf(created)?.sandbox ?? '');
+    if (sandbox === undefined || !isForeignReference({ worktree: body.spec?.worktree }, sandbox))
+      return false;
+    return byOperator.some(
+      (e) =>
+        e.objectRef?.resource === 'sessionreferences' &&
+        e.verb === 'delete' &&
+        ok(e) &&
+        (e.requestObject as { preconditions?: { uid?: string } } | undefined)?.preconditions?.uid ===
+          body.metadata?.uid,
+    );
+  });
+  return {
+    protectedWritesRefused: sorted.filter((e) => {
+      const kind = opOf(e)?.kind;
+      return (kind === 'status-write' || kind === 'strip-finalizer') && e.responseStatus?.code === 403;
+    }).length,
+    guardWritesRefused: byOperator.filter(
+      (e) =>
+        e.objectRef?.resource === 'poddisruptionbudgets' &&
+        e.responseStatus?.code === 403 &&
+        e.received < terminating,
+    ).length,
+    exclusiveDecisionsRecorded: new Set(
+      [...versions.values()].flatMap((list) =>
+        list.filter((v) => v.status?.decision?.verdict === 'Exclusive').map((v) => v.uid),
+      ),
+    ).size,
+    lateReferencesWritten: late.length,
+    foreignLateReferencesErased: erasedLate.length,
+    lateReferencesReported: byOperator.filter(
+      (e) =>
+        e.objectRef?.resource === 'events' &&
+        (e.requestObject as { reason?: string } | undefined)?.reason === 'LateReferencesErased',
+    ).length,
+    eraseRequestsPending: [...windows.values()].reduce((n, list) => n + list.length, 0),
+    operatorDeletesDuringErase: byOperator.filter((e) => {
+      if (e.objectRef?.resource !== 'sessionreferences' || e.verb !== 'delete' || !ok(e)) return false;
+      return [...windows.values()].some((list) => within(list, e.received));
+    }).length,
+    sandboxesStrippedInTermination: sorted.filter(
+      (e) =>
+        opOf(e)?.kind === 'strip-finalizer' &&
+        e.objectRef?.resource === 'sandboxes' &&
+        ok(e) &&
+        e.received >= terminating,
+    ).length,
+  };
+}
+
+export function addCoverage(into: Record<string, number>, more: Coverage): void {
+  for (const [key, value] of Object.entries(more)) into[key] = (into[key] ?? 0) + value;
+}
