@@ -128,7 +128,7 @@ function finalDecisions({ versions }: JudgementInput): Judged[] {
     undoneDecisions(list).map((v): Judged => ({
       invariant: 'final-decision',
       signature: 'final-decision/operator',
-      message: `Sandbox ${name} (uid ${v.uid}) recorded ${v.status?.decision?.verdict ?? '?'} at ${new Date(v.at).toISOString()} after an Exclusive decision of the same incarnation: the decision is final (docs/deletion.md)`,
+      message: `Sandbox ${name} (uid ${v.uid}) recorded ${JSON.stringify(v.status?.decision)} at ${new Date(v.at).toISOString()} (revision ${v.revision}) after an Exclusive decision of the same incarnation (${JSON.stringify(list.find((e) => e.uid === v.uid && e.status?.decision?.verdict === 'Exclusive')?.status?.decision)}): the decision is final (docs/deletion.md)`,
     })),
   );
 }
