@@ -249,6 +249,7 @@ export function checkSequence(
       operatorUser,
       losses,
       evidence,
+      actor: (e) => actorOf(e, operatorUser),
       sandboxOfPod: (pod) => sandboxOfPod(model, pod)?.name,
     }),
   );

@@ -3,7 +3,11 @@
  * Pure: events, model and the evidence of lost writes in, violations out.
  *
  * 7 guarded-write: no status-subresource write of a user changes a sandbox pod's label or finalizer, or its
- *   eviction guard's label; no user strips a Sandbox's finalizer while its namespace is not terminating.
+ *   eviction guard's label; no user strips a Sandbox's finalizer while its namespace is not terminating. And
+ *   the other way: admission refuses no write of the status writers themselves (the disruption controller's
+ *   status of a guard, a kubelet's — kwok's — status of a pod): guarding the status subresources must not
+ *   stop the controllers that own them (in the soak's cluster both write as the admin user, so the log has
+ *   them).
  * 8 guarded-pods: the operator creates no pod of a sandbox whose eviction guard does not stand and whose last
  *   guard write was refused (a platform policy's 403): such a pod would run unguarded.
  * 9 final-decision: a recorded Exclusive decision is never followed by another verdict of that incarnation.
@@ -40,6 +44,8 @@ export type JudgementInput = {
   readonly operatorUser: string;
   readonly losses: Losses;
   readonly evidence: (e: TimedEvent) => string;
+  /** Who issued an event (invariants.ts `actorOf`). */
+  readonly actor: (e: TimedEvent) => string;
   readonly sandboxOfPod: (pod: string) => string | undefined;
 };
 
@@ -55,9 +61,12 @@ export function judge(input: JudgementInput): Judged[] {
   ];
 }
 
-function guardedWrites({ model, sorted, terminating, evidence }: JudgementInput): Judged[] {
+const STATUS_OWNED = new Set(['pods', 'poddisruptionbudgets']);
+
+function guardedWrites(input: JudgementInput): Judged[] {
+  const { model, sorted, terminating, evidence } = input;
   const opByAgent = new Map(model.ops.map((op) => [op.userAgent, op]));
-  return sorted.flatMap((e): Judged[] => {
+  const stored = sorted.flatMap((e): Judged[] => {
     const op = opByAgent.get(e.userAgent ?? '');
     if (op === undefined || (op.kind !== 'status-write' && op.kind !== 'strip-finalizer')) return [];
     if (!['patch', 'update'].includes(e.verb) || !ok(e) || e.received >= terminating) return [];
@@ -66,6 +75,29 @@ function guardedWrites({ model, sorted, terminating, evidence }: JudgementInput)
         invariant: 'guarded-write',
         signature: `guarded-write/${op.kind}/${e.objectRef?.resource ?? '?'}`,
         message: `the API server stored "${op.detail}" (#${op.id}) while the namespace was not terminating: admission must refuse it; ${evidence(e)}`,
+      },
+    ];
+  });
+  return [...stored, ...refusedStatusWriters(input, new Set(opByAgent.keys()))];
+}
+
+/** The status writers' own writes that admission refused: one violation per writer and object. */
+function refusedStatusWriters(input: JudgementInput, soakAgents: ReadonlySet<string>): Judged[] {
+  const { sorted, terminating, evidence, actor } = input;
+  const seen = new Set<string>();
+  return sorted.flatMap((e): Judged[] => {
+    const ref = e.objectRef;
+    if (ref?.subresource !== 'status' || !STATUS_OWNED.has(ref.resource ?? '')) return [];
+    if (soakAgents.has(e.userAgent ?? '') || e.responseStatus?.code !== 403 || e.received >= terminating)
+      return [];
+    const key = `${actor(e)}/${ref.resource ?? '?'}/${ref.name ?? '?'}`;
+    if (seen.has(key)) return [];
+    seen.add(key);
+    return [
+      {
+        invariant: 'guarded-write',
+        signature: `guarded-write/${actor(e)}/status-refused`,
+        message: `admission refused the ${actor(e)}'s own write of ${ref.resource ?? '?'}/status ${ref.name ?? '?'} (and any later one of it): a guard of the status subresource must refuse only changes of what the guards read, not the status its controller owns; ${evidence(e)}`,
       },
     ];
   });
@@ -128,7 +160,7 @@ function finalDecisions({ versions }: JudgementInput): Judged[] {
     undoneDecisions(list).map((v): Judged => ({
       invariant: 'final-decision',
       signature: 'final-decision/operator',
-      message: `Sandbox ${name} (uid ${v.uid}) recorded ${v.status?.decision?.verdict ?? '?'} at ${new Date(v.at).toISOString()} after an Exclusive decision of the same incarnation: the decision is final (docs/deletion.md)`,
+      message: `Sandbox ${name} (uid ${v.uid}) recorded ${JSON.stringify(v.status?.decision)} at ${new Date(v.at).toISOString()} (revision ${v.revision}) after an Exclusive decision of the same incarnation (${JSON.stringify(list.find((e) => e.uid === v.uid && e.status?.decision?.verdict === 'Exclusive')?.status?.decision)}): the decision is final (docs/deletion.md)`,
     })),
   );
 }

@@ -23,7 +23,12 @@ export type SandboxVersion = {
 };
 
 export type RecordedStatus = {
-  readonly decision?: { readonly verdict?: string };
+  readonly decision?: {
+    readonly verdict?: string;
+    readonly reason?: string;
+    readonly blockingReferences?: readonly string[];
+    readonly decidedAt?: string;
+  };
   readonly capacity?: { readonly erasedFor?: string };
 };
 

@@ -71,6 +71,24 @@ describe('guarded-write', () => {
     ]);
   });
 
+  it("names admission refusing a status writer's own write (the disruption controller's), once per object", () => {
+    const model = new SoakModel(NS, [], [sandbox()]);
+    const statusOf = (at: number, code: number) =>
+      event(at, 'update', 'poddisruptionbudgets', 'sbx-a-sandbox', code, 'admin', {
+        userAgent: 'kube-controller-manager/v1.36.3 (linux/amd64) kubernetes/$Format/disruption-controller',
+        objectRef: {
+          resource: 'poddisruptionbudgets',
+          subresource: 'status',
+          namespace: NS,
+          name: 'sbx-a-sandbox',
+        },
+      });
+    expect(signatures(model, [statusOf(100, 200)])).toEqual([]);
+    expect(signatures(model, [statusOf(100, 403), statusOf(200, 403)])).toEqual([
+      'guarded-write/disruption-controller/status-refused',
+    ]);
+  });
+
   it("names a Sandbox's finalizer stripped while its namespace is live, not once it terminates", () => {
     const model = new SoakModel(NS, [], [sandbox()]);
     const early = op(model, 'strip-finalizer', 100, 110, { sandbox: 'sbx-a' });
