@@ -1,9 +1,16 @@
 import { defineConfig } from 'vitest/config';
 
-// The unit tests of the pure core, for mutation testing (stryker.config.json): they alone must notice a
-// wrong verdict, so no controller, sidecar or cluster test can kill a mutant of operator/{exclusivity,ledger-walk}.
+// The unit tests of the mutated modules (stryker.config.json, docs/mutation-testing.md): each module's own
+// tests alone must notice a wrong decision, so no test that drives a shell (a turn on scripted ports, the
+// reaper on a fake world) or a cluster runs against the mutants.
 export default defineConfig({
   test: {
-    include: ['test/unit/{exclusivity,ledger-walk,api}/**/*.test.ts'],
+    include: [
+      'test/unit/{exclusivity,ledger-walk,api}/**/*.test.ts',
+      'test/unit/controller/{deletion-steps,ahead}.test.ts',
+      'test/unit/runtime/error-policy.test.ts',
+      'test/unit/sidecar/{completion-report,group-judge,retire-plan}.test.ts',
+      'test/unit/client/vectors.test.ts',
+    ],
   },
 });

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { CATEGORY, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from './names.ts';
-import { sandboxSpecSchema, sandboxStatusSchema } from './sandbox.ts';
+import { sandboxSpecSchema, sandboxStatusSchema, UNOBSERVED_STATUS } from './sandbox.ts';
 import { sessionReferenceSpecSchema, sessionReferenceStatusSchema } from './session-reference.ts';
 import { SANDBOX_NAME_MAX } from './limits.ts';
 import { toStructural } from './structural.ts';
@@ -21,6 +21,8 @@ function definition(options: {
   description: string;
   spec: z.ZodType;
   status: z.ZodType;
+  /** What a GET returns as status before anyone wrote one (a structural default, applied on read). */
+  statusDefault?: Record<string, unknown>;
   columns: PrinterColumn[];
   selectableFields: string[];
   rootRules: Rule[];
@@ -62,7 +64,10 @@ function definition(options: {
                 kind: { type: 'string', description: 'Kind of the REST resource this object represents.' },
                 metadata: { type: 'object' },
                 spec: jsonSchema(options.spec),
-                status: jsonSchema(options.status),
+                status: {
+                  ...jsonSchema(options.status),
+                  ...(options.statusDefault ? { default: options.statusDefault } : {}),
+                },
               },
               ...(options.rootRules.length > 0 ? { 'x-kubernetes-validations': options.rootRules } : {}),
             },
@@ -87,6 +92,7 @@ export const sandboxCrd = definition({
     'to its worktree references it.',
   spec: sandboxSpecSchema,
   status: sandboxStatusSchema,
+  statusDefault: UNOBSERVED_STATUS,
   columns: [
     {
       name: 'Phase',

@@ -1,11 +1,19 @@
 /**
  * `npm run crds` writes the manifests generated from operator/api: the CRDs to crds/ and the chart's crds/,
- * the admission policy to crds/policies/ and, as a Helm template, to the chart's templates/.
+ * the admission policy to crds/policies/ and, as a Helm template, to the chart's templates/, and Argo CD's
+ * health checks (operator/api/health/argocd) to crds/argocd/.
  * `npm run crds:check` exits non-zero, naming the files, on drift.
  */
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  ARGOCD_HEALTH_KINDS,
+  argoCdHealthScriptPath,
+  renderArgoCdHealth,
+  type ArgoCdHealthKind,
+} from './render-argocd.ts';
 import { renderChartAdmissionPolicy, renderCrds, renderPolicies } from './render-crds.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -19,6 +27,10 @@ export function generatedFiles(): Record<string, string> {
   for (const [file, text] of Object.entries(renderPolicies())) files[join('crds', 'policies', file)] = text;
   files[join('charts', 'sandbox-operator', 'templates', 'admission-policy.yaml')] =
     renderChartAdmissionPolicy();
+  const scripts = Object.fromEntries(
+    ARGOCD_HEALTH_KINDS.map((kind) => [kind, readFileSync(join(root, argoCdHealthScriptPath(kind)), 'utf8')]),
+  ) as Record<ArgoCdHealthKind, string>;
+  for (const [file, text] of Object.entries(renderArgoCdHealth(scripts))) files[join('crds', file)] = text;
   return files;
 }
 

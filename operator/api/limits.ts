@@ -26,6 +26,9 @@ export const CONDITION_REASON_PATTERN = '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?
 export const PODS_MAX = 8;
 export const LABELS_MAX = 64;
 export const ANNOTATIONS_MAX = 64;
+/** A template label or annotation key: a Kubernetes qualified name with its prefix (253 + '/' + 63). */
+export const MAP_KEY_MAX = 317;
+export const MAP_VALUE_MAX = 4096;
 export const CONDITIONS_MAX = 16;
 /** Blocking references named in status, Events and logs; the count says how many there were in all. */
 export const BLOCKING_REFERENCES_MAX = 16;

@@ -17,10 +17,20 @@ export class MalformedObjectError extends Error {
     readonly field: string,
     readonly problem: string,
     options?: ErrorOptions,
+    /** The object's uid and version as read, when it has them: to say the refusal on the object itself. */
+    readonly identity: { readonly uid?: string; readonly resourceVersion?: string } = {},
   ) {
     super(`${objectKind} ${objectKey} is malformed: ${field}: ${problem}`, options);
     this.name = 'MalformedObjectError';
   }
+}
+
+function identityOf(raw: unknown): { uid?: string; resourceVersion?: string } {
+  const meta = (raw as { metadata?: { uid?: unknown; resourceVersion?: unknown } } | null)?.metadata;
+  return {
+    ...(typeof meta?.uid === 'string' ? { uid: meta.uid } : {}),
+    ...(typeof meta?.resourceVersion === 'string' ? { resourceVersion: meta.resourceVersion } : {}),
+  };
 }
 
 function keyOf(raw: unknown): string {
@@ -38,9 +48,14 @@ function parseWith<T>(schema: z.ZodType<T>, kind: string, raw: unknown): Parsed<
   const field = issue && issue.path.length > 0 ? issue.path.join('.') : '<root>';
   return {
     ok: false,
-    error: new MalformedObjectError(kind, keyOf(raw), field, issue?.message ?? 'invalid', {
-      cause: result.error,
-    }),
+    error: new MalformedObjectError(
+      kind,
+      keyOf(raw),
+      field,
+      issue?.message ?? 'invalid',
+      { cause: result.error },
+      identityOf(raw),
+    ),
   };
 }
 

@@ -5,6 +5,7 @@ export type IncompleteReason = 'Timeout' | 'BudgetExhausted' | 'LookupFailed' | 
 
 export type ReconciliationStats = {
   readonly owners: number;
+  /** Locator lookups made: one per session of each owner that is looked up. */
   readonly lookedUp: number;
   readonly skippedLegacy: number;
   readonly timedOut: number;

@@ -13,7 +13,12 @@ import {
   policyBinding,
 } from './admission.ts';
 import { CRDS } from './crd.ts';
-import { GUARD_PROTECTION_POLICY, guardProtectionPolicy } from './guard-protection.ts';
+import {
+  BUDGET_PROTECTION_POLICY,
+  GUARD_PROTECTION_POLICY,
+  budgetProtectionPolicy,
+  guardProtectionPolicy,
+} from './guard-protection.ts';
 import { OPERATOR_BOUNDS_POLICY, operatorBoundsBinding, operatorBoundsPolicy } from './operator-bounds.ts';
 import {
   DEFAULT_TEMPLATE_LEVEL,
@@ -41,6 +46,7 @@ export type AdmissionNames = {
   readonly operatorBounds: string;
   readonly podTemplate: string;
   readonly guardProtection: string;
+  readonly budgetProtection: string;
   readonly params: string;
 };
 
@@ -50,6 +56,7 @@ export const KUBECTL_ADMISSION_NAMES: AdmissionNames = {
   operatorBounds: OPERATOR_BOUNDS_POLICY,
   podTemplate: TEMPLATE_POLICY_NAME,
   guardProtection: GUARD_PROTECTION_POLICY,
+  budgetProtection: BUDGET_PROTECTION_POLICY,
   params: ADMISSION_PARAMS,
 };
 
@@ -61,7 +68,7 @@ export const KUBECTL_ADMISSION_NAMES: AdmissionNames = {
 const scopedTo = <T extends { readonly spec: object }>(binding: T, scope: unknown): T =>
   scope === undefined ? binding : { ...binding, spec: { ...binding.spec, matchResources: scope } };
 
-/** The four policies and their bindings, all reading the one parameters ConfigMap in `namespace`. */
+/** The five policies and their bindings, all reading the one parameters ConfigMap in `namespace`. */
 export const admissionPolicies = (
   namespace: string,
   names: AdmissionNames = KUBECTL_ADMISSION_NAMES,
@@ -75,6 +82,8 @@ export const admissionPolicies = (
   scopedTo(templatePolicyBinding(namespace, names.podTemplate, names.params), scope),
   guardProtectionPolicy(names.guardProtection),
   scopedTo(policyBinding(names.guardProtection, namespace, names.params), scope),
+  budgetProtectionPolicy(names.budgetProtection),
+  scopedTo(policyBinding(names.budgetProtection, namespace, names.params), scope),
 ];
 
 /** crds/policies/: the admission policies with their parameters, for kubectl-only installs. */
@@ -108,6 +117,7 @@ export const CHART_PLACEHOLDERS = {
   operatorBoundsName: 'HELM_OPERATOR_BOUNDS_NAME',
   podTemplateName: 'HELM_POD_TEMPLATE_NAME',
   guardProtectionName: 'HELM_GUARD_PROTECTION_NAME',
+  budgetProtectionName: 'HELM_BUDGET_PROTECTION_NAME',
   paramsName: 'HELM_ADMISSION_PARAMS',
   watchScope: 'HELM_WATCH_SCOPE',
 } as const;
@@ -124,6 +134,7 @@ const HELM_EXPRESSIONS: Record<keyof typeof CHART_PLACEHOLDERS, (indent: number)
   operatorBoundsName: () => ' {{ include "sandbox-operator.operatorBoundsPolicy" . }}',
   podTemplateName: () => ' {{ include "sandbox-operator.podTemplatePolicy" . }}',
   guardProtectionName: () => ' {{ include "sandbox-operator.guardProtectionPolicy" . }}',
+  budgetProtectionName: () => ' {{ include "sandbox-operator.budgetProtectionPolicy" . }}',
   paramsName: () => ' {{ include "sandbox-operator.admissionParams" . }}',
   watchScope: (indent) => {
     const pad = (n: number) => ' '.repeat(indent + n);
@@ -160,6 +171,7 @@ export function renderChartAdmissionPolicy(): string {
     operatorBounds: p.operatorBoundsName,
     podTemplate: p.podTemplateName,
     guardProtection: p.guardProtectionName,
+    budgetProtection: p.budgetProtectionName,
     params: p.paramsName,
   };
   const objects = [

@@ -6,6 +6,8 @@ import {
   ANNOTATIONS_MAX,
   BLOCKING_REFERENCES_MAX,
   LABELS_MAX,
+  MAP_KEY_MAX,
+  MAP_VALUE_MAX,
   MESSAGE_MAX,
   PODS_MAX,
   PROVIDER_MAX,
@@ -34,11 +36,26 @@ export const RECONCILIATION_STATES = [
 export type ReconciliationState = (typeof RECONCILIATION_STATES)[number];
 export const CAPACITY_LIMITS = ['References', 'Bytes'] as const;
 
-const stringMap = (description: string, max: number) =>
+type Rule = { readonly rule: string; readonly message: string };
+
+/**
+ * A string map with bounded keys and values. The key bounds are a CEL rule too: the JSON Schema a CRD holds
+ * has no `propertyNames`, and a key the parser refuses must be refused by the API server first.
+ */
+const stringMap = (description: string, max: number, rules: readonly Rule[] = []) =>
   z
-    .record(z.string().min(1).max(317), z.string().max(4096))
+    .record(z.string().min(1).max(MAP_KEY_MAX), z.string().max(MAP_VALUE_MAX))
     .refine((map) => Object.keys(map).length <= max, { message: `must have at most ${max} entries` })
-    .meta({ maxProperties: max })
+    .meta({
+      maxProperties: max,
+      'x-kubernetes-validations': [
+        {
+          rule: `self.all(k, size(k) >= 1 && size(k) <= ${MAP_KEY_MAX})`,
+          message: `every key must have 1 to ${MAP_KEY_MAX} characters`,
+        },
+        ...rules,
+      ],
+    })
     .describe(description);
 
 const containerSchema = z
@@ -54,14 +71,12 @@ const containerSchema = z
  * pod (issue 15): the CRD refuses it here (new writes only: a Sandbox stored before keeps parsing, and the
  * pod template drops the key), and admission refuses a pod created with it (admission.ts).
  */
-const templateAnnotations = stringMap('Annotations added to every sandbox pod.', ANNOTATIONS_MAX).meta({
-  'x-kubernetes-validations': [
-    {
-      rule: `!('${ANNOTATIONS.deletionOverride}' in self)`,
-      message: `must not contain ${ANNOTATIONS.deletionOverride}: an administrator sets the deletion override on a pod itself, never through the Sandbox's template`,
-    },
-  ],
-});
+const templateAnnotations = stringMap('Annotations added to every sandbox pod.', ANNOTATIONS_MAX, [
+  {
+    rule: `!('${ANNOTATIONS.deletionOverride}' in self)`,
+    message: `must not contain ${ANNOTATIONS.deletionOverride}: an administrator sets the deletion override on a pod itself, never through the Sandbox's template`,
+  },
+]);
 
 export const podTemplateSchema = z
   .object({
@@ -173,7 +188,13 @@ export const decisionSchema = z
 
 export const sandboxStatusSchema = z
   .object({
-    observedGeneration: z.int().min(0).optional().describe('The metadata.generation this status describes.'),
+    observedGeneration: z
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'The metadata.generation this status describes; 0 until the operator has observed the sandbox.',
+      ),
     phase: z
       .enum(SANDBOX_PHASES)
       .optional()
@@ -235,4 +256,13 @@ export const sandboxStatusSchema = z
   })
   .describe('Observed state of the sandbox, written by the controller.');
 export type SandboxStatus = z.infer<typeof sandboxStatusSchema>;
+
+/**
+ * The status a Sandbox reads with until the operator writes its first one: the CRD's default for `status`,
+ * which the API server applies on every read of an object stored without one (a new Sandbox: create drops
+ * status on a resource with the status subresource; a restore). Observed generation 0 is below every
+ * generation, so kstatus (Flux, kpt) reads the sandbox InProgress, not Current, until the operator has
+ * looked (docs/health.md). It is not a status the operator wrote: that one always records `reconciliation`.
+ */
+export const UNOBSERVED_STATUS = { observedGeneration: 0 } as const satisfies SandboxStatus;
 export type SandboxDecision = z.infer<typeof decisionSchema>;

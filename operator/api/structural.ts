@@ -1,8 +1,12 @@
 /**
  * Turns zod's JSON Schema output into a Kubernetes structural schema: no `additionalProperties: false`
  * (the API server prunes or, with strict field validation, rejects unknown fields itself), no
- * `propertyNames`, no regex for date-times (the `date-time` format already checks them), and integer
+ * `propertyNames` (a map's key bounds are CEL rules, written where the map is: sandbox.ts), and integer
  * formats instead of JavaScript's safe-integer bounds.
+ *
+ * The CRD must refuse whatever the parser refuses (issue 25, #8): an object the API server stores and the
+ * operator cannot read is left untouched. So a date-time keeps zod's pattern beside the `date-time` format,
+ * which alone admits forms zod refuses (no offset, a space for the `T`, a lower-case `z`).
  */
 
 type JsonSchema = { [key: string]: unknown };
@@ -33,7 +37,6 @@ export function toStructural(schema: JsonSchema): JsonSchema {
     delete out['additionalProperties'];
     if (isSchema(out['properties']) && Object.keys(out['properties']).length === 0) delete out['properties'];
   }
-  if (out['format'] === 'date-time') delete out['pattern'];
   if (out['type'] === 'integer') normaliseInteger(out);
   return out;
 }

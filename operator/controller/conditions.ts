@@ -6,6 +6,8 @@ import type { Condition } from '../api/fields.ts';
 
 export const CONDITION_TYPES = [
   'Ready',
+  'Reconciling',
+  'Stalled',
   'DeletionBlocked',
   'ReferencesReconciled',
   'CapacityExceeded',

@@ -51,14 +51,21 @@ export function capacityLatch(status: SandboxStatus | undefined): CapacityLatch 
  */
 export function pendingErase(sandbox: Sandbox): string | undefined {
   const requested = sandbox.metadata.annotations?.[ANNOTATIONS.eraseReferences];
-  if (requested === undefined || sandbox.status === undefined) return undefined;
-  if (requested === sandbox.status.capacity?.erasedFor) return undefined;
+  if (requested === undefined || !statusWritten(sandbox)) return undefined;
+  if (requested === sandbox.status?.capacity?.erasedFor) return undefined;
   return requested;
 }
 
 /** The erase value a first status write records as done, unacted: see `pendingErase`. */
 export const inheritedErase = (sandbox: Sandbox): string | undefined =>
-  sandbox.status === undefined ? sandbox.metadata.annotations?.[ANNOTATIONS.eraseReferences] : undefined;
+  statusWritten(sandbox) ? undefined : sandbox.metadata.annotations?.[ANNOTATIONS.eraseReferences];
+
+/**
+ * Whether the operator has written this incarnation's status. Not "has a status": until the first write the
+ * API server returns the CRD's default (`UNOBSERVED_STATUS`, observedGeneration 0). Every status the operator
+ * writes records `reconciliation`, which the guard-protection policy also reads as "the status was written".
+ */
+export const statusWritten = (sandbox: Sandbox): boolean => sandbox.status?.reconciliation !== undefined;
 
 export type CleanupClock =
   | { readonly kind: 'Off' }

@@ -4,7 +4,10 @@
  * the live turn (live/): its finalizer, its marker status, its eviction guard and pods, automatic cleanup.
  */
 import type { Logger } from 'pino';
-import { awaitChange, requeueAfter, type Action } from '../runtime/action.ts';
+import { awaitChange, type Action } from '../runtime/action.ts';
+import type { MalformedObjectError } from '../api/parse.ts';
+import { API_VERSION, SANDBOX } from '../api/names.ts';
+import { MisconfigurationError } from '../runtime/error-policy.ts';
 import type { ReconcilerContext } from './context.ts';
 import { releaseOrphans } from './deletion/orphans.ts';
 import { reconcileDeletion } from './deletion/turn.ts';
@@ -18,12 +21,28 @@ export async function reconcileSandbox(ctx: ReconcilerContext, key: string, log:
     const [pod, ...more] = ctx.store.pods(key);
     return pod === undefined ? awaitChange() : releaseOrphans(ctx, [pod, ...more], log);
   }
-  if (!parsed.ok) {
-    // Nothing of a sandbox we cannot read is released: its pods keep their finalizers.
-    log.error({ err: parsed.error, field: parsed.error.field }, 'sandbox is malformed; leaving it untouched');
-    return requeueAfter(ctx.timing.resyncMs);
-  }
+  if (!parsed.ok) return leaveUnreadable(ctx, key, parsed.error);
   const sandbox = parsed.value;
   if (sandbox.metadata.deletionTimestamp !== undefined) return reconcileDeletion(ctx, sandbox, log);
   return reconcileLive(ctx, sandbox, log);
+}
+
+/**
+ * Nothing of a sandbox we cannot read is released (its pods keep their finalizers), and that is said on the
+ * object (a Warning Event: its status cannot be written from what was not read) and once in the log, as a
+ * misconfiguration: only a person can fix the field. A change of the Sandbox is looked at at once.
+ */
+function leaveUnreadable(ctx: ReconcilerContext, key: string, error: MalformedObjectError): never {
+  const [namespace = '', name = ''] = key.split('/');
+  const refused = `${error.message}; the operator leaves the sandbox untouched (its pods stay, nothing is released)`;
+  const fix =
+    `correct ${error.field} (kubectl edit sandbox ${name} -n ${namespace}): the API server stored a ` +
+    `value the operator cannot read (written before the CRD checked it, or by another version of the CRD)`;
+  ctx.ports.events.record(
+    { kind: SANDBOX.kind, apiVersion: API_VERSION, namespace, name, uid: error.identity.uid },
+    'Warning',
+    'Unreadable',
+    `${refused}; fix: ${fix}`,
+  );
+  throw new MisconfigurationError({ reason: 'Unreadable', refused, fix }, { cause: error });
 }

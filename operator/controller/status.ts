@@ -12,6 +12,7 @@ import { foreignReferences } from '../exclusivity/foreign.ts';
 import type { ReferenceIndex } from '../exclusivity/reference-index.ts';
 import { rfc3339, setCondition } from './conditions.ts';
 import { incarnationTest, type JsonPatchOp } from './finalizer.ts';
+import { healthConditions } from './health-conditions.ts';
 import type { ReconciliationStatus } from './lifecycle.ts';
 import { misconfiguredCondition, type MisconfigurationState } from './misconfiguration.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
@@ -125,6 +126,7 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
   );
   const misconfigured = misconfiguredCondition(input.misconfiguration, conditions);
   if (misconfigured) set(misconfigured);
+  for (const update of healthConditions(conditions, deleting)) set(update);
 
   const target = { worktree: sandbox.spec.worktree };
   return {

@@ -16,6 +16,9 @@ export type KubeStep =
   | 'RecordEvent'
   | 'Lease';
 
+const ADMISSION_DENIAL =
+  /ValidatingAdmissionPolicy '[^']+' with binding '[^']+' denied request|admission webhook "[^"]+" denied the request/;
+
 export class KubeRequestError extends Error {
   readonly kind = 'KubeRequestFailed';
   constructor(
@@ -43,6 +46,16 @@ export class KubeRequestError extends Error {
   }
   get gone(): boolean {
     return this.status === 410;
+  }
+  /**
+   * Refused by admission: a ValidatingAdmissionPolicy (403 with `reason: Forbidden`, 422 without a reason) or
+   * a webhook (400 unless it sets its own code). A setting refuses it, so the same request is refused again.
+   */
+  get admissionDenied(): boolean {
+    return (
+      (this.status === 400 || this.status === 403 || this.status === 422) &&
+      ADMISSION_DENIAL.test(this.message)
+    );
   }
   /** A create refused because its namespace is being deleted: nothing new can exist there any more. */
   get namespaceTerminating(): boolean {

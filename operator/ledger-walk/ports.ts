@@ -1,6 +1,6 @@
 /**
  * Ports of the legacy reconciliation: the platform's session ledger and its per-session runtime locator.
- * HTTP implementations live in operator/controller; tests script them.
+ * HTTP implementations live in ./adapters; tests script them.
  */
 
 /** The sandbox being decided. */
@@ -16,9 +16,9 @@ export type RecordedAllocation = { readonly sandbox: string; readonly provider: 
 
 /** One owner (a root session) that may reference the sandbox, as the ledger knows it. */
 export type LedgerOwner = {
-  /** The owner's root session id; the locator is asked about it. */
+  /** The owner's root session id; located first. */
   readonly session: string;
-  /** Every session of the owner (root and delegates); their ids decide the plane. */
+  /** Every session of the owner (root and delegates); their ids decide the plane, and each is located. */
   readonly sessions: readonly string[];
   readonly worktree: string | undefined;
   readonly allocation: RecordedAllocation | undefined;
@@ -43,7 +43,7 @@ export type RuntimeLocation =
       readonly provider: string;
       readonly worktree: string | undefined;
     }
-  /** The session holds no runtime. */
+  /** The session holds no runtime now (it may have held one: the ledger's recorded allocation says). */
   | { readonly kind: 'NotAllocated' }
   /** Neither the locator nor its history knows the session any more. */
   | { readonly kind: 'HistoryUnavailable'; readonly reason: string };

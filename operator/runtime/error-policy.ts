@@ -43,7 +43,7 @@ export type ControllerError =
   | { readonly kind: 'KubeRequestFailed'; readonly error: KubeRequestError }
   /** Our own bug (TypeError, RangeError, ReferenceError): controller-runtime's panic. */
   | { readonly kind: 'Bug'; readonly error: Error }
-  /** Retrying cannot help until a person acts: a 403 (RBAC, admission, Pod Security) or a MisconfigurationError. */
+  /** Retrying cannot help until a person acts: a 403 (RBAC, admission, Pod Security), an admission denial, or a MisconfigurationError. */
   | {
       readonly kind: 'Misconfigured';
       readonly error: KubeRequestError | MisconfigurationError;
@@ -58,7 +58,10 @@ export function controllerErrorOf(error: unknown): ControllerError {
   if (error instanceof MisconfigurationError)
     return { kind: 'Misconfigured', error, misconfiguration: error.misconfiguration };
   // A create refused because its namespace is terminating is a 403 too, but an expected outcome, not a setting.
-  if (error instanceof KubeRequestError && error.status === 403 && !error.namespaceTerminating)
+  if (
+    error instanceof KubeRequestError &&
+    ((error.status === 403 && !error.namespaceTerminating) || error.admissionDenied)
+  )
     return { kind: 'Misconfigured', error, misconfiguration: forbiddenMisconfiguration(error) };
   if (error instanceof KubeRequestError) return { kind: 'KubeRequestFailed', error };
   if (error instanceof LeaseLostError) return { kind: 'LeaseLost', error };

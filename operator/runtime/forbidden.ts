@@ -22,7 +22,9 @@ export type Misconfiguration = {
 const RBAC =
   /User "(?<user>[^"]+)" cannot (?<verb>\S+) resource "(?<resource>[^"]+)"(?: in API group "(?<group>[^"]*)")?(?: in the namespace "(?<namespace>[^"]+)")?/;
 // `ValidatingAdmissionPolicy 'name' with binding 'binding' denied request: message`
-const ADMISSION = /ValidatingAdmissionPolicy '(?<policy>[^']+)'.*? denied request: (?<denial>.*)$/s;
+// or `admission webhook "name" denied the request: message` (a webhook: Gatekeeper, Kyverno).
+const ADMISSION =
+  /(?:ValidatingAdmissionPolicy '(?<policy>[^']+)'.*? denied request|admission webhook "(?<webhook>[^"]+)" denied the request):? (?<denial>.*)$/s;
 const POD_SECURITY = /violates PodSecurity "(?<level>[^"]+)"/;
 
 export function forbiddenMisconfiguration(error: KubeRequestError): Misconfiguration {
@@ -43,12 +45,13 @@ export function forbiddenMisconfiguration(error: KubeRequestError): Misconfigura
     };
   }
   const admission = ADMISSION.exec(refused)?.groups;
-  if (admission?.['policy']) {
+  const policy = admission?.['policy'] ?? admission?.['webhook'];
+  if (admission && policy) {
     return {
       reason: 'AdmissionRefused',
       refused,
       fix:
-        `the admission policy ${admission['policy']} refused it (${admission['denial'] ?? ''}). If the operator's ` +
+        `the admission policy ${policy} refused it (${admission['denial'] ?? ''}). If the operator's ` +
         `identity is the cause, run it as an identity the policy trusts (the chart's ServiceAccount) or add this ` +
         `one to the policy's parameters (data.operatorUsers); the operator logs its identity at start`,
     };

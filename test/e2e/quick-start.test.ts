@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { repositoryRoot, userPath } from '../harness/plugin.ts';
 import { eventually, pending } from '../integration/controller/operator.ts';
+import { auditFigure, unexpectedWarnings, warningsOf, type ExpectedWarning } from './log-audit.ts';
 
 const run = promisify(execFile);
 
@@ -28,6 +29,8 @@ const NOT_RUN: Record<string, string> = {
   'npm ci': 'the test runs in the installed checkout',
   'npm test': 'it runs this very test',
 };
+/** Warnings a clean quick start logs and why each is expected; empty: none is. */
+const EXPECTED_WARNINGS: readonly ExpectedWarning[] = [];
 const KUBECONFIG_LINE = /^export KUBECONFIG=\/tmp\/sandbox-operator-XXXXXX\/admin\.kubeconfig\b/;
 
 async function bash(line: string, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
@@ -111,5 +114,9 @@ describe('the README quick start', () => {
       );
     }
     expect(output).toMatch(/"msg":"operator stopped"[\s\S]*"msg":"local control plane stopped"/);
+    // A clean run: every warning is one a person should act on, so none is expected here.
+    const warnings = warningsOf(output);
+    console.info(`the quick start's clean run logged ${auditFigure(warnings, EXPECTED_WARNINGS)}`);
+    expect(unexpectedWarnings(warnings, EXPECTED_WARNINGS)).toEqual([]);
   });
 });

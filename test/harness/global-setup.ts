@@ -3,6 +3,7 @@
 // With SANDBOX_OPERATOR_E2E_EXTERNAL=1 and KUBECONFIG set, the cluster in KUBECONFIG is used instead.
 import type { TestProject } from 'vitest/node';
 import { ensureBinaries, startLocalCluster, type LocalCluster } from '@sandbox-operator/local-cluster';
+import { ensureHealthCheckers } from './health-checks.ts';
 import './provided-context.ts';
 
 interface SharedCluster {
@@ -21,8 +22,12 @@ function external(): string | null {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // kstatus and the Argo CD health checks (test/harness/health), built here on a fresh machine so that no
+  // test's timeout includes their build.
+  const checkers = ensureHealthCheckers();
   const kubeconfig = external();
   if (kubeconfig !== null) {
+    await checkers;
     const { kubectl } = await ensureBinaries({ tools: ['kubectl'] });
     project.provide('kubeconfig', kubeconfig);
     project.provide('restrictedKubeconfig', null);
@@ -41,7 +46,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     Reflect.set(globalThis, KEY, shared);
   }
   shared.users++;
-  const cluster = await shared.cluster;
+  const [cluster] = await Promise.all([shared.cluster, checkers]);
   project.provide('kubeconfig', cluster.kubeconfigPath);
   project.provide('restrictedKubeconfig', cluster.restrictedKubeconfigPath);
   project.provide('kubectl', cluster.binaries.kubectl);

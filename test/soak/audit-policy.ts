@@ -1,23 +1,54 @@
 /**
- * What the soak's API server records: every write to Sandboxes, SessionReferences, pods (and their
- * evictions), PodDisruptionBudgets and namespaces, with request and response bodies where an invariant
- * reads them (the deleted object's state, a pod's labels at creation). Reads, status writes, leases,
- * events and nodes are not recorded: they decide nothing and would dominate the log.
+ * What the soak's API server records: every write to Sandboxes (their status included: the decision, the
+ * erase recorded), SessionReferences, pods (and their evictions), PodDisruptionBudgets and namespaces, with
+ * request and response bodies where an invariant reads them (the deleted object's state, a pod's labels at
+ * creation, a Sandbox's annotations and status at each version); the users' status-subresource writes to pods
+ * and budgets (the protected writes the soak attempts); and the operator's Events (LateReferencesErased).
+ * Reads, reference status writes, leases, nodes and everyone else's status writes and Events are not
+ * recorded: they decide nothing and would dominate the log.
  */
 const WRITES = ['create', 'update', 'patch', 'delete', 'deletecollection'];
 
-export const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+export type AuditUsers = {
+  /** The soak's users (and kwok, which writes pod status as the same admin). */
+  readonly admin: string;
+  readonly operator: string;
+};
+
+export function auditPolicy(users: AuditUsers): string {
+  return `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
   - level: None
     verbs: [get, list, watch]
+  - level: RequestResponse
+    verbs: ${JSON.stringify(WRITES)}
+    resources:
+      - group: sandbox.agents.dev
+        resources: [sandboxes/status]
+  - level: Metadata
+    verbs: ${JSON.stringify(WRITES)}
+    users: [${JSON.stringify(users.admin)}]
+    resources:
+      - group: ""
+        resources: [pods/status]
+      - group: policy
+        resources: [poddisruptionbudgets/status]
+  - level: Request
+    verbs: [create]
+    users: [${JSON.stringify(users.operator)}]
+    resources:
+      - group: ""
+        resources: [events]
   - level: None
     resources:
       - group: sandbox.agents.dev
-        resources: [sandboxes/status, sessionreferences/status]
+        resources: [sessionreferences/status]
       - group: ""
-        resources: [pods/status, pods/binding]
+        resources: [pods/status, pods/binding, events]
+      - group: policy
+        resources: [poddisruptionbudgets/status]
   - level: RequestResponse
     verbs: ${JSON.stringify(WRITES)}
     resources:
@@ -34,3 +65,4 @@ rules:
         resources: [namespaces, namespaces/finalize]
   - level: None
 `;
+}

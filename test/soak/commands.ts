@@ -14,7 +14,16 @@ import {
   reattachDuringPrune,
   type SequenceContext,
 } from './agent-host.ts';
+import {
+  lateReference,
+  requestErase,
+  statusRelabelGuard,
+  statusRelabelPod,
+  statusStripPodFinalizer,
+  stripSandboxFinalizer,
+} from './admin.ts';
 import type { SandboxSpec, SessionSpec, SoakModel } from './model.ts';
+import { refuseGuards } from './platform.ts';
 import type { Setup } from './sequence.ts';
 import {
   annotate,
@@ -61,6 +70,7 @@ const sandboxArb = fc.record({
     { weight: 3, arbitrary: fc.constant(undefined) },
     { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) },
   ),
+  manifestErase: fc.integer({ min: 0, max: 9 }).map((n) => n < 1),
 });
 
 const sessionArb = fc.record({
@@ -72,8 +82,14 @@ export const setupArb: fc.Arbitrary<Setup> = fc
   .record({
     sandboxes: fc.array(sandboxArb, { minLength: 1, maxLength: 3 }),
     sessions: fc.array(sessionArb, { minLength: 2, maxLength: 4 }),
+    guardsRefusedAtStart: fc.integer({ min: 0, max: 6 }).map((n) => n < 1),
+    stripAfterNamespaceDeleteMs: fc.oneof(
+      { weight: 3, arbitrary: fc.constant(undefined) },
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 3000 }) },
+    ),
   })
-  .map(({ sandboxes, sessions }) => ({
+  .map(({ sandboxes, sessions, ...rest }) => ({
+    ...rest,
     sandboxes: sandboxes.map((s, i): SandboxSpec => ({ ...s, name: NAMES[i] ?? `sbx-${i}` })),
     sessions: sessions.map((s, i): SessionSpec => ({ ...s, id: `workspace_${i}` })),
   }));
@@ -160,6 +176,62 @@ export function stepArbs(setup: Setup): fc.Arbitrary<Step>[] {
     ...weighted(
       2,
       fc.integer({ min: 200, max: 2500 }).map((ms) => op(`pause ${ms} ms`, (c) => pause(c, ms))),
+    ),
+    ...issue25Moves(box, session, ordinal),
+  ];
+}
+
+/**
+ * Issue 25's moves: status-subresource writes, a Sandbox's finalizer stripped, the platform's refusal of the
+ * guards toggled, late references (alone, and right after the deletion they land on) and erase requests.
+ */
+function issue25Moves(
+  box: fc.Arbitrary<string>,
+  session: fc.Arbitrary<string>,
+  ordinal: fc.Arbitrary<number>,
+): fc.Arbitrary<Step>[] {
+  const op = (label: string, action: (ctx: SequenceContext) => Promise<unknown>) =>
+    new Operation(label, action);
+  const withdraw = fc.integer({ min: 0, max: 4000 });
+  return [
+    fc
+      .tuple(box, ordinal, fc.boolean())
+      .map(([b, o, r]) =>
+        op(`user ${r ? 'removes' : 'changes'} the sandbox label of pod ${b}-${o} through pods/status`, (c) =>
+          statusRelabelPod(c, b, o, r),
+        ),
+      ),
+    fc
+      .tuple(box, ordinal)
+      .map(([b, o]) =>
+        op(`user strips the finalizer of pod ${b}-${o} through pods/status`, (c) =>
+          statusStripPodFinalizer(c, b, o),
+        ),
+      ),
+    box.map((b) =>
+      op(`user changes the label of the PodDisruptionBudget of ${b} through its status`, (c) =>
+        statusRelabelGuard(c, b),
+      ),
+    ),
+    box.map((b) => op(`user strips the finalizer of ${b}`, (c) => stripSandboxFinalizer(c, b))),
+    fc
+      .boolean()
+      .map((on) =>
+        op(on ? 'platform refuses zero budgets' : 'platform lifts its refusal', (c) => refuseGuards(c, on)),
+      ),
+    fc
+      .tuple(session, box, withdraw)
+      .map(([s, b, ms]) =>
+        op(`late reference of ${s} to ${b}, withdrawn ${ms} ms later`, (c) => lateReference(c, s, b, ms)),
+      ),
+    fc.tuple(session, box, withdraw).map(([s, b, ms]) =>
+      op(`user deletes ${b}; late reference of ${s} to it, withdrawn ${ms} ms later`, async (c) => {
+        await deleteSandbox(c, b, 'Background', 'user');
+        await lateReference(c, s, b, ms);
+      }),
+    ),
+    ...Array.from({ length: 2 }, () =>
+      box.map((b) => op(`administrator requests an erase of ${b}'s references`, (c) => requestErase(c, b))),
     ),
   ];
 }

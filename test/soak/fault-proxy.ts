@@ -31,6 +31,9 @@ export const NO_FAULTS: FaultSettings = {
 
 export type FaultCounts = Record<'forwarded' | 'faults' | 'watchesCut' | 'watchErrors', number>;
 
+/** A request answered with a fault instead of being forwarded: evidence that a write never happened. */
+export type InjectedFault = { readonly at: number; readonly method: string; readonly path: string };
+
 /** mulberry32: small, seeded, good enough to choose faults reproducibly for one request order. */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
@@ -55,6 +58,8 @@ export class FaultProxy {
   private readonly streak = new Map<string, number>();
   private readonly sockets = new Set<ServerResponse>();
   readonly counts: FaultCounts = { forwarded: 0, faults: 0, watchesCut: 0, watchErrors: 0 };
+  /** Every injected fault, by namespace (the path's `/namespaces/<name>/`), until taken. */
+  private readonly faulted = new Map<string, InjectedFault[]>();
 
   constructor(
     private readonly target: URL,
@@ -77,6 +82,21 @@ export class FaultProxy {
   async stop(): Promise<void> {
     for (const res of this.sockets) res.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  /** The faults injected into requests of `namespace` so far; forgets them. */
+  takeFaults(namespace: string): InjectedFault[] {
+    const faults = this.faulted.get(namespace) ?? [];
+    this.faulted.delete(namespace);
+    return faults;
+  }
+
+  private record(fault: InjectedFault): void {
+    const namespace = /\/namespaces\/([^/]+)\//.exec(fault.path)?.[1];
+    if (namespace === undefined) return;
+    const list = this.faulted.get(namespace) ?? [];
+    list.push(fault);
+    this.faulted.set(namespace, list);
   }
 
   private pickFault(req: IncomingMessage, key: string): { code: number; body: string } | undefined {
@@ -108,6 +128,7 @@ export class FaultProxy {
       const fault = this.pickFault(req, key);
       if (fault) {
         this.counts.faults++;
+        this.record({ at: Date.now(), method: req.method ?? '', path: url.pathname });
         req.resume();
         res.writeHead(fault.code, {
           'content-type': 'application/json',

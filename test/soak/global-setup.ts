@@ -2,8 +2,8 @@
 // so the log holds only the soak's traffic and no other tier's operator acts on the soak's namespaces.
 import type { TestProject } from 'vitest/node';
 import { buildOperatorBundle } from '../harness/operator-bundle.ts';
-import { startLocalCluster } from '@sandbox-operator/local-cluster';
-import { AUDIT_POLICY } from './audit-policy.ts';
+import { ADMIN_USER, RESTRICTED_USER, startLocalCluster } from '@sandbox-operator/local-cluster';
+import { auditPolicy } from './audit-policy.ts';
 import '../harness/provided-context.ts';
 import './provided-context.ts';
 
@@ -11,7 +11,9 @@ import './provided-context.ts';
 // loaded 2-core machine took up to 40 s of transpiling, time the bounds would charge to the operator.
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   project.provide('operatorMain', await buildOperatorBundle('soak-build'));
-  const cluster = await startLocalCluster({ auditPolicy: AUDIT_POLICY });
+  const cluster = await startLocalCluster({
+    auditPolicy: auditPolicy({ admin: ADMIN_USER, operator: RESTRICTED_USER }),
+  });
   if (cluster.auditLogPath === null) throw new Error('the soak cluster started without its audit log');
   project.provide('kubeconfig', cluster.kubeconfigPath);
   project.provide('restrictedKubeconfig', cluster.restrictedKubeconfigPath);

@@ -12,9 +12,16 @@
  * 5 cleanup-unreferenced: the operator deletes a Sandbox only by its cleanup policy, and never while a
  *   reference whose attach succeeded exists.
  * 6 fence: no attach succeeds that began after its Sandbox's deletion was recorded.
- * (2 bounded-release and 4 clean-namespace are judged live by the sequence runner.)
+ * (2 bounded-release and 4 clean-namespace are judged live by the sequence runner; 7–10 and the cleanup
+ * fence in judgements.ts.)
+ *
+ * Two administrator overrides are known to the model, and permit exactly this much: an erase request lets the
+ * operator delete any reference of its sandbox while the request is pending (invariant 3; versions.ts says
+ * when); a Sandbox finalizer stripped while its namespace terminates lets the operator stop that sandbox's
+ * pods once it is gone (invariant 1): the namespace's deletion takes every reference with it.
  */
 import { INDEX_LIMITS } from '../../operator/api/limits.ts';
+import { EXCLUSIVITY_FINALIZER } from '../../operator/api/names.ts';
 import {
   buildReferenceIndex,
   hasForeignReference,
@@ -23,7 +30,9 @@ import {
 import type { ReferenceEntry } from '../../operator/exclusivity/index.ts';
 import type { TimedEvent } from './audit-log.ts';
 import { Incarnations } from './incarnations.ts';
+import { judge, NO_LOSSES, type JudgementId, type Losses } from './judgements.ts';
 import type { ModelReference, OpRecord, SandboxSpec, SoakModel } from './model.ts';
+import { eraseWindows, sandboxVersions, within, type SandboxVersion, type Window } from './versions.ts';
 
 export type InvariantId =
   | 'no-wrongful-stop'
@@ -31,7 +40,7 @@ export type InvariantId =
   | 'no-lost-reference'
   | 'clean-namespace'
   | 'cleanup-unreferenced'
-  | 'fence';
+  | JudgementId;
 
 /** `signature` groups violations by invariant, actor and reason: `<invariant>/<actor>/<reason>`. */
 export type Violation = {
@@ -134,7 +143,19 @@ function presentThroughout(refs: readonly ModelReference[], sandbox: string, fro
   );
 }
 
-export function checkSequence(model: SoakModel, events: readonly TimedEvent[], operatorUser: string) {
+/** The sandbox a pod name belongs to (`<sandbox>-<ordinal>`). */
+function sandboxOfPod(model: SoakModel, pod: string): SandboxSpec | undefined {
+  return [...model.sandboxes.values()].find((s) =>
+    Array.from({ length: 8 }, (_, i) => `${s.name}-${i}`).includes(pod),
+  );
+}
+
+export function checkSequence(
+  model: SoakModel,
+  events: readonly TimedEvent[],
+  operatorUser: string,
+  losses: Losses = NO_LOSSES,
+) {
   const sorted = [...events].sort((a, b) => a.completed - b.completed);
   const violations: Violation[] = [];
   const refs = refinedReferences(model, sorted);
@@ -142,6 +163,8 @@ export function checkSequence(model: SoakModel, events: readonly TimedEvent[], o
   const terminating =
     sorted.find((e) => on(e, 'namespaces') && e.verb === 'delete' && ok(e))?.completed ?? Infinity;
   const lives = new Incarnations(model, sorted);
+  const versions = sandboxVersions(sorted);
+  const erasing = new Map([...versions].map(([name, list]) => [name, eraseWindows(list)]));
 
   // 3 first: justified removals end a reference's presence; unjustified ones do not (the model keeps it).
   const lastWritten = new Map<string, RefObject>();
@@ -166,6 +189,7 @@ export function checkSequence(model: SoakModel, events: readonly TimedEvent[], o
         sandbox: model.sandboxes.get(object.spec?.sandbox ?? ''),
         lives,
         events: sorted,
+        erasing: erasing.get(object.spec?.sandbox ?? '') ?? [],
       });
       const ref = refs.find((r) => r.name === object.metadata?.name);
       if (reason !== undefined) {
@@ -185,7 +209,8 @@ export function checkSequence(model: SoakModel, events: readonly TimedEvent[], o
     }
   }
 
-  violations.push(...wrongfulStops(model, sorted, refs, terminating, lives, operatorUser));
+  const stripped = strippedInTermination(model, sorted, terminating, versions);
+  violations.push(...wrongfulStops(model, sorted, refs, { terminating, lives, stripped }, operatorUser));
 
   for (const e of sorted) {
     if (!on(e, 'sandboxes') || e.verb !== 'delete' || !ok(e) || e.user.username !== operatorUser) continue;
@@ -215,7 +240,45 @@ export function checkSequence(model: SoakModel, events: readonly TimedEvent[], o
         message: `attach #${op.id} (${op.detail}) succeeded though Sandbox ${op.sandbox}'s deletion was recorded ${op.startedAt - deletedAt} ms before it began`,
       });
   }
+  violations.push(
+    ...judge({
+      model,
+      sorted,
+      versions,
+      terminating,
+      operatorUser,
+      losses,
+      evidence,
+      sandboxOfPod: (pod) => sandboxOfPod(model, pod)?.name,
+    }),
+  );
   return violations;
+}
+
+/**
+ * When an administrator's strip of each Sandbox's finalizer was stored while its namespace terminated (the
+ * override a terminating namespace allows): from then on its pods are the namespace deletion's to release —
+ * unless the operator put its finalizer back (a live Sandbox the namespace had not deleted yet), which makes
+ * the deletion its own again.
+ */
+function strippedInTermination(
+  model: SoakModel,
+  sorted: readonly TimedEvent[],
+  terminating: number,
+  versions: ReadonlyMap<string, readonly SandboxVersion[]>,
+) {
+  const strips = new Set(model.ops.filter((op) => op.kind === 'strip-finalizer').map((op) => op.userAgent));
+  const stripped = new Map<string, number>();
+  for (const e of sorted) {
+    const name = e.objectRef?.name ?? '';
+    if (!on(e, 'sandboxes') || e.verb !== 'patch' || !ok(e) || e.received < terminating) continue;
+    if (!strips.has(e.userAgent ?? '') || stripped.has(name)) continue;
+    const retaken = (versions.get(name) ?? []).some(
+      (v) => v.at > e.completed && v.finalizers.includes(EXCLUSIVITY_FINALIZER),
+    );
+    if (!retaken) stripped.set(name, e.completed);
+  }
+  return stripped;
 }
 
 type RemovalContext = {
@@ -225,6 +288,8 @@ type RemovalContext = {
   readonly sandbox: SandboxSpec | undefined;
   readonly lives: Incarnations;
   readonly events: readonly TimedEvent[];
+  /** When an erase request of the reference's sandbox was pending (any incarnation). */
+  readonly erasing: readonly Window[];
 };
 
 /** Why this removal of `object` was not one the product allows; undefined when it was. */
@@ -242,7 +307,8 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
         return object.spec?.state === 'Detached' && object.spec.worktree === op.worktree
           ? undefined
           : `prune #${op.id} of worktree ${op.worktree ?? 'none'} deleted a reference that was not its tombstone`;
-      case 'attach': {
+      case 'attach':
+      case 'late-reference': {
         const created = ctx.events.some(
           (c) =>
             on(c, 'sessionreferences') &&
@@ -266,6 +332,10 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
       case 'apply':
       case 'pause':
       case 'delete-namespace':
+      case 'status-write':
+      case 'strip-finalizer':
+      case 'platform':
+      case 'erase':
       case 'harness':
         return `${op.kind} #${op.id} is no way to remove a reference`;
     }
@@ -273,6 +343,8 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
   if (e.user.username === ctx.operatorUser) {
     const sandbox = ctx.sandbox;
     if (sandbox === undefined) return 'the operator deleted a reference of an unknown sandbox';
+    // An administrator asked for every reference to go: any of them, while the request is pending.
+    if (within(ctx.erasing, e.received)) return undefined;
     if (!ctx.lives.deleting(sandbox.name, e.received))
       return `the operator deleted a reference of Sandbox ${sandbox.name}, which was not being deleted`;
     // Created after the deletion was recorded: its attach is refused (the fence invariant checks that), and
@@ -297,20 +369,22 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
   return `${e.user.username} is no party that removes references`;
 }
 
+type StopContext = {
+  readonly terminating: number;
+  readonly lives: Incarnations;
+  /** Sandboxes whose finalizer an administrator stripped while the namespace terminated, and when. */
+  readonly stripped: ReadonlyMap<string, number>;
+};
+
 function wrongfulStops(
   model: SoakModel,
   sorted: readonly TimedEvent[],
   refs: readonly ModelReference[],
-  terminating: number,
-  lives: Incarnations,
+  context: StopContext,
   operatorUser: string,
 ): Violation[] {
   const violations: Violation[] = [];
   const stopped = new Set<string>();
-  const sandboxOfPod = (pod: string) =>
-    [...model.sandboxes.values()].find((s) =>
-      Array.from({ length: 8 }, (_, i) => `${s.name}-${i}`).includes(pod),
-    );
   for (const e of sorted) {
     if (on(e, 'pods') && e.verb === 'create' && e.responseStatus?.code === 201) {
       stopped.delete(e.objectRef?.name ?? '');
@@ -324,9 +398,9 @@ function wrongfulStops(
     for (const pod of names) {
       if (stopped.has(pod)) continue;
       stopped.add(pod);
-      const sandbox = sandboxOfPod(pod);
+      const sandbox = sandboxOfPod(model, pod);
       if (!sandbox) continue;
-      const why = wrongfulStop(sandbox, e, refs, terminating, lives);
+      const why = wrongfulStop(sandbox, e, refs, context);
       if (why !== undefined)
         violations.push({
           invariant: 'no-wrongful-stop',
@@ -342,11 +416,13 @@ function wrongfulStop(
   sandbox: SandboxSpec,
   e: TimedEvent,
   refs: readonly ModelReference[],
-  terminating: number,
-  lives: Incarnations,
+  { terminating, lives, stripped }: StopContext,
 ): string | undefined {
   const adopted = lives.adopted(sandbox.name, e.received);
   if (e.received >= terminating && adopted) return undefined;
+  // Its finalizer stripped in the terminating namespace, the Sandbox is gone: no decision can be made, and
+  // the namespace's deletion takes every reference with it (operator/controller/deletion/orphans.ts).
+  if (e.received > (stripped.get(sandbox.name) ?? Infinity)) return undefined;
   if (!lives.deleting(sandbox.name, e.received) && e.received < terminating)
     return 'while its Sandbox was not being deleted';
   if (adopted) return 'while it was adopted without a marker (unknown references)';

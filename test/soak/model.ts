@@ -24,6 +24,12 @@ export type SandboxSpec = {
   readonly manifestKeepsAdoption: boolean;
   /** spec.cleanup DeleteWhenUnreferenced with this TTL, or Retain. */
   readonly cleanupTtlSeconds: number | undefined;
+  /**
+   * The Git manifest carries an erase-references annotation (a GitOps tool keeps what an administrator once
+   * set): inherited by every incarnation it creates, never a request; set back by a replace or an apply
+   * after an administrator's request changed it, it is a new request (a new value).
+   */
+  readonly manifestErase: boolean;
 };
 
 /** When a reference certainly existed: from its writer's success, until a legitimate removal began. */
@@ -60,6 +66,11 @@ export type OpKind =
   | 'apply'
   | 'pause'
   | 'delete-namespace'
+  | 'status-write'
+  | 'strip-finalizer'
+  | 'platform'
+  | 'late-reference'
+  | 'erase'
   | 'harness';
 
 export type OpRecord = {
@@ -189,6 +200,15 @@ export class SoakModel {
         op.outcome === 'ok' &&
         op.endedAt >= since,
     );
+  }
+
+  /**
+   * An administrator asked for an erase of the sandbox's references (a successful annotation write): the
+   * operator may then delete any of them, whenever its turn comes. The audit log judges each deletion against
+   * the request's window (invariant 3); the live comparison leaves the sandbox's missing references to it.
+   */
+  eraseRequested(sandbox: string): boolean {
+    return this.ops.some((op) => op.kind === 'erase' && op.sandbox === sandbox && op.outcome === 'ok');
   }
 
   tombstonesOf(worktree: Worktree): ModelReference[] {

@@ -44,9 +44,13 @@ export type SoakPlan = {
 /** The invariants in the order a failure is named by: a stopped pod first, a stuck namespace last. */
 const PRIORITY = [
   'no-wrongful-stop',
+  'guarded-write',
+  'guarded-pods',
   'no-lost-reference',
   'cleanup-unreferenced',
   'fence',
+  'final-decision',
+  'late-reference',
   'bounded-release',
   'clean-namespace',
 ];

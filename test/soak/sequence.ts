@@ -6,22 +6,37 @@
  */
 import * as fc from 'fast-check';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { ANNOTATIONS, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../operator/api/names.ts';
+import { ANNOTATIONS, GROUP, LABELS, SANDBOX, SESSION_REFERENCE, VERSION } from '../../operator/api/names.ts';
 import { buildReferenceIndex, hasForeignReference } from '../../operator/exclusivity/index.ts';
 import { INDEX_LIMITS } from '../../operator/api/limits.ts';
 import type { SequenceContext } from './agent-host.ts';
 import type { AuditTail } from './audit-log.ts';
 import { checkSequence, type Violation } from './invariants.ts';
+import type { Losses } from './judgements.ts';
+import { REFUSE_LABEL } from './platform.ts';
 import { actorClients, type ActorClients, type Connections } from './kube.ts';
 import { SoakModel, type SandboxSpec, type SessionSpec } from './model.ts';
 import { gitManifest } from './users.ts';
+import { stripSandboxFinalizer } from './admin.ts';
 
-export type Setup = { readonly sandboxes: readonly SandboxSpec[]; readonly sessions: readonly SessionSpec[] };
+export type Setup = {
+  readonly sandboxes: readonly SandboxSpec[];
+  readonly sessions: readonly SessionSpec[];
+  /** The platform refuses the eviction guards from the start (the namespace is created with REFUSE_LABEL). */
+  readonly guardsRefusedAtStart: boolean;
+  /**
+   * The sequence's last act: the namespace's deletion, then, this long after it, an administrator strips every
+   * Sandbox's finalizer (allowed once the namespace terminates); undefined: the namespace's deletion alone.
+   */
+  readonly stripAfterNamespaceDeleteMs: number | undefined;
+};
 
 export type SoakEnv = {
   readonly connections: Connections;
   readonly tail: AuditTail;
   readonly operatorUser: string;
+  /** The faults injected into the operator's requests of a namespace, and every operator kill (forgets them). */
+  losses(namespace: string): Losses;
   readonly runTag: string;
   /** Invariant 2's bound (after the sandbox became exclusive) and invariant 4's (after the namespace DELETE). */
   readonly bounds: { readonly releaseMs: number; readonly namespaceMs: number };
@@ -58,6 +73,21 @@ async function getSandbox(clients: ActorClients, namespace: string, name: string
   }
 }
 
+/** What a Sandbox says of itself: its decision and phase, and the conditions that are True. */
+function said(sandbox: LiveSandbox): string {
+  const status = sandbox.status as
+    | {
+        phase?: string;
+        decision?: unknown;
+        conditions?: { type: string; status: string; reason?: string; message?: string }[];
+      }
+    | undefined;
+  const raised = (status?.conditions ?? [])
+    .filter((c) => c.status === 'True')
+    .map((c) => `${c.type}/${c.reason ?? '?'}: ${c.message ?? ''}`);
+  return JSON.stringify({ phase: status?.phase, decision: status?.decision, raised }).slice(0, 900);
+}
+
 async function until(deadline: number, check: () => Promise<boolean>): Promise<number | undefined> {
   for (;;) {
     if (await check().catch(() => false)) return Date.now();
@@ -66,13 +96,26 @@ async function until(deadline: number, check: () => Promise<boolean>): Promise<n
   }
 }
 
+type ListedSandbox = {
+  metadata: { name: string; deletionTimestamp?: string };
+  status?: { conditions?: { type: string; status: string }[] };
+};
+
+/** The operator says it was refused (the platform's policy refuses the guard): no pod is to be awaited. */
+const guardRefused = (item: ListedSandbox) =>
+  item.status?.conditions?.some((c) => c.type === 'Misconfigured' && c.status === 'True') === true;
+
 async function createAll(ctx: SequenceContext, setup: Setup): Promise<void> {
   const op = ctx.model.begin('harness', `create namespace and ${setup.sandboxes.length} sandbox(es)`);
   const clients = actorClients(ctx.connections, op.userAgent);
-  await clients.core.createNamespace({ body: { metadata: { name: ctx.namespace } } });
+  const labels = setup.guardsRefusedAtStart ? { [REFUSE_LABEL]: 'true' } : {};
+  await clients.core.createNamespace({ body: { metadata: { name: ctx.namespace, labels } } });
   for (const sandbox of setup.sandboxes) {
     const manifest = gitManifest(ctx.namespace, sandbox);
-    const annotations = sandbox.adopted ? { [ANNOTATIONS.adoptedFrom]: 'legacy-platform' } : {};
+    const annotations = {
+      ...manifest.metadata.annotations,
+      ...(sandbox.adopted ? { [ANNOTATIONS.adoptedFrom]: 'legacy-platform' } : {}),
+    };
     await clients.custom.createNamespacedCustomObject({
       ...sandboxes(ctx.namespace),
       body: { ...manifest, metadata: { ...manifest.metadata, annotations } },
@@ -80,22 +123,21 @@ async function createAll(ctx: SequenceContext, setup: Setup): Promise<void> {
   }
   const pods = setup.sandboxes.reduce((sum, s) => sum + s.replicas, 0);
   // A sandbox whose 1–3 s cleanup TTL deleted it before all its pods existed needs none: that deletion is the
-  // operator at work too.
+  // operator at work too. Nor does one whose guard the platform refuses, once it says so (Misconfigured): its
+  // pods would run unguarded.
   const ready = await until(Date.now() + 60_000, async () => {
     const list = await clients.core.listNamespacedPod({ namespace: ctx.namespace });
-    const live = await clients.custom.listNamespacedCustomObject(sandboxes(ctx.namespace));
-    const deleting = new Set(
-      (live as { items: { metadata: { name: string; deletionTimestamp?: string } }[] }).items
-        .filter((item) => item.metadata.deletionTimestamp !== undefined)
+    const live = (await clients.custom.listNamespacedCustomObject(sandboxes(ctx.namespace))) as {
+      items: ListedSandbox[];
+    };
+    const waiting = new Set(
+      live.items
+        .filter((item) => item.metadata.deletionTimestamp === undefined && !guardRefused(item))
         .map((item) => item.metadata.name),
     );
-    const present = new Set(
-      (live as { items: { metadata: { name: string } }[] }).items.map((item) => item.metadata.name),
-    );
-    const needed = setup.sandboxes
-      .filter((s) => present.has(s.name) && !deleting.has(s.name))
-      .reduce((sum, s) => sum + s.replicas, 0);
-    return list.items.length >= needed;
+    const needed = setup.sandboxes.filter((s) => waiting.has(s.name)).reduce((sum, s) => sum + s.replicas, 0);
+    const podsOf = list.items.filter((pod) => waiting.has(pod.metadata?.labels?.[LABELS.sandbox] ?? ''));
+    return podsOf.length >= needed;
   });
   ctx.model.end(op, ready === undefined ? 'pods missing' : 'ok');
   // Without its pods a sequence proves nothing: the operator is not working, so fail loudly, not green.
@@ -135,7 +177,7 @@ async function settle(
         violations.push({
           invariant: 'bounded-release',
           signature: 'bounded-release/operator',
-          message: `Sandbox ${sandbox.name} is exclusive and deleted since ${new Date(exclusiveAt).toISOString()} but not gone after ${env.bounds.releaseMs} ms: ${JSON.stringify(still?.status ?? 'gone now').slice(0, 600)}; finalizers ${JSON.stringify(still?.metadata.finalizers ?? [])}`,
+          message: `Sandbox ${sandbox.name} is exclusive and deleted since ${new Date(exclusiveAt).toISOString()} but not gone after ${env.bounds.releaseMs} ms: ${still === undefined ? 'gone now' : said(still)}; finalizers ${JSON.stringify(still?.metadata.finalizers ?? [])}`,
         });
       } else releaseMs.push(gone - exclusiveAt);
     }),
@@ -155,6 +197,9 @@ async function settle(
     const deleting = sandbox.metadata.deletionTimestamp !== undefined;
     const ownTombstone = ref.state === 'Detached' && ref.worktree === ctx.model.sandbox(ref.sandbox).worktree;
     const found = live.items.find((item) => item.metadata.name === ref.name);
+    // An administrator's erase may have taken it, whenever the operator got to the request: judged by the
+    // audit log, against the request's window (invariant 3).
+    if (found === undefined && ctx.model.eraseRequested(ref.sandbox)) continue;
     if (found === undefined && !(deleting && ownTombstone))
       violations.push({
         invariant: 'no-lost-reference',
@@ -171,17 +216,38 @@ async function settle(
   ctx.model.end(op, 'ok');
 }
 
-/** Invariant 4: the namespace goes within its bound and nothing of it remains. */
+/**
+ * Invariant 4: the namespace goes within its bound and nothing of it remains — also when an administrator
+ * strips every Sandbox's finalizer while it terminates (`stripAfterMs`): the pods of a Sandbox gone that way
+ * still hold our finalizer, and only the operator can release them (no pod may be left holding it).
+ */
 async function teardown(
   ctx: SequenceContext,
   env: SoakEnv,
   violations: Violation[],
+  stripAfterMs: number | undefined,
 ): Promise<number | undefined> {
   const op = ctx.model.begin('delete-namespace', `delete namespace ${ctx.namespace}`);
   const clients = actorClients(ctx.connections, op.userAgent);
   await clients.core.deleteNamespace({ name: ctx.namespace });
   ctx.model.namespaceDeleteAt = op.startedAt;
   ctx.model.end(op, 'ok');
+  if (stripAfterMs !== undefined) {
+    await sleep(stripAfterMs);
+    await Promise.all(
+      [...ctx.model.sandboxes.keys()].map(async (name) => {
+        // A strip that lost a race (the object changed under its test) tries again; gone is done.
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const outcome = await stripSandboxFinalizer(
+            ctx,
+            name,
+            `administrator strips the finalizer of ${name} in the terminating namespace`,
+          );
+          if (outcome === 'ok' || outcome === 'HTTP 404' || outcome.startsWith('skipped')) return;
+        }
+      }),
+    );
+  }
   const exists = async () => {
     try {
       await clients.core.readNamespace({ name: ctx.namespace });
@@ -282,10 +348,10 @@ export async function runSequence(
   await createAll(ctx, setup);
   await fc.asyncModelRun(() => ({ model, real: ctx }), commands);
   await settle(ctx, env, violations, releaseMs);
-  const namespaceMs = await teardown(ctx, env, violations);
+  const namespaceMs = await teardown(ctx, env, violations, setup.stripAfterNamespaceDeleteMs);
   await sleep(1_000); // the audit log is written as requests complete; let the last lines land
   const events = await env.tail.take(namespace);
-  violations.push(...checkSequence(model, events, env.operatorUser));
+  violations.push(...checkSequence(model, events, env.operatorUser, env.losses(namespace)));
   return {
     namespace,
     operations: model.ops.filter((op) => op.kind !== 'harness').length,

@@ -16,6 +16,7 @@ import { evidence } from './invariants.ts';
 import { FaultProxy, NO_FAULTS } from './fault-proxy.ts';
 import { apiServerOf, writeProxiedKubeconfig } from './kube.ts';
 import { OperatorFleet } from './operator-fleet.ts';
+import { installRefusalPolicy } from './platform.ts';
 import { failureReport, summary, totals } from './report.ts';
 import { runPlan, violationsOf } from './runner.ts';
 import type { SoakEnv } from './sequence.ts';
@@ -66,11 +67,18 @@ beforeAll(async () => {
     flags: ['--resync-ms', '5000', '--blocked-recheck-ms', '2000'],
   });
   fleet.start();
+  await installRefusalPolicy(admin, settings.baseSeed.toString(36));
   let counter = 0;
   env = {
     connections: { admin, agentProxy: agentUrl },
     tail,
     operatorUser: RESTRICTED_USER,
+    losses: (namespace) => ({
+      faults: operatorProxy.takeFaults(namespace),
+      kills: fleet.events
+        .filter((e) => e.what !== 'reconciling' && !e.what.startsWith('started'))
+        .map((e) => e.at),
+    }),
     runTag: settings.baseSeed.toString(36),
     bounds: settings.bounds,
     next: () => counter++,

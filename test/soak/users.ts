@@ -9,29 +9,33 @@ import { ANNOTATIONS, GROUP, LABELS, SANDBOX, VERSION } from '../../operator/api
 import { sandboxManifest } from '../integration/controller/fixtures.ts';
 import { outcomeOf, type SequenceContext } from './agent-host.ts';
 import { actorClients } from './kube.ts';
-import type { OpKind, SandboxSpec } from './model.ts';
+import type { OpKind, OpRecord, SandboxSpec } from './model.ts';
 
 export type Propagation = 'Background' | 'Foreground' | 'Orphan';
 
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const APPLY = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 
-async function act(
+/** One user operation: its outcome is 'ok', what `run` says it did instead (a skip), or the error's status. */
+export async function act(
   ctx: SequenceContext,
   kind: OpKind,
   detail: string,
   sandbox: string,
-  run: (clients: ReturnType<typeof actorClients>) => Promise<unknown>,
+  run: (clients: ReturnType<typeof actorClients>, op: OpRecord) => Promise<unknown>,
 ): Promise<string> {
   const op = ctx.model.begin(kind, detail, { sandbox });
   try {
-    await run(actorClients(ctx.connections, op.userAgent));
-    ctx.model.end(op, 'ok');
+    const said = await run(actorClients(ctx.connections, op.userAgent), op);
+    ctx.model.end(op, typeof said === 'string' ? said : 'ok');
   } catch (error) {
     ctx.model.end(op, outcomeOf(error));
   }
   return op.outcome;
 }
+
+/** The erase-references value a Git manifest keeps (see SandboxSpec.manifestErase). */
+export const GIT_ERASE = 'kept-by-gitops';
 
 /** The manifest in Git: what `kubectl replace` and GitOps send (no status, no finalizers). */
 export function gitManifest(namespace: string, sandbox: SandboxSpec) {
@@ -47,7 +51,14 @@ export function gitManifest(namespace: string, sandbox: SandboxSpec) {
             ttlSecondsAfterUnreferenced: sandbox.cleanupTtlSeconds,
           },
         }),
-    ...(keep ? { annotations: { [ANNOTATIONS.adoptedFrom]: 'legacy-platform' } } : {}),
+    ...(keep || sandbox.manifestErase
+      ? {
+          annotations: {
+            ...(keep ? { [ANNOTATIONS.adoptedFrom]: 'legacy-platform' } : {}),
+            ...(sandbox.manifestErase ? { [ANNOTATIONS.eraseReferences]: GIT_ERASE } : {}),
+          },
+        }
+      : {}),
   });
 }
 

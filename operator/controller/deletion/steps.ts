@@ -21,6 +21,7 @@ import type { Erased } from '../erase.ts';
 import type { Staleness } from '../incarnation.ts';
 import { isReleased, type PodSummary } from '../cache/pod-summary.ts';
 import type { Deleted, ListedReference } from '../ports.ts';
+import type { MisconfigurationError } from '../../runtime/error-policy.ts';
 
 /**
  * The steps that write, in the order a deletion takes them: to the API server, and `start-walk` to memory (its
@@ -80,6 +81,8 @@ export type DeletionFacts = {
   /** Whether the API server still holds this incarnation, deleting (a live GET). */
   readonly incarnation?: Staleness;
   readonly guardKept?: true;
+  /** The guard a setting refuses (only a person can change it): said if the sandbox stays blocked. */
+  readonly guardRefused?: MisconfigurationError;
   readonly erased?: Erased;
   /** The tombstones the prune deleted (one re-attached since its LIST is kept). */
   readonly pruned?: readonly string[];

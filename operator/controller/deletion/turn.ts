@@ -120,12 +120,16 @@ async function perform(
         'the cached Sandbox is not the one the API server holds; waiting for the watch',
       );
       return awaitChange();
-    case 'keep-guard':
+    case 'keep-guard': {
       // Until the pods are released, a drain must not be able to evict them (a foreground cascade deletes
-      // the budget first, and nothing else would bring it back).
-      await keepEvictionGuard(ctx, sandbox, log);
+      // the budget first, and nothing else would bring it back). A guard refused for good does not hold
+      // the decision: an exclusive sandbox is released without it, a blocked one says it (see 'blocked').
+      const outcome = await keepEvictionGuard(ctx, sandbox, log);
       ctx.failpoint(step.kind);
-      return { ...facts, guardKept: true };
+      if (outcome.kind === 'Kept') return { ...facts, guardKept: true };
+      log.info({ refused: outcome.error.message }, 'eviction guard refused; the decision goes on without it');
+      return { ...facts, guardKept: true, guardRefused: outcome.error };
+    }
     case 'erase': {
       const erased = await eraseReferences(ctx, sandbox, step.request, log);
       ctx.failpoint(step.kind);
@@ -182,6 +186,8 @@ async function perform(
     case 'check-namespace':
       return { ...facts, namespaceLifts: await namespaceLifts(ctx, sandbox, step, log) };
     case 'blocked':
+      // Pods that stay, without the guard a policy refuses: a person must act, and the Sandbox says so.
+      if (facts.guardRefused) throw facts.guardRefused;
       return requeueAfter(ctx.timing.blockedRecheckMs);
     case 'list-pods':
       return {

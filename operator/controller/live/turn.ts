@@ -140,24 +140,31 @@ export async function reconcileLive(ctx: ReconcilerContext, cached: Sandbox, log
   const missing = missingOrdinals(sandbox, pods);
   const refusal = missing.length === 0 ? undefined : reaperModeRefusal(sandbox, ctx.sidecar);
   // Independent writes, in flight together. Each is bound by what it writes, not by the others: the status by
-  // the uid and the fields it read, the guard by the version it read, the pods by their names. The order once
-  // here (status, guard, pods) protected nothing: the marker a sandbox is born with is what its annotations
-  // say until its first status write, whenever that lands; and a Pending pod is evictable whatever budget
-  // exists (the eviction API checks budgets only for running pods).
+  // the uid and the fields it read, the guard by the version it read, the pods by their names. The marker a
+  // sandbox is born with is what its annotations say until its first status write, whenever that lands.
+  // Only the pods wait for the guard, and only when the cache does not show it standing (it answers at once
+  // then): a guard a policy refuses for good would otherwise leave them running unguarded for ever.
+  const status = writeStatus(ctx, sandbox, {
+    index,
+    reconciliation,
+    decision: undefined,
+    pods,
+    erasedFor: request ?? inheritedErase(sandbox),
+  });
+  const guard = keepEvictionGuard(ctx, sandbox, log);
   await firstFailure(
     [
-      writeStatus(ctx, sandbox, {
-        index,
-        reconciliation,
-        decision: undefined,
-        pods,
-        erasedFor: request ?? inheritedErase(sandbox),
+      status,
+      guard.then((outcome) => {
+        if (outcome.kind === 'Refused') throw outcome.error;
       }),
-      keepEvictionGuard(ctx, sandbox, log),
       releaseTerminatingPods(ctx, sandbox, pods, log),
       refusal
         ? Promise.reject(new MisconfigurationError(refusal, { cause: sandbox.spec.shellReaper }))
-        : createPods(ctx, sandbox, missing, log),
+        : guard.then(
+            (outcome) => (outcome.kind === 'Kept' ? createPods(ctx, sandbox, missing, log) : undefined),
+            () => undefined, // the guard's own failure is the write above
+          ),
     ],
     log,
   );

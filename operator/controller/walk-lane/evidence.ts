@@ -18,7 +18,7 @@ export type LegacyResult = {
 export function reconciliationStatusOf(outcome: ReconciliationOutcome, now: Date): ReconciliationStatus {
   const completedAt = rfc3339(now);
   const { stats } = outcome;
-  const summary = `${stats.owners} owner(s), ${stats.lookedUp} looked up, ${stats.skippedLegacy} legacy skipped, ${stats.timedOut} timed out, ${stats.elapsedMs} ms`;
+  const summary = `${stats.owners} owner(s), ${stats.lookedUp} session(s) looked up, ${stats.skippedLegacy} legacy skipped, ${stats.timedOut} timed out, ${stats.elapsedMs} ms`;
   if (earnsMarker(outcome))
     return { state: 'Complete', marker: true, completedAt, message: `legacy walk complete: ${summary}` };
   const reason = outcome.kind === 'Complete' ? '' : outcome.reason;

@@ -38,7 +38,9 @@ const ledgerResponse = z.discriminatedUnion('verdict', [
       .array(
         z.object({
           session: text.min(1),
-          sessions: z.array(text).max(LEDGER_LIMITS.sessions).default([]),
+          // Required: a ledger that leaves out an owner's sessions would hide its delegates, and the walk
+          // locates each of them (issue 25 item 3); an empty list says the owner has only its root.
+          sessions: z.array(text).max(LEDGER_LIMITS.sessions),
           worktree: text.nullish(),
           allocation: allocation.nullish(),
         }),

@@ -2,11 +2,11 @@
  * Blast radius (issue 25, #9): with the admission parameters ConfigMap gone (an "uninstall" by deleting the
  * release namespace, a restore that missed it), the policies still refuse what touches sandbox pods (fail
  * closed: without parameters nobody is known to be the operator), and leave every other pod alone. A second
- * copy of the four policies, bound to this file's namespace only and reading a ConfigMap that does not exist,
+ * copy of the policies, bound to this file's namespace only and reading a ConfigMap that does not exist,
  * stands for the installed ones without disturbing the rest of the cluster.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LABELS } from '../../../operator/api/names.ts';
+import { LABELS, MANAGED_BY } from '../../../operator/api/names.ts';
 import { admissionPolicies, DEFAULT_NAMESPACE } from '../../../operator/api/render-crds.ts';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { eventually, pending } from '../controller/operator.ts';
@@ -17,6 +17,7 @@ const names = {
   operatorBounds: 'params-gone-operator-bounds.sandbox.agents.dev',
   podTemplate: 'params-gone-pod-template.sandbox.agents.dev',
   guardProtection: 'params-gone-guard-protection.sandbox.agents.dev',
+  budgetProtection: 'params-gone-budget-protection.sandbox.agents.dev',
   params: 'no-such-parameters',
 };
 const scope = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } };
@@ -34,6 +35,14 @@ const pod = (name: string, labels: Record<string, string> = {}) =>
     kind: 'Pod',
     metadata: { name, namespace, labels },
     spec: { containers: [{ name: 'c', image: 'registry.example/app:1' }] },
+  });
+
+const budget = (name: string, labels: Record<string, string>) =>
+  JSON.stringify({
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name, namespace, labels },
+    spec: { maxUnavailable: 1, selector: { matchLabels: { app: name } } },
   });
 
 beforeAll(async () => {
@@ -57,6 +66,26 @@ describe('with the admission parameters gone', () => {
     expect(created.exitCode).toBe(0);
     await kubectlOk(['label', 'pod', 'unrelated', '-n', namespace, 'app=api', '--overwrite']);
     await kubectlOk(['delete', 'pod', 'unrelated', '-n', namespace, '--wait=false']);
+  });
+
+  it('leaves a budget that is not an eviction guard alone: create, change, delete', async () => {
+    const created = await kubectl(['create', '-f', '-'], { input: budget('unrelated', { app: 'web' }) });
+    expect(created.stderr).toBe('');
+    expect(created.exitCode).toBe(0);
+    const changed = await kubectl(['label', 'pdb', 'unrelated', '-n', namespace, 'app=api', '--overwrite']);
+    expect(changed.stderr).toBe('');
+    const deleted = await kubectl(['delete', 'pdb', 'unrelated', '-n', namespace, '--wait=false']);
+    expect(deleted.stderr).toBe('');
+    expect(deleted.exitCode).toBe(0);
+  });
+
+  it('still refuses to delete an eviction guard (fails closed on what is ours)', async () => {
+    await kubectlOk(['create', '-f', '-'], {
+      input: budget('held-sandbox', { [LABELS.sandbox]: 'held', [LABELS.managedBy]: MANAGED_BY }),
+    });
+    const result = await kubectl(['delete', 'pdb', 'held-sandbox', '-n', namespace, '--wait=false']);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain('budget-protection');
   });
 
   it('still refuses a pod that carries the sandbox label (fails closed on what may be ours)', async () => {

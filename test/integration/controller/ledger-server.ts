@@ -33,6 +33,14 @@ export class LedgerServer {
     private readonly token: string,
   ) {}
 
+  /** As the real ledger answers: every owner with its sessions (the root alone unless scripted). */
+  private ownersOf(sandbox: string) {
+    return (this.script.owners[sandbox] ?? []).map((owner) => ({
+      ...owner,
+      sessions: owner.sessions ?? [owner.session],
+    }));
+  }
+
   async start(): Promise<string> {
     this.server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://ledger');
@@ -44,7 +52,7 @@ export class LedgerServer {
       const owners = /^\/v1\/namespaces\/[^/]+\/sandboxes\/([^/]+)\/owners$/.exec(url.pathname);
       const session = /^\/v1\/sessions\/([^/]+)\/runtime$/.exec(url.pathname);
       const body = owners
-        ? { verdict: 'owners', owners: this.script.owners[decodeURIComponent(owners[1] ?? '')] ?? [] }
+        ? { verdict: 'owners', owners: this.ownersOf(decodeURIComponent(owners[1] ?? '')) }
         : session
           ? (this.script.locations[decodeURIComponent(session[1] ?? '')] ?? { state: 'not-allocated' })
           : undefined;

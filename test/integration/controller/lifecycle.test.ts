@@ -1,6 +1,6 @@
 /**
  * Lifecycle features against the real API server: legacy reconciliation over HTTP (marker earned, foreign owner
- * blocks), adopted sandboxes without a ledger failing closed, automatic cleanup after the TTL, the capacity
+ * blocks, each session of an owner located, a recorded allocation blocks), adopted sandboxes without a ledger failing closed, automatic cleanup after the TTL, the capacity
  * latch and the administrator's erase, and the metrics endpoint.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,10 +36,25 @@ const ledger = new LedgerServer(
     owners: {
       'legacy-clear': [{ session: 'agent_1' }, { session: 'workspace_2', worktree: 'wt-1' }],
       'legacy-foreign': [{ session: 'agent_3' }, { session: 'workspace_4', worktree: 'wt-2' }],
+      // Issue 25 item 3: a delegate holds the sandbox while the root holds nothing (not-allocated).
+      'legacy-delegate': [
+        { session: 'workspace_6', sessions: ['workspace_6', 'workspace_7'], worktree: 'wt-2' },
+      ],
+      // ... and a recorded allocation of the sandbox blocks though the locator says not-allocated.
+      'legacy-recorded': [
+        {
+          session: 'workspace_8',
+          worktree: 'wt-2',
+          allocation: { sandbox: 'legacy-recorded', provider: 'kubernetes' },
+        },
+      ],
     },
     locations: {
       workspace_2: { state: 'located', sandbox: 'legacy-clear', provider: 'kubernetes', worktree: 'wt-1' },
       workspace_4: { state: 'located', sandbox: 'legacy-foreign', provider: 'kubernetes', worktree: 'wt-2' },
+      workspace_6: { state: 'not-allocated' },
+      workspace_7: { state: 'located', sandbox: 'legacy-delegate', provider: 'kubernetes', worktree: 'wt-2' },
+      workspace_8: { state: 'not-allocated' },
     },
   },
   'ledger-secret',
@@ -94,6 +109,36 @@ describe('legacy reconciliation', () => {
     });
     expect(blocked.decision).toMatchObject({ verdict: 'Foreign', evidence: 'Reconciliation' });
     expect(blocked.reconciliation?.marker).toBe(false);
+  });
+
+  it('locates each session of an owner, and blocks on a recorded allocation whatever the locator says', async () => {
+    await createSandbox(namespace, 'legacy-delegate', { worktree: 'wt-1', annotations: adopted });
+    await createSandbox(namespace, 'legacy-recorded', { worktree: 'wt-1', annotations: adopted });
+    const walked = (name: string) =>
+      untilSandbox(
+        namespace,
+        name,
+        `${name}'s walk finished`,
+        (s) => s.status?.reconciliation?.state === 'Foreign',
+      );
+    const delegate = await walked('legacy-delegate');
+    expect(delegate.status?.reconciliation).toMatchObject({
+      marker: false,
+      message: expect.stringContaining(
+        'owner workspace_6 holds the sandbox through session workspace_7 from worktree wt-2',
+      ),
+    });
+    expect(ledger.requests).toContain('/v1/sessions/workspace_6/runtime');
+    expect(ledger.requests).toContain('/v1/sessions/workspace_7/runtime');
+    const recorded = await walked('legacy-recorded');
+    expect(recorded.status?.reconciliation).toMatchObject({
+      marker: false,
+      message: expect.stringContaining(
+        'owner workspace_8 has a recorded allocation of kubernetes/legacy-recorded',
+      ),
+    });
+    // The recorded allocation decides without a lookup.
+    expect(ledger.requests).not.toContain('/v1/sessions/workspace_8/runtime');
   });
 });
 

@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, SANDBOX, VERSION } from '../../../operator/api/names.ts';
 import type { ControllerPorts } from '../../../operator/controller/ports.ts';
+import { argoCdHealthOf, kstatusOf } from '../../harness/health-checks.ts';
 import { kubeConfig, serviceAccountKubeConfig, testNamespace } from '../../harness/kube.ts';
 import { createSandbox, getSandbox } from './fixtures.ts';
 import {
@@ -154,5 +155,20 @@ describe('an operator the pod-protection policy does not trust', () => {
     });
     expect(events.items.map((event) => [event.type, event.count ?? 1])).toEqual([['Warning', 1]]);
     expect((await misconfigured())?.lastTransitionTime).toBe(condition.lastTransitionTime);
+  });
+
+  it('reads Stalled, with the refusal and its fix: Failed to kstatus, Degraded to Argo CD', async () => {
+    const read = await eventually('the refusal read as a failure', async () => {
+      const sandbox = await getSandbox(namespace, 'refused');
+      const [kstatus] = await kstatusOf([sandbox]);
+      return kstatus?.status === 'Failed' ? { sandbox, kstatus } : pending({ kstatus });
+    });
+    const stalled = read.sandbox?.status?.conditions?.find((c) => c.type === 'Stalled');
+    expect(stalled).toMatchObject({ status: 'True', reason: 'AdmissionRefused' });
+    expect(stalled?.message).toBe((await misconfigured())?.message);
+    expect(read.kstatus.message).toBe(stalled?.message);
+    expect(await argoCdHealthOf('Sandbox', [read.sandbox])).toEqual([
+      { status: 'Degraded', message: stalled?.message },
+    ]);
   });
 });

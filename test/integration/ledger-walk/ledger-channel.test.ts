@@ -81,11 +81,42 @@ describe('a hostile ledger', () => {
   });
 
   it('answering more owners than the limit allows is an error naming the field and the limit', async () => {
-    const owners = Array.from({ length: LEDGER_LIMITS.owners + 1 }, (_, i) => ({ session: `s${i}` }));
+    const owners = Array.from({ length: LEDGER_LIMITS.owners + 1 }, (_, i) => ({
+      session: `s${i}`,
+      sessions: [`s${i}`],
+    }));
     const url = await serve((_, res) => res.end(JSON.stringify({ verdict: 'owners', owners })));
     await expect(httpLedger(endpoint(url)).owners(target, AbortSignal.timeout(5_000))).rejects.toThrow(
       new RegExp(`owners.*${LEDGER_LIMITS.owners}`),
     );
+  });
+
+  it('leaving out an owner’s sessions is an error naming the field, not an owner with its root alone', async () => {
+    // The walk locates each session of an owner (issue 25 item 3): a missing list would hide the delegates.
+    const url = await serve((_, res) =>
+      res.end(JSON.stringify({ verdict: 'owners', owners: [{ session: 's1' }] })),
+    );
+    await expect(httpLedger(endpoint(url)).owners(target, AbortSignal.timeout(5_000))).rejects.toThrow(
+      /owners\.0\.sessions/,
+    );
+  });
+
+  it('answers every owner with its sessions, worktree and recorded allocation', async () => {
+    const owner = {
+      session: 'agent_1',
+      sessions: ['agent_1', 'workspace_2'],
+      worktree: 'wt-2',
+      allocation: { sandbox: 'legacy', provider: 'kubernetes' },
+    };
+    const url = await serve((_, res) =>
+      res.end(
+        JSON.stringify({ verdict: 'owners', owners: [owner, { session: 'workspace_3', sessions: [] }] }),
+      ),
+    );
+    expect(await httpLedger(endpoint(url)).owners(target, AbortSignal.timeout(5_000))).toEqual({
+      kind: 'Owners',
+      owners: [owner, { session: 'workspace_3', sessions: [], worktree: undefined, allocation: undefined }],
+    });
   });
 
   it('declaring a content length over the limit is refused before the body is read', async () => {

@@ -5,6 +5,7 @@ import { parseAllDocuments } from 'yaml';
 import { admissionParams } from '../../../operator/api/admission.ts';
 import { generatedFiles } from '../../../operator/api/generate-crds.ts';
 import { sandboxCrd, sessionReferenceCrd } from '../../../operator/api/crd.ts';
+import { sandboxStatusSchema, UNOBSERVED_STATUS } from '../../../operator/api/sandbox.ts';
 import { admissionPolicies, renderChartAdmissionPolicy } from '../../../operator/api/render-crds.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
@@ -91,6 +92,25 @@ describe.each([
   });
 });
 
+describe('the Sandbox status a GET returns before the operator wrote one', () => {
+  const status = sandboxCrd.spec.versions[0]!.schema.openAPIV3Schema.properties.status as Schema;
+
+  it('is the CRD default: observed generation 0, below every generation, so kstatus reads it InProgress', () => {
+    expect(status['default']).toEqual({ observedGeneration: 0 });
+    expect(status['default']).toEqual(UNOBSERVED_STATUS);
+  });
+
+  it('is a status the schema accepts (the API server refuses a CRD whose default does not validate)', () => {
+    expect(sandboxStatusSchema.parse(UNOBSERVED_STATUS)).toEqual(UNOBSERVED_STATUS);
+  });
+
+  it('is only the Sandbox’s: no operator writes a SessionReference’s status', () => {
+    const reference = sessionReferenceCrd.spec.versions[0]!.schema.openAPIV3Schema.properties
+      .status as Schema;
+    expect(reference['default']).toBeUndefined();
+  });
+});
+
 describe('printer columns', () => {
   const names = (crd: typeof sandboxCrd) => crd.spec.versions[0]!.additionalPrinterColumns.map((c) => c.name);
 
@@ -134,6 +154,10 @@ describe('the chart’s admission policy template', () => {
         '{{ include "sandbox-operator.guardProtectionPolicy" . }}',
         'rel-guard-protection.sandbox.agents.dev',
       )
+      .replaceAll(
+        '{{ include "sandbox-operator.budgetProtectionPolicy" . }}',
+        'rel-budget-protection.sandbox.agents.dev',
+      )
       .replaceAll('{{ include "sandbox-operator.admissionParams" . }}', 'rel-admission')
       .replaceAll(
         '{{ include "sandbox-operator.operatorUsers" . | quote }}',
@@ -158,6 +182,7 @@ describe('the chart’s admission policy template', () => {
       operatorBounds: 'rel-operator-bounds.sandbox.agents.dev',
       podTemplate: 'rel-pod-template.sandbox.agents.dev',
       guardProtection: 'rel-guard-protection.sandbox.agents.dev',
+      budgetProtection: 'rel-budget-protection.sandbox.agents.dev',
       params: 'rel-admission',
     };
     expect(documents).toEqual(
@@ -194,6 +219,8 @@ describe('the chart’s admission policy template', () => {
       'ValidatingAdmissionPolicyBinding/rel-pod-template.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/rel-guard-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/rel-guard-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/rel-budget-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/rel-budget-protection.sandbox.agents.dev',
     ]);
     // Every binding names its own policy and the one release-scoped parameters ConfigMap.
     for (const binding of objects.filter((d) => d.kind === 'ValidatingAdmissionPolicyBinding'))

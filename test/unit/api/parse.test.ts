@@ -63,3 +63,24 @@ describe('the key of a malformed object', () => {
     );
   });
 });
+
+describe('the identity of a malformed object', () => {
+  const malformed = (metadata: object) =>
+    failure(
+      parseSandbox({ kind: 'Sandbox', metadata: { namespace: 'team-a', name: 'sbx', ...metadata }, spec: 7 }),
+    );
+
+  it('carries its uid and resourceVersion as read, so the refusal can be said on the object itself', () => {
+    expect(malformed({ uid: 'uid-1', resourceVersion: '42' }).identity).toStrictEqual({
+      uid: 'uid-1',
+      resourceVersion: '42',
+    });
+  });
+
+  it('carries each only when the object has it as a string', () => {
+    expect(malformed({ uid: 'uid-1' }).identity).toStrictEqual({ uid: 'uid-1' });
+    expect(malformed({ resourceVersion: '42' }).identity).toStrictEqual({ resourceVersion: '42' });
+    expect(malformed({ uid: 7, resourceVersion: 42 }).identity).toStrictEqual({});
+    expect(failure(parseSandbox(null)).identity).toStrictEqual({});
+  });
+});

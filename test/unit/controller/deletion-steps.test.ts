@@ -3,7 +3,6 @@
  * by giving each step the facts its shell would learn, so a test reads as the order of the steps.
  */
 import { describe, expect, it } from 'vitest';
-import { INDEX_LIMITS } from '../../../operator/api/index.ts';
 import {
   nextDeletionStep,
   WRITE_STEPS,
@@ -11,10 +10,12 @@ import {
   type DeletionStep,
 } from '../../../operator/controller/deletion/steps.ts';
 import type { LegacyEvidence, Verdict } from '../../../operator/exclusivity/exclusivity.ts';
-import { buildReferenceIndex } from '../../../operator/exclusivity/index.ts';
+import type { ReferenceIndex } from '../../../operator/exclusivity/index.ts';
 import { pod } from '../builders.ts';
 
-const index = buildReferenceIndex([], INDEX_LIMITS);
+// Carried through the steps, never read by them. A literal, so loading this file runs no code of the core:
+// the mutation run would otherwise count the index's mutants as static and run every test against each.
+const index: ReferenceIndex = { overflowed: false, entries: [], attached: 0, detached: 0, bytes: 0 };
 const exclusive: Verdict = { verdict: 'Exclusive', evidence: 'Index', reason: 'no foreign reference' };
 const foreign: Verdict = {
   verdict: 'Foreign',
@@ -46,6 +47,8 @@ type World = {
   readonly legacy?: LegacyEvidence;
   /** Whether list-pods finds the eviction guard in the cache (default: it does). */
   readonly guard?: false;
+  /** Whether check-namespace finds the namespace terminating with no reference left (default: it does not). */
+  readonly namespaceLifts?: true;
 };
 
 /** Plays one turn: each step gets the facts its shell would learn from `world`, until a step ends the turn. */
@@ -83,7 +86,7 @@ function learn(step: DeletionStep, facts: DeletionFacts, world: World): Deletion
     case 'record-decision':
       return { ...facts, recorded: true };
     case 'check-namespace':
-      return { ...facts, namespaceLifts: false };
+      return { ...facts, namespaceLifts: world.namespaceLifts ?? false };
     case 'list-pods':
       return {
         ...facts,
@@ -296,5 +299,83 @@ describe('the deletion steps', () => {
       ...walk(start, { cached: exclusive, walkDue: true }),
     ]);
     for (const step of WRITE_STEPS) expect(seen).toContain(step);
+  });
+
+  it('release a verdict the namespace deletion lifts, the whole way', () => {
+    const unavailable: Verdict = { verdict: 'Unavailable', evidence: 'Ledger', reason: 'no ledger' };
+    expect(walk(start, { cached: unavailable, namespaceLifts: true, pods: [pod('sbx', 0)] })).toEqual([
+      'read-incarnation',
+      'gather-evidence',
+      'decide',
+      'record-decision',
+      'check-namespace',
+      'list-pods',
+      'delete-pod',
+      'release-pod',
+      'remove-guard',
+      'await-pods-gone',
+    ]);
+  });
+});
+
+describe('the release steps', () => {
+  /** A turn at the release: the decision recorded Exclusive, on a current incarnation. */
+  const releasing: DeletionFacts = {
+    ...start,
+    incarnation: 'Current',
+    evidence,
+    cached: { index, verdict: exclusive },
+    live: { index, verdict: exclusive },
+    recorded: true,
+  };
+  const going = pod('sbx', 0, { deleting: true, finalizers: [] });
+
+  it('pass over a pod already deleting and free of our finalizer: nothing to write for it', () => {
+    const second = pod('sbx', 1);
+    expect(nextDeletionStep({ ...releasing, livePods: [going, second] })).toEqual({
+      kind: 'delete-pod',
+      pod: second,
+    });
+    expect(nextDeletionStep({ ...releasing, livePods: [going] })).toEqual({
+      kind: 'await-pods-gone',
+      pods: ['sbx-0'],
+    });
+  });
+
+  it('wait for every listed pod by name, the guard removed first', () => {
+    const budget = { name: 'sbx-sandbox', uid: 'pdb' };
+    const pods = [going, pod('sbx', 1, { deleting: true, finalizers: [] })];
+    expect(nextDeletionStep({ ...releasing, budget, livePods: pods })).toEqual({
+      kind: 'remove-guard',
+      budget,
+    });
+    expect(nextDeletionStep({ ...releasing, budget, guardRemoved: true, livePods: pods })).toEqual({
+      kind: 'await-pods-gone',
+      pods: ['sbx-0', 'sbx-1'],
+    });
+  });
+
+  it('erase again what changed under the erase of the index, then remove the finalizer naming what was erased', () => {
+    const erased = { ...releasing, livePods: [] };
+    expect(nextDeletionStep(erased)).toEqual({ kind: 'erase-index' });
+    expect(nextDeletionStep({ ...erased, indexErased: { deleted: ['own'], changed: ['late'] } })).toEqual({
+      kind: 'erase-again',
+      changed: ['late'],
+    });
+    expect(nextDeletionStep({ ...erased, indexErased: { deleted: ['own', 'late'], changed: [] } })).toEqual({
+      kind: 'remove-finalizer',
+      erased: ['own', 'late'],
+    });
+  });
+
+  it('finish a released sandbox by its pods alone: wait for each by name, then remove the finalizer, having erased nothing', () => {
+    const released = { ...start, released: true };
+    const pods = [going, pod('sbx', 1, { deleting: true, finalizers: [] })];
+    expect(nextDeletionStep(released)).toEqual({ kind: 'list-pods' });
+    expect(nextDeletionStep({ ...released, livePods: pods })).toEqual({
+      kind: 'await-pods-gone',
+      pods: ['sbx-0', 'sbx-1'],
+    });
+    expect(nextDeletionStep({ ...released, livePods: [] })).toEqual({ kind: 'remove-finalizer', erased: [] });
   });
 });

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { ANNOTATIONS } from '../../../operator/api/index.ts';
 import { reconcileDeletion } from '../../../operator/controller/deletion/turn.ts';
 import type { Action } from '../../../operator/runtime/action.ts';
+import { KubeRequestError } from '../../../operator/kube/errors.ts';
+import { controllerErrorOf, errorPolicy } from '../../../operator/runtime/error-policy.ts';
 import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached, tombstone } from '../fixtures.ts';
 import {
@@ -13,6 +15,7 @@ import {
   deletionTurn as turn,
   deleted,
   expect_,
+  failing,
   listed,
   Script,
   silent,
@@ -42,6 +45,12 @@ const own = attached('own', 'wt-1');
 /** Every deletion turn first reads the Sandbox live: still this incarnation (the builder's uid), deleting. */
 const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
 const foreign = attached('foreign', 'wt-2');
+/** A platform policy that refuses `maxUnavailable: 0` budgets: the guard can never be made. */
+const guardRefused = new KubeRequestError('Create', 'poddisruptionbudget ns/sbx-sandbox', 403, {
+  cause: new Error(
+    "poddisruptionbudgets.policy \"sbx-sandbox\" is forbidden: ValidatingAdmissionPolicy 'no-zero' with binding 'no-zero' denied request: budgets must allow a disruption",
+  ),
+});
 
 /**
  * The rest of a turn whose confirming LIST finds no reference (and no pod is left): decided Exclusive,
@@ -109,6 +118,39 @@ describe('a deletion turn', () => {
       expect_('events.record(DeletionBlocked)'),
     ]);
     expect(action).toEqual({ kind: 'RequeueAfter', ms: 30_000 });
+  });
+
+  it('does not let an eviction guard a policy refuses hold an exclusive release', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own).withPods(1);
+    const action = await turn(subject, [
+      current,
+      expect_('references.listLive(sbx)', listed([own], 'sbx')),
+      failing('guards.ensureDisruptionBudget(sbx)', guardRefused),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(Releasing)'),
+      expect_('pods.delete(sbx-0)'),
+      expect_('pods.patchMetadata(sbx-0)'),
+    ]);
+    expect(action).toEqual({ kind: 'RequeueAfter', ms: 600_000 });
+  });
+
+  it('keeps a shared sandbox blocked when its guard is refused, and fails the turn with the refusal to say it', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own, foreign).withPods(1);
+    const script = new Script([
+      current,
+      failing('guards.ensureDisruptionBudget(sbx)', guardRefused),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('events.record(DeletionBlocked)'),
+    ]);
+    const thrown = await reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    script.finish();
+    expect(errorPolicy(controllerErrorOf(thrown))).toMatchObject({
+      kind: 'AwaitFix',
+      misconfiguration: { reason: 'EvictionGuardRefused' },
+    });
   });
 
   it('never releases on a cache miss alone: a foreign reference in the live LIST blocks', async () => {

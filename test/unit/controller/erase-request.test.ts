@@ -6,7 +6,7 @@
  * attached since included) conflicts before anything is erased, and an attach during the erase withdraws.
  */
 import { describe, expect, it } from 'vitest';
-import { ANNOTATIONS } from '../../../operator/api/index.ts';
+import { ANNOTATIONS, UNOBSERVED_STATUS } from '../../../operator/api/index.ts';
 import { reconcileSandbox } from '../../../operator/controller/sandbox-reconciler.ts';
 import { KubeRequestError } from '../../../operator/kube/errors.ts';
 import { NAMESPACE, sandbox, type SandboxBuilder } from '../builders.ts';
@@ -42,6 +42,18 @@ describe('an erase request on a live sandbox', () => {
       .withReference(own)
       .withGuard()
       .withPods(1)
+      .withAnnotation(ANNOTATIONS.eraseReferences, 'INC-1');
+    const { calls } = await liveTurn(subject, [expect_('sandboxes.patchStatus(sbx)')]);
+    expect(calls).not.toContain('references.deleteAll(sbx)');
+  });
+
+  it('inherited likewise when the status read is only the CRD default the API server fills in', async () => {
+    const subject = sandbox('sbx')
+      .finalized()
+      .withReference(own)
+      .withGuard()
+      .withPods(1)
+      .withStatus(UNOBSERVED_STATUS)
       .withAnnotation(ANNOTATIONS.eraseReferences, 'INC-1');
     const { calls } = await liveTurn(subject, [expect_('sandboxes.patchStatus(sbx)')]);
     expect(calls).not.toContain('references.deleteAll(sbx)');

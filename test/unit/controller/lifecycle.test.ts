@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ANNOTATIONS, INDEX_LIMITS, type Sandbox } from '../../../operator/api/index.ts';
+import { ANNOTATIONS, INDEX_LIMITS, UNOBSERVED_STATUS, type Sandbox } from '../../../operator/api/index.ts';
 import {
   capacityLatch,
   cleanupClock,
+  inheritedErase,
   initialReconciliation,
   missingOrdinals,
   pendingErase,
@@ -78,9 +79,11 @@ describe('cleanupClock', () => {
 });
 
 describe('the capacity latch and the erase request', () => {
+  // As the operator writes it: every status it writes records the reconciliation.
   const overflowed = with_({
     status: {
       capacity: { overflowed: true, limit: 'Bytes', observed: 99_000, max: 98_304, erasedFor: 'INC-1' },
+      reconciliation: { state: 'NotRequired', marker: true },
     },
   });
 
@@ -97,5 +100,24 @@ describe('the capacity latch and the erase request', () => {
     expect(pendingErase(annotate('INC-1'))).toBeUndefined();
     expect(pendingErase(annotate('INC-2'))).toBe('INC-2');
     expect(pendingErase(base)).toBeUndefined();
+  });
+
+  it('takes a value on a sandbox whose status the operator never wrote as inherited, not as a request', () => {
+    const annotated = (status: Sandbox['status']) =>
+      with_({
+        metadata: { ...base.metadata, annotations: { [ANNOTATIONS.eraseReferences]: 'INC-1' } },
+        status,
+      });
+    // No status at all (a CRD without the default), or the API server's default before the first write.
+    for (const unwritten of [annotated(undefined), annotated(UNOBSERVED_STATUS)]) {
+      expect(pendingErase(unwritten)).toBeUndefined();
+      expect(inheritedErase(unwritten)).toBe('INC-1');
+    }
+    const written = annotated({
+      ...UNOBSERVED_STATUS,
+      reconciliation: { state: 'NotRequired', marker: true },
+    });
+    expect(pendingErase(written)).toBe('INC-1');
+    expect(inheritedErase(written)).toBeUndefined();
   });
 });

@@ -9,6 +9,7 @@ import { NAMESPACE, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
 import { contextOf, expect_, failing, held, listed, Script, settle, silent } from './scripted-ports.ts';
 import { KubeRequestError } from '../../../operator/kube/errors.ts';
+import { MalformedObjectError } from '../../../operator/api/parse.ts';
 import { Misconfigurations } from '../../../operator/controller/misconfiguration.ts';
 import { controllerErrorOf, errorPolicy } from '../../../operator/runtime/error-policy.ts';
 
@@ -46,21 +47,88 @@ describe('a live sandbox’s reconcile', () => {
     expect(await turn(fresh(), firstTurn())).toEqual(RESYNC);
   });
 
-  it('has the status, the guard and the first pod in flight at once, and only after the finalizer', async () => {
+  it('has the status and the guard in flight at once after the finalizer; the pods follow a guard it had to make', async () => {
     const script = new Script(firstTurn());
     // The finalizer's PATCH answered, everything after it held: what is in flight is what went out at once.
     const { ctx, inFlight, open } = held(contextOf(fresh().store(), script), 1);
     const reconciled = reconcileSandbox(ctx, `${NAMESPACE}/sbx`, silent);
     await settle();
+    // No pod before the guard stands: one a policy refuses for good would leave them running unguarded.
     expect(inFlight).toEqual([
       'sandboxes.patchMetadata',
       'sandboxes.patchStatus',
       'guards.ensureDisruptionBudget',
-      'pods.create',
     ]);
     open();
     await reconciled;
     script.finish();
+  });
+
+  it('has the status and the pods in flight at once when the cache shows the guard standing', async () => {
+    const guarded = sandbox('sbx').finalized().withSpec({ replicas: 1 }).withGuard();
+    const script = new Script([
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('pods.create(sbx-0)', 'Created'),
+    ]);
+    const { ctx, inFlight, open } = held(contextOf(guarded.store(), script), 0);
+    const reconciled = reconcileSandbox(ctx, `${NAMESPACE}/sbx`, silent);
+    await settle();
+    expect(inFlight).toEqual(['sandboxes.patchStatus', 'pods.create']);
+    open();
+    await reconciled;
+    script.finish();
+  });
+
+  it('creates no pod beside an eviction guard a policy refuses, and says it as a misconfiguration', async () => {
+    const refused = new KubeRequestError('Create', 'poddisruptionbudget ns/sbx-sandbox', 403, {
+      cause: new Error(
+        "poddisruptionbudgets.policy \"sbx-sandbox\" is forbidden: ValidatingAdmissionPolicy 'no-zero' with binding 'no-zero' denied request: budgets must allow a disruption",
+      ),
+    });
+    const subject = sandbox('sbx').finalized().withSpec({ replicas: 2 });
+    const script = new Script([
+      expect_('sandboxes.patchStatus(sbx)'),
+      failing('guards.ensureDisruptionBudget(sbx)', refused),
+    ]);
+    const thrown = await reconcileSandbox(contextOf(subject.store(), script), 'ns/sbx', silent).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    script.finish();
+    expect(errorPolicy(controllerErrorOf(thrown))).toMatchObject({
+      kind: 'AwaitFix',
+      misconfiguration: {
+        reason: 'EvictionGuardRefused',
+        refused: expect.stringContaining('budgets must allow a disruption'),
+        fix: expect.stringContaining('app.kubernetes.io/managed-by=sandbox-operator'),
+      },
+    });
+  });
+
+  it('says an unreadable Sandbox on the object and as a misconfiguration, and touches nothing of it', async () => {
+    const subject = sandbox('sbx').finalized().withPods(1).withGuard();
+    const unreadable = new MalformedObjectError(
+      'Sandbox',
+      'ns/sbx',
+      'status.unreferencedSince',
+      'Invalid ISO datetime',
+      {},
+      { uid: 'uid-sbx', resourceVersion: '9' },
+    );
+    const store = { ...subject.store(), sandbox: () => ({ ok: false as const, error: unreadable }) };
+    const script = new Script([expect_('events.record(Unreadable)')]);
+    const thrown = await reconcileSandbox(contextOf(store, script), 'ns/sbx', silent).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    script.finish();
+    expect(errorPolicy(controllerErrorOf(thrown))).toMatchObject({
+      kind: 'AwaitFix',
+      misconfiguration: {
+        reason: 'Unreadable',
+        fix: expect.stringContaining('correct status.unreferencedSince'),
+      },
+    });
   });
 
   it('fails the turn with the first failed write when several of its writes fail, after all have answered', async () => {

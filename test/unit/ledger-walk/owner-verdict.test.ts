@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   controlPlaneOwner,
   legacyOwnerVerdict,
-  lookupVerdict,
+  ownerVerdict,
+  recordedAllocationVerdict,
+  sessionFinding,
+  sessionsToLocate,
   type ReconciliationTarget,
 } from '../../../operator/ledger-walk/index.ts';
 import { located, owner } from './scripted.ts';
@@ -38,15 +41,16 @@ describe('the plane rule', () => {
   });
 });
 
-describe('lookupVerdict', () => {
+describe('sessionFinding', () => {
   it('trusts the locator’s worktree over the ledger’s when they differ', () => {
     // The ledger recorded the owner in the target's worktree; the runtime holds it from wt-2.
-    const verdict = lookupVerdict(
+    const finding = sessionFinding(
       owner('workspace_1', { worktree: 'wt-1' }),
+      'workspace_1',
       located('sbx-a', 'wt-2'),
       target,
     );
-    expect(verdict).toEqual({
+    expect(finding).toEqual({
       kind: 'Foreign',
       owner: 'workspace_1',
       evidence: 'Reconciliation',
@@ -54,24 +58,32 @@ describe('lookupVerdict', () => {
     });
   });
 
-  it('clears an owner the locator places in the target’s worktree, whatever the ledger recorded', () => {
-    const verdict = lookupVerdict(
+  it('clears a session the locator places in the target’s worktree, whatever the ledger recorded', () => {
+    const finding = sessionFinding(
       owner('workspace_1', { worktree: 'wt-2' }),
+      'workspace_1',
       located('sbx-a', 'wt-1'),
       target,
     );
-    expect(verdict).toEqual({ kind: 'Clear', owner: 'workspace_1' });
+    expect(finding).toEqual({ kind: 'Clear', located: true });
   });
 
   it('falls back to the ledger’s worktree when the locator names none', () => {
     expect(
-      lookupVerdict(owner('workspace_1', { worktree: 'wt-1' }), located('sbx-a', undefined), target),
-    ).toEqual({
-      kind: 'Clear',
-      owner: 'workspace_1',
-    });
+      sessionFinding(
+        owner('workspace_1', { worktree: 'wt-1' }),
+        'workspace_1',
+        located('sbx-a', undefined),
+        target,
+      ),
+    ).toEqual({ kind: 'Clear', located: true });
     expect(
-      lookupVerdict(owner('workspace_1', { worktree: 'wt-2' }), located('sbx-a', undefined), target),
+      sessionFinding(
+        owner('workspace_1', { worktree: 'wt-2' }),
+        'workspace_1',
+        located('sbx-a', undefined),
+        target,
+      ),
     ).toEqual({
       kind: 'Foreign',
       owner: 'workspace_1',
@@ -80,8 +92,8 @@ describe('lookupVerdict', () => {
     });
   });
 
-  it('finds an owner with no worktree anywhere foreign, and says so', () => {
-    expect(lookupVerdict(owner('workspace_1'), located('sbx-a', undefined), target)).toEqual({
+  it('finds a session with no worktree anywhere foreign, and says so', () => {
+    expect(sessionFinding(owner('workspace_1'), 'workspace_1', located('sbx-a', undefined), target)).toEqual({
       kind: 'Foreign',
       owner: 'workspace_1',
       evidence: 'Reconciliation',
@@ -89,9 +101,14 @@ describe('lookupVerdict', () => {
     });
   });
 
-  it('finds every located owner foreign to a sandbox with no worktree', () => {
+  it('finds every located session foreign to a sandbox with no worktree', () => {
     expect(
-      lookupVerdict(owner('workspace_1', { worktree: 'wt-1' }), located('sbx-a', 'wt-1'), unrooted),
+      sessionFinding(
+        owner('workspace_1', { worktree: 'wt-1' }),
+        'workspace_1',
+        located('sbx-a', 'wt-1'),
+        unrooted,
+      ),
     ).toEqual({
       kind: 'Foreign',
       owner: 'workspace_1',
@@ -100,36 +117,148 @@ describe('lookupVerdict', () => {
     });
   });
 
-  it('clears an owner located in another sandbox or under another provider (an identity mismatch)', () => {
-    const elsewhere = owner('workspace_1', { worktree: 'wt-2' });
-    expect(lookupVerdict(elsewhere, located('sbx-b', 'wt-2'), target)).toEqual({
-      kind: 'Clear',
-      owner: 'workspace_1',
+  it('names the delegate session through which its owner holds the sandbox', () => {
+    const delegating = owner('agent_1', { sessions: ['agent_1', 'workspace_2'] });
+    expect(sessionFinding(delegating, 'workspace_2', located('sbx-a', 'wt-2'), target)).toEqual({
+      kind: 'Foreign',
+      owner: 'agent_1',
+      evidence: 'Reconciliation',
+      reason: 'owner agent_1 holds the sandbox through session workspace_2 from worktree wt-2',
     });
     expect(
-      lookupVerdict(
+      sessionFinding(delegating, 'workspace_2', { kind: 'HistoryUnavailable', reason: 'purged' }, target),
+    ).toEqual({
+      kind: 'Unavailable',
+      owner: 'agent_1',
+      reason: 'history of workspace_2 (owner agent_1) is unavailable: purged',
+    });
+  });
+
+  it('clears a session located in another sandbox or under another provider (an identity mismatch)', () => {
+    const elsewhere = owner('workspace_1', { worktree: 'wt-2' });
+    expect(sessionFinding(elsewhere, 'workspace_1', located('sbx-b', 'wt-2'), target)).toEqual({
+      kind: 'Clear',
+      located: true,
+    });
+    expect(
+      sessionFinding(
         elsewhere,
+        'workspace_1',
         { kind: 'Located', sandbox: 'sbx-a', provider: 'other', worktree: 'wt-2' },
         target,
       ),
-    ).toEqual({ kind: 'Clear', owner: 'workspace_1' });
+    ).toEqual({ kind: 'Clear', located: true });
   });
 
-  it('clears an owner that holds no runtime', () => {
-    expect(lookupVerdict(owner('workspace_1'), { kind: 'NotAllocated' }, target)).toEqual({
+  it('clears a session that holds no runtime, as not located', () => {
+    expect(sessionFinding(owner('workspace_1'), 'workspace_1', { kind: 'NotAllocated' }, target)).toEqual({
       kind: 'Clear',
-      owner: 'workspace_1',
+      located: false,
     });
   });
 
   it('reports lost history as Unavailable with the locator’s reason', () => {
     expect(
-      lookupVerdict(owner('workspace_1'), { kind: 'HistoryUnavailable', reason: 'purged' }, target),
+      sessionFinding(
+        owner('workspace_1'),
+        'workspace_1',
+        { kind: 'HistoryUnavailable', reason: 'purged' },
+        target,
+      ),
     ).toEqual({
       kind: 'Unavailable',
       owner: 'workspace_1',
       reason: 'history of workspace_1 is unavailable: purged',
     });
+  });
+});
+
+describe('sessionsToLocate', () => {
+  it('puts the root first, then the other sessions in the ledger’s order', () => {
+    expect(
+      sessionsToLocate(owner('agent_1', { sessions: ['workspace_3', 'agent_1', 'workspace_2'] })),
+    ).toEqual(['agent_1', 'workspace_3', 'workspace_2']);
+  });
+
+  it('locates the root even when the ledger lists only its delegates, and each session once', () => {
+    expect(sessionsToLocate(owner('agent_1', { sessions: [] }))).toEqual(['agent_1']);
+    expect(sessionsToLocate(owner('agent_1', { sessions: ['workspace_2', 'workspace_2'] }))).toEqual([
+      'agent_1',
+      'workspace_2',
+    ]);
+  });
+});
+
+describe('ownerVerdict', () => {
+  const clear = { kind: 'Clear', located: true } as const;
+  const notLocated = { kind: 'Clear', located: false } as const;
+  const foreign = {
+    kind: 'Foreign',
+    owner: 'workspace_1',
+    evidence: 'Reconciliation',
+    reason: 'owner workspace_1 holds the sandbox through session workspace_3 from no worktree',
+  } as const;
+  const timedOut = {
+    kind: 'Incomplete',
+    owner: 'workspace_1',
+    cause: 'Timeout',
+    reason: 'lookup of workspace_2 (owner workspace_1) timed out after 5000 ms',
+  } as const;
+  const workspace = owner('workspace_1', { sessions: ['workspace_1', 'workspace_2', 'workspace_3'] });
+
+  it('waits while a session before the deciding one is unknown', () => {
+    expect(ownerVerdict(workspace, [undefined, clear, foreign])).toBeUndefined();
+    expect(ownerVerdict(workspace, [clear, undefined, clear])).toBeUndefined();
+  });
+
+  it('is decided by the first session, in order, that is not clear, whatever comes after it', () => {
+    expect(ownerVerdict(workspace, [clear, timedOut, foreign])).toEqual(timedOut);
+    expect(ownerVerdict(workspace, [notLocated, foreign, undefined])).toEqual(foreign);
+  });
+
+  it('is clear when every session is clear and one of them was located', () => {
+    expect(ownerVerdict(workspace, [notLocated, clear, notLocated])).toEqual({
+      kind: 'Clear',
+      owner: 'workspace_1',
+    });
+  });
+
+  it('is clear when no session is allocated but the ledger recorded an allocation', () => {
+    const recorded = owner('workspace_1', { allocation: { sandbox: 'sbx-b', provider: 'kubernetes' } });
+    expect(ownerVerdict(recorded, [notLocated])).toEqual({ kind: 'Clear', owner: 'workspace_1' });
+  });
+
+  it('is unavailable when no session is allocated and the ledger recorded no allocation', () => {
+    expect(ownerVerdict(workspace, [notLocated, notLocated, notLocated])).toEqual({
+      kind: 'Unavailable',
+      owner: 'workspace_1',
+      reason: 'no session of owner workspace_1 is allocated and the ledger recorded no allocation for it',
+    });
+  });
+});
+
+describe('recordedAllocationVerdict', () => {
+  const allocation = { sandbox: 'sbx-a', provider: 'kubernetes' };
+
+  it('finds a recorded allocation of the target from another worktree foreign, on the ledger’s evidence', () => {
+    expect(
+      recordedAllocationVerdict(owner('workspace_1', { allocation, worktree: 'wt-2' }), target, 'owner'),
+    ).toEqual({
+      kind: 'Foreign',
+      owner: 'workspace_1',
+      evidence: 'Ledger',
+      reason: 'owner workspace_1 has a recorded allocation of kubernetes/sbx-a',
+    });
+  });
+
+  it('says nothing of an allocation from the target’s worktree, of another sandbox, or of none', () => {
+    for (const recorded of [
+      owner('workspace_1', { allocation, worktree: 'wt-1' }),
+      owner('workspace_1', { allocation: { sandbox: 'sbx-b', provider: 'kubernetes' } }),
+      owner('workspace_1', { allocation: { sandbox: 'sbx-a', provider: 'other' } }),
+      owner('workspace_1'),
+    ])
+      expect(recordedAllocationVerdict(recorded, target, 'owner')).toBeUndefined();
   });
 });
 

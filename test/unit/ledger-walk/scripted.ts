@@ -82,3 +82,9 @@ export const located = (sandbox: string, worktree: string | undefined): RuntimeL
   provider: 'kubernetes',
   worktree,
 });
+
+/**
+ * A session the locator places in another sandbox: it does not hold the target, and its owner's history is
+ * known (a `not-allocated` answer alone leaves an owner without a recorded allocation Unavailable).
+ */
+export const inAnotherSandbox: RuntimeLocation = located('sbx-other', undefined);

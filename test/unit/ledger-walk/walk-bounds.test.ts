@@ -10,8 +10,15 @@ import {
   type LedgerReport,
   type ReconcileLimits,
 } from '../../../operator/ledger-walk/index.ts';
-import { lookupOwner } from '../../../operator/ledger-walk/lookup.ts';
-import { located, owner, ScriptedLedger, ScriptedLocator, type Script } from './scripted.ts';
+import { lookupSession } from '../../../operator/ledger-walk/lookup.ts';
+import {
+  inAnotherSandbox,
+  located,
+  owner,
+  ScriptedLedger,
+  ScriptedLocator,
+  type Script,
+} from './scripted.ts';
 
 const target = { namespace: 'team-a', sandbox: 'sbx-a', provider: 'kubernetes', worktree: 'wt-1' };
 
@@ -99,7 +106,7 @@ describe('the lookups', () => {
       [owner('workspace_1', { worktree: 'wt-1' }), owner('agent_2'), owner('workspace_3')],
       [
         ['workspace_1', { latencyMs: 57, answer: located('sbx-a', 'wt-1') }],
-        ['workspace_3', { latencyMs: 30, answer: { kind: 'NotAllocated' } }],
+        ['workspace_3', { latencyMs: 30, answer: inAnotherSandbox }],
       ],
     );
     expect(outcome).toEqual({
@@ -169,7 +176,7 @@ describe('the lookups', () => {
     const limits = { budgetMs: 1_000, perCallMs: 1_000, concurrency: 1 };
     const { outcome } = await walk(
       [owner('workspace_0'), owner('workspace_1')],
-      [['workspace_0', { latencyMs: 956, answer: { kind: 'NotAllocated' } }]],
+      [['workspace_0', { latencyMs: 956, answer: inAnotherSandbox }]],
       { limits },
     );
     expect(outcome).toMatchObject({
@@ -178,26 +185,154 @@ describe('the lookups', () => {
     });
   });
 
-  it('look up a legacy root that delegated to a control-plane session, and find it foreign', async () => {
+  it('look up every session of a legacy root that delegated to a control-plane session', async () => {
     const delegating = owner('agent_1', { sessions: ['agent_1', 'workspace_2'] });
     const { outcome, locator } = await walk(
       [delegating],
-      [['agent_1', { latencyMs: 5, answer: located('sbx-a', 'wt-2') }]],
+      [
+        ['agent_1', { latencyMs: 5, answer: located('sbx-a', 'wt-2') }],
+        ['workspace_2', { latencyMs: 5, answer: { kind: 'NotAllocated' } }],
+      ],
     );
-    expect(locator.calls).toEqual(['agent_1']);
+    expect(locator.calls).toEqual(['agent_1', 'workspace_2']);
     expect(outcome).toMatchObject({
       kind: 'Foreign',
       owner: 'agent_1',
-      stats: { lookedUp: 1, skippedLegacy: 0 },
+      stats: { lookedUp: 2, skippedLegacy: 0 },
     });
   });
 });
 
-describe('lookupOwner', () => {
+describe('the sessions of an owner', () => {
+  const sessionsOf = (root: string, count: number) =>
+    owner(root, { sessions: Array.from({ length: count }, (_, i) => `${root}_${i}`) });
+
+  it('share the one pool of lookups with every other owner', async () => {
+    const many = sessionsOf('workspace_1', 20);
+    const { outcome, locator } = await walk(
+      [many],
+      [many.session, ...many.sessions].map((session): [string, Script] => [
+        session,
+        { latencyMs: 57, answer: inAnotherSandbox },
+      ]),
+    );
+    expect(locator.maxInFlight).toBe(8);
+    expect(locator.calls).toHaveLength(21);
+    // Three waves of 8, 8 and 5 lookups after the ledger's 44 ms.
+    expect(outcome).toMatchObject({ kind: 'Complete', stats: { lookedUp: 21, elapsedMs: 44 + 3 * 57 } });
+  });
+
+  it('are read in session order: an earlier session’s timeout decides before a later one found foreign', async () => {
+    const { outcome } = await walk(
+      [owner('workspace_1', { sessions: ['workspace_1', 'workspace_2'] })],
+      [
+        ['workspace_1', { latencyMs: 0, hang: true }],
+        ['workspace_2', { latencyMs: 10, answer: located('sbx-a', 'wt-2') }],
+      ],
+    );
+    expect(outcome).toEqual({
+      kind: 'Incomplete',
+      cause: 'Timeout',
+      owner: 'workspace_1',
+      reason: 'lookup of workspace_1 timed out after 5000 ms',
+      stats: { owners: 1, lookedUp: 2, skippedLegacy: 0, timedOut: 1, failed: 0, elapsedMs: 5_044 },
+    });
+  });
+
+  it('name the delegate whose lookup timed out, with its owner', async () => {
+    const { outcome } = await walk(
+      [owner('workspace_1', { sessions: ['workspace_1', 'workspace_2'] })],
+      [
+        ['workspace_1', { latencyMs: 10, answer: inAnotherSandbox }],
+        ['workspace_2', { latencyMs: 0, hang: true }],
+      ],
+    );
+    expect(outcome).toMatchObject({
+      kind: 'Incomplete',
+      owner: 'workspace_1',
+      reason: 'lookup of workspace_2 (owner workspace_1) timed out after 5000 ms',
+      stats: { timedOut: 1, elapsedMs: 5_044 },
+    });
+  });
+
+  it('not yet started when their owner is decided never start; one under way still counts', async () => {
+    const limits = { budgetMs: 20_000, perCallMs: 5_000, concurrency: 3 };
+    const { outcome, locator } = await walk(
+      [
+        owner('workspace_0'),
+        owner('workspace_1', { sessions: ['workspace_1', 'workspace_2', 'workspace_3', 'workspace_4'] }),
+      ],
+      [
+        ['workspace_0', { latencyMs: 200, answer: inAnotherSandbox }],
+        ['workspace_1', { latencyMs: 10, answer: located('sbx-a', 'wt-2') }],
+        ['workspace_2', { latencyMs: 100, error: new Error('503 from locator') }],
+        ['workspace_3', { latencyMs: 10, answer: inAnotherSandbox }],
+        ['workspace_4', { latencyMs: 10, answer: inAnotherSandbox }],
+      ],
+      { limits },
+    );
+    // workspace_1 decides its owner at 54 ms; workspace_2 was under way, workspace_3 and _4 were queued.
+    expect(locator.calls).toEqual(['workspace_0', 'workspace_1', 'workspace_2']);
+    expect(outcome).toEqual({
+      kind: 'Foreign',
+      evidence: 'Reconciliation',
+      owner: 'workspace_1',
+      reason: 'owner workspace_1 holds the sandbox from worktree wt-2',
+      stats: { owners: 2, lookedUp: 3, skippedLegacy: 0, timedOut: 0, failed: 1, elapsedMs: 244 },
+    });
+  });
+
+  it('say which session the spent budget left out', async () => {
+    const limits = { budgetMs: 1_000, perCallMs: 1_000, concurrency: 1 };
+    const { outcome, locator } = await walk(
+      [owner('workspace_1', { sessions: ['workspace_1', 'workspace_2'] })],
+      [['workspace_1', { latencyMs: 956, answer: inAnotherSandbox }]],
+      { limits },
+    );
+    expect(locator.calls).toEqual(['workspace_1']);
+    expect(outcome).toEqual({
+      kind: 'Incomplete',
+      cause: 'BudgetExhausted',
+      owner: 'workspace_1',
+      reason: 'budget of 1000 ms spent before workspace_2 (owner workspace_1) was looked up',
+      stats: { owners: 1, lookedUp: 1, skippedLegacy: 0, timedOut: 0, failed: 1, elapsedMs: 1_000 },
+    });
+  });
+
+  it('are not looked up when the owner’s recorded allocation already makes it foreign', async () => {
+    const { outcome, locator } = await walk(
+      [
+        owner('workspace_1', {
+          sessions: ['workspace_1', 'workspace_2'],
+          allocation: { sandbox: 'sbx-a', provider: 'kubernetes' },
+        }),
+      ],
+      [],
+    );
+    expect(locator.calls).toEqual([]);
+    expect(outcome).toEqual({
+      kind: 'Foreign',
+      evidence: 'Ledger',
+      owner: 'workspace_1',
+      reason: 'owner workspace_1 has a recorded allocation of kubernetes/sbx-a',
+      stats: { owners: 1, lookedUp: 0, skippedLegacy: 0, timedOut: 0, failed: 0, elapsedMs: 44 },
+    });
+  });
+});
+
+describe('lookupSession', () => {
   it('gives no verdict for a lookup the walk cancelled', async () => {
     const cancel = new AbortController();
     const locator = new ScriptedLocator(new Map([['workspace_1', { latencyMs: 0, hang: true }]]));
-    const verdict = lookupOwner(locator, owner('workspace_1'), target, systemClock, 5_000, cancel.signal);
+    const verdict = lookupSession(
+      locator,
+      owner('workspace_1'),
+      'workspace_1',
+      target,
+      systemClock,
+      5_000,
+      cancel.signal,
+    );
     await vi.advanceTimersByTimeAsync(10);
     cancel.abort();
     expect(await verdict).toBeUndefined();

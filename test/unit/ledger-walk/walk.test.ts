@@ -7,7 +7,14 @@ import {
   type LedgerOwner,
   type ReconciliationOutcome,
 } from '../../../operator/ledger-walk/index.ts';
-import { located, owner, ScriptedLedger, ScriptedLocator, type Script } from './scripted.ts';
+import {
+  inAnotherSandbox,
+  located,
+  owner,
+  ScriptedLedger,
+  ScriptedLocator,
+  type Script,
+} from './scripted.ts';
 
 const target = { namespace: 'team-a', sandbox: 'sbx-a', provider: 'kubernetes', worktree: 'wt-1' };
 
@@ -100,7 +107,7 @@ describe('reconcileSandboxReferences', () => {
     const owners = Array.from({ length: 40 }, (_, i) => owner(`workspace_${i}`));
     const { outcome, elapsed } = await walk(
       owners,
-      owners.map((o) => [o.session, { latencyMs: 4_900, answer: { kind: 'NotAllocated' } }]),
+      owners.map((o) => [o.session, { latencyMs: 4_900, answer: inAnotherSandbox }]),
     );
     // The fifth wave starts at 19.64 s with 0.36 s left, so its first owner is cut off by the budget.
     expect(outcome).toMatchObject({ kind: 'Incomplete', cause: 'Timeout', owner: 'workspace_32' });
@@ -110,8 +117,8 @@ describe('reconcileSandboxReferences', () => {
   it('does not start a lookup once the budget is spent', async () => {
     const locator = new ScriptedLocator(
       new Map<string, Script>([
-        ['workspace_0', { latencyMs: 956, answer: { kind: 'NotAllocated' } }],
-        ['workspace_1', { latencyMs: 1, answer: { kind: 'NotAllocated' } }],
+        ['workspace_0', { latencyMs: 956, answer: inAnotherSandbox }],
+        ['workspace_1', { latencyMs: 1, answer: inAnotherSandbox }],
       ]),
     );
     const ledger = new ScriptedLedger({
@@ -133,7 +140,7 @@ describe('reconcileSandboxReferences', () => {
     const owners = Array.from({ length: 30 }, (_, i) => owner(`workspace_${i}`));
     const { locator } = await walk(
       owners,
-      owners.map((o) => [o.session, { latencyMs: 57, answer: { kind: 'NotAllocated' } }]),
+      owners.map((o) => [o.session, { latencyMs: 57, answer: inAnotherSandbox }]),
     );
     expect(locator.maxInFlight).toBe(8);
     expect(locator.calls).toHaveLength(30);
@@ -147,7 +154,7 @@ describe('reconcileSandboxReferences', () => {
       owner('agent_4', { allocation: { sandbox: 'sbx-a', provider: 'kubernetes' } }),
     ];
     const { outcome, locator } = await walk(owners, [
-      ['workspace_3', { latencyMs: 57, answer: { kind: 'NotAllocated' } }],
+      ['workspace_3', { latencyMs: 57, answer: inAnotherSandbox }],
     ]);
     expect(locator.calls).toEqual(['workspace_3']);
     expect(outcome).toMatchObject({
@@ -169,7 +176,7 @@ describe('reconcileSandboxReferences', () => {
   it('looks up a worktree owner even when its session id is legacy', async () => {
     const { locator } = await walk(
       [owner('agent_1', { worktree: 'wt-3' })],
-      [['agent_1', { latencyMs: 5, answer: { kind: 'NotAllocated' } }]],
+      [['agent_1', { latencyMs: 5, answer: inAnotherSandbox }]],
     );
     expect(locator.calls).toEqual(['agent_1']);
   });
@@ -183,7 +190,7 @@ describe('reconcileSandboxReferences', () => {
           ? { latencyMs: 0, answer: located('sbx-a', 'wt-2') }
           : i === 9
             ? { latencyMs: 0, answer: { kind: 'HistoryUnavailable', reason: 'purged' } }
-            : { latencyMs: 0, answer: { kind: 'NotAllocated' } },
+            : { latencyMs: 0, answer: inAnotherSandbox },
     );
     const outcomes: ReconciliationOutcome[] = [];
     await fc.assert(

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { KubeRequestError } from '../../../operator/kube/errors.ts';
-import { controllerErrorOf, errorPolicy, LeaseLostError } from '../../../operator/runtime/error-policy.ts';
+import {
+  controllerErrorOf,
+  errorPolicy,
+  LeaseLostError,
+  MisconfigurationError,
+} from '../../../operator/runtime/error-policy.ts';
 
 const kube = (status: number, step: 'Patch' | 'PatchFinalizers' = 'Patch') =>
   new KubeRequestError(step, 'ns/sbx', status, { cause: new Error(`HTTP ${status}`) });
@@ -12,37 +17,73 @@ const forbidden = (message: string, step: 'Delete' | 'Create' | 'List' = 'Delete
   });
 
 describe('the error policy', () => {
+  // The runner logs each decision's `why` at its `level`: the whole decision is what an operator reads.
   it('retries a stale write quietly, from fresh state', () => {
     for (const error of [kube(409), kube(422, 'PatchFinalizers')])
-      expect(errorPolicy(controllerErrorOf(error))).toMatchObject({
+      expect(errorPolicy(controllerErrorOf(error))).toEqual({
         kind: 'RetryWithBackoff',
         level: 'info',
+        why: 'stale write refused by the API server; retrying from fresh state',
       });
   });
 
   it('retries any other failed request with backoff, as a warning', () => {
-    expect(errorPolicy(controllerErrorOf(kube(500)))).toMatchObject({
-      kind: 'RetryWithBackoff',
-      level: 'warn',
-    });
-    expect(errorPolicy(controllerErrorOf(kube(422)))).toMatchObject({
-      kind: 'RetryWithBackoff',
-      level: 'warn',
-    });
+    for (const error of [kube(500), kube(422)])
+      expect(errorPolicy(controllerErrorOf(error))).toEqual({
+        kind: 'RetryWithBackoff',
+        level: 'warn',
+        why: 'reconcile failed; retrying with backoff',
+      });
   });
 
-  it('takes a TypeError for our own bug: retried, logged as an error', () => {
-    const error = controllerErrorOf(new TypeError('x is undefined'));
-    expect(error.kind).toBe('Bug');
-    expect(errorPolicy(error)).toMatchObject({ kind: 'RetryWithBackoff', level: 'error' });
-  });
+  it.each([new TypeError('x is undefined'), new RangeError('bad length'), new ReferenceError('y')])(
+    'takes a %s for our own bug: retried, logged as an error',
+    (thrown) => {
+      const error = controllerErrorOf(thrown);
+      expect(error).toEqual({ kind: 'Bug', error: thrown });
+      expect(errorPolicy(error)).toEqual({
+        kind: 'RetryWithBackoff',
+        level: 'error',
+        why: 'reconcile hit a programming error; retrying with backoff',
+      });
+    },
+  );
 
   it('stops on a lost lease, which keeps the renew failure as its cause', () => {
     const renew = kube(503);
     const lost = new LeaseLostError('ns/lease', 10_000, { cause: renew });
     expect(lost.cause).toBe(renew);
+    expect(lost).toMatchObject({ kind: 'LeaseLost', name: 'LeaseLostError', lease: 'ns/lease' });
     expect(lost.message).toBe('leader election lost: lease ns/lease not renewed within 10000 ms');
-    expect(errorPolicy(controllerErrorOf(lost)).kind).toBe('Terminal');
+    expect(controllerErrorOf(lost)).toEqual({ kind: 'LeaseLost', error: lost });
+    expect(errorPolicy(controllerErrorOf(lost))).toEqual({
+      kind: 'Terminal',
+      why: 'leadership lost; this replica stops reconciling',
+    });
+  });
+
+  it('awaits a fix for a MisconfigurationError thrown by domain code, with what a person must change', () => {
+    const misconfiguration = {
+      reason: 'NoShellReaperMode',
+      refused: 'no shell reaper mode fits the pod template',
+      fix: 'allow CAP_KILL or set spec.shellReaper.mode',
+    };
+    const thrown = new MisconfigurationError(misconfiguration, { cause: 'the template' });
+    expect(thrown).toMatchObject({
+      kind: 'Misconfigured',
+      name: 'MisconfigurationError',
+      cause: 'the template',
+    });
+    expect(thrown.message).toBe(
+      'no shell reaper mode fits the pod template; fix: allow CAP_KILL or set spec.shellReaper.mode',
+    );
+    const error = controllerErrorOf(thrown);
+    expect(error).toEqual({ kind: 'Misconfigured', error: thrown, misconfiguration });
+    expect(errorPolicy(error)).toEqual({
+      kind: 'AwaitFix',
+      why: 'reconcile refused by a setting only a person can change; not retried until it changes',
+      misconfiguration,
+    });
   });
 
   it('awaits a fix for an RBAC 403: which identity lacks which permission, and the command that checks it', () => {
@@ -96,17 +137,57 @@ describe('the error policy', () => {
     });
   });
 
+  it('awaits a fix for an admission denial whatever its status: a policy without a reason (422), a webhook (400)', () => {
+    const denied = (status: number, message: string) =>
+      new KubeRequestError('Create', 'poddisruptionbudget ns/sbx-sandbox', status, {
+        cause: { code: status, body: JSON.stringify({ kind: 'Status', message }) },
+      });
+    const policy = denied(
+      422,
+      "poddisruptionbudgets.policy \"sbx-sandbox\" is invalid: : ValidatingAdmissionPolicy 'no-zero-budgets' with binding 'no-zero-budgets' denied request: budgets must allow a disruption",
+    );
+    const webhook = denied(
+      400,
+      'admission webhook "validation.gatekeeper.sh" denied the request: [pdb-no-zero] maxUnavailable of 0 is not allowed',
+    );
+    expect(errorPolicy(controllerErrorOf(policy))).toMatchObject({
+      kind: 'AwaitFix',
+      misconfiguration: { reason: 'AdmissionRefused', fix: expect.stringContaining('no-zero-budgets') },
+    });
+    expect(errorPolicy(controllerErrorOf(webhook))).toMatchObject({
+      kind: 'AwaitFix',
+      misconfiguration: {
+        reason: 'AdmissionRefused',
+        fix: expect.stringContaining('validation.gatekeeper.sh refused it ([pdb-no-zero] maxUnavailable'),
+      },
+    });
+    // An invalid request that no admission denied stays a failed request.
+    expect(
+      errorPolicy(controllerErrorOf(denied(422, 'Sandbox "x" is invalid: spec.worktree'))),
+    ).toMatchObject({
+      kind: 'RetryWithBackoff',
+    });
+  });
+
   it('still retries a create refused because the namespace is terminating: an outcome, not a setting', () => {
     const terminating = forbidden(
       'pods "sbx-0" is forbidden: unable to create new content in namespace team-a because it is being terminated',
       'Create',
     );
-    expect(errorPolicy(controllerErrorOf(terminating)).kind).toBe('RetryWithBackoff');
+    expect(controllerErrorOf(terminating)).toEqual({ kind: 'KubeRequestFailed', error: terminating });
+    expect(errorPolicy(controllerErrorOf(terminating))).toMatchObject({
+      kind: 'RetryWithBackoff',
+      level: 'warn',
+    });
   });
 
   it('keeps anything else thrown as Unexpected and retries it', () => {
     const error = controllerErrorOf('a string');
     expect(error).toEqual({ kind: 'Unexpected', error: 'a string' });
-    expect(errorPolicy(error)).toMatchObject({ kind: 'RetryWithBackoff', level: 'warn' });
+    expect(errorPolicy(error)).toEqual({
+      kind: 'RetryWithBackoff',
+      level: 'warn',
+      why: 'reconcile failed; retrying with backoff',
+    });
   });
 });

@@ -5,7 +5,7 @@ import {
   IS_HOST_NOTICE,
   type CompletionFacts,
 } from '../../../operator/client/report-rule.ts';
-import { decideTurnEnd } from '../../../operator/sidecar/process/turns/turn-decision.ts';
+import { decideTurnEnd, turnKey } from '../../../operator/sidecar/process/turns/turn-decision.ts';
 
 /** A turn of an answered delegation whose host recorded its joins (none by default). */
 const answeredTurn = (origin: TurnOrigin | undefined, joinedOrigins: TurnOrigin[] = []): CompletionFacts => ({
@@ -140,5 +140,11 @@ describe('turn-end decision (docs/sidecar.md, "Turn ends")', () => {
     for (const phase of ['Completed', 'Failed', 'Interrupted'] as const) {
       expect(decideTurnEnd(role, phase)).toEqual({ kind: 'Keep', reason: 'NotSubagent' });
     }
+  });
+
+  it('keys each turn of each session apart, and one turn alike every time (fences, idempotency)', () => {
+    expect(turnKey('s1', 't1')).toBe(turnKey('s1', 't1'));
+    const keys = [turnKey('s1', 't1'), turnKey('s1', 't2'), turnKey('s2', 't1')];
+    expect(new Set(keys).size).toBe(3);
   });
 });

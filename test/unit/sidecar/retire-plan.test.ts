@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   entryEffects,
   nextDeadline,
@@ -37,7 +37,8 @@ describe('retire plan step', () => {
   });
 
   it('ignores a survey while still fenced: notices go first', () => {
-    expect(step(startProgress({ kind: 'Group', group }), surveyed(proven), 0, limits).effects).toEqual([]);
+    const fenced = startProgress({ kind: 'Group', group });
+    expect(step(fenced, surveyed(proven), 0, limits)).toEqual({ progress: fenced, effects: [] });
   });
 
   it('sends SIGTERM to a proven group and remembers its members', () => {
@@ -144,8 +145,15 @@ describe('retire plan step', () => {
       pids: [],
       detail: 'SIGCONT refused: EPERM',
     });
+    expect(refused.effects).toEqual([]);
     expect(isTerminal(refused.progress.state)).toBe(true);
-    for (const event of [{ kind: 'Started' }, { kind: 'Signalled' }, surveyed(proven)] as const) {
+    const refusedAgain = { kind: 'SignalRefused', signal: 'SIGKILL', detail: 'ESRCH' } as const;
+    for (const event of [
+      { kind: 'Started' },
+      { kind: 'Signalled' },
+      surveyed(proven),
+      refusedAgain,
+    ] as const) {
       expect(step(refused.progress, event, 99_999, limits)).toEqual({
         progress: refused.progress,
         effects: [],
@@ -175,11 +183,152 @@ describe('retire plan step', () => {
 
   it('signals an escapee by its own pid, never by a group', () => {
     const escapee = { pid: 300, startTime: 700, marker: { session: 's', turn: 't' } };
+    expect(startProgress({ kind: 'Escapee', escapee })).toEqual({
+      id: 'escapee:300:700',
+      target: { kind: 'Escapee', escapee },
+      state: { kind: 'Fenced' },
+      known: ['300:700'],
+    });
     const start = step(startProgress({ kind: 'Escapee', escapee }), { kind: 'Started' }, 0, limits);
     expect(start.effects).toEqual([]);
+    expect(entryEffects(start.progress)).toEqual([]);
     const { effects } = step(start.progress, surveyed({ kind: 'Proven', witnesses: [escapee] }), 0, limits);
     expect(effects).toEqual([
       { kind: 'Signal', signal: 'SIGTERM', scope: { kind: 'Process', pid: 300 }, witnesses: [escapee] },
     ]);
+  });
+});
+
+describe('retire plan step, phase by phase', () => {
+  // Built in each test, not when the file loads: a mutant that breaks `startProgress` fails tests, not the file.
+  let dropped: TargetProgress,
+    terminating: TargetProgress,
+    continuing: TargetProgress,
+    killing: TargetProgress;
+  beforeEach(() => {
+    dropped = at({ kind: 'NoticesDropped' });
+    terminating = at({ kind: 'Terminating', signalledAt: 1_000, witnesses: [leader] });
+    continuing = at({ kind: 'Continuing', signalledAt: 1_000, witnesses: [leader] });
+    killing = at({ kind: 'Killing', signalledAt: 0, killedAt: 5_000, witnesses: [leader] });
+  });
+  const unproven: Observation = { kind: 'Unproven', reason: 'environ unreadable', members: [member] };
+  const unreachable = (reason: string, pids: number[], detail: string) => ({
+    kind: 'Unreachable',
+    reason,
+    pids,
+    detail,
+  });
+
+  it('starts a target once, and answers only SIGTERM with SIGCONT', () => {
+    for (const progress of [dropped, terminating, continuing, killing])
+      expect(step(progress, { kind: 'Started' }, 0, limits)).toEqual({ progress, effects: [] });
+    for (const progress of [at({ kind: 'Fenced' }), dropped, continuing, killing])
+      expect(step(progress, { kind: 'Signalled' }, 0, limits)).toEqual({ progress, effects: [] });
+  });
+
+  it('says how a target whose notices are dropped ends without a signal', () => {
+    const recycled = step(
+      dropped,
+      surveyed({ kind: 'Recycled', reason: 'led by a newer process' }),
+      0,
+      limits,
+    );
+    expect(recycled.progress.state).toEqual({
+      kind: 'Done',
+      how: 'Recycled',
+      detail: 'led by a newer process',
+    });
+    expect(step(dropped, surveyed(unproven), 0, limits).progress.state).toEqual(
+      unreachable('Unproven', [101], 'environ unreadable'),
+    );
+  });
+
+  it('never signals a protected process, in any phase, and says why', () => {
+    for (const progress of [dropped, terminating, continuing, killing])
+      expect(step(progress, surveyed({ kind: 'Protected', pids: [7] }), 9_999, limits)).toEqual({
+        progress: {
+          ...progress,
+          state: unreachable('Protected', [7], 'the group holds a protected process'),
+        },
+        effects: [],
+      });
+  });
+
+  it('keeps the latest witnesses through the grace', () => {
+    const { progress, effects } = step(
+      continuing,
+      surveyed({ kind: 'Proven', witnesses: [member] }),
+      5_999,
+      limits,
+    );
+    expect(progress.state).toEqual({ kind: 'Continuing', signalledAt: 1_000, witnesses: [member] });
+    expect(effects).toEqual([]);
+  });
+
+  it('waits out the grace for members it cannot prove ours, then reports them unreachable', () => {
+    expect(step(continuing, surveyed(unproven), 5_999, limits)).toEqual({
+      progress: continuing,
+      effects: [],
+    });
+    expect(step(continuing, surveyed(unproven), 6_000, limits)).toEqual({
+      progress: { ...continuing, state: unreachable('Unproven', [101], 'environ unreadable') },
+      effects: [],
+    });
+  });
+
+  it('sends no SIGKILL to members it cannot prove ours, and reports them at the kill timeout', () => {
+    expect(step(killing, surveyed(unproven), 6_999, limits)).toEqual({ progress: killing, effects: [] });
+    expect(step(killing, surveyed(unproven), 7_000, limits).progress.state).toEqual(
+      unreachable('Unproven', [101], 'members outlived SIGKILL by 2000 ms'),
+    );
+  });
+
+  it('re-sends SIGKILL to the witnesses of the latest survey, and keeps them', () => {
+    const { progress, effects } = step(
+      killing,
+      surveyed({ kind: 'Proven', witnesses: [member] }),
+      6_000,
+      limits,
+    );
+    expect(progress.state).toEqual({ kind: 'Killing', signalledAt: 0, killedAt: 5_000, witnesses: [member] });
+    expect(effects).toEqual([{ kind: 'Signal', signal: 'SIGKILL', scope: groupScope, witnesses: [member] }]);
+  });
+
+  it('reports the survivors by the witnesses when a survey named no other member', () => {
+    const late = step(killing, surveyed({ kind: 'Proven', witnesses: [member] }), 7_000, limits);
+    expect(late.progress.state).toEqual(
+      unreachable('Survived', [101], 'members outlived SIGKILL by 2000 ms'),
+    );
+  });
+
+  it('remembers at most 4096 members for the next survey, the earliest known first', () => {
+    const many = Array.from({ length: 5_000 }, (_, i) => ({ pid: 1_000 + i, startTime: 600 }));
+    const observation: Observation = { kind: 'Proven', witnesses: [leader], members: many };
+    const { known } = step(dropped, surveyed(observation), 0, limits).progress;
+    expect(known).toHaveLength(4_096);
+    expect(known.slice(0, 2)).toEqual(['100:500', '1000:600']);
+    expect(known.at(-1)).toBe('5094:600');
+  });
+
+  it('re-issues on restart what each journaled state had under way, and nothing before the start or after the end', () => {
+    for (const state of [
+      { kind: 'Fenced' },
+      { kind: 'Done', how: 'Exited' },
+      unreachable('Refused', [], 'SIGTERM refused: EPERM'),
+    ] as RetireState[])
+      expect(entryEffects(at(state))).toEqual([]);
+    expect(entryEffects(dropped)).toEqual([{ kind: 'DropNotices', shell: 'sh1' }]);
+    expect(entryEffects(continuing)).toEqual([
+      { kind: 'Signal', signal: 'SIGCONT', scope: groupScope, witnesses: [leader] },
+    ]);
+    expect(entryEffects(killing)).toEqual([
+      { kind: 'Signal', signal: 'SIGKILL', scope: groupScope, witnesses: [leader] },
+    ]);
+  });
+
+  it('names no deadline before the first signal or after the end; the grace’s end right after SIGTERM', () => {
+    expect(nextDeadline(terminating, limits)).toBe(6_000);
+    for (const state of [{ kind: 'Fenced' }, { kind: 'Done', how: 'Killed' }] as RetireState[])
+      expect(nextDeadline(at(state), limits)).toBeUndefined();
   });
 });

@@ -5,77 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import type { TimedEvent } from '../../soak/audit-log.ts';
 import { checkSequence } from '../../soak/invariants.ts';
-import { SoakModel, type OpKind, type OpRecord, type SandboxSpec } from '../../soak/model.ts';
-
-const NS = 'soak-test-0';
-const OPERATOR = 'sandbox-operator';
-const sandbox = (over: Partial<SandboxSpec> = {}): SandboxSpec => ({
-  name: 'sbx-a',
-  worktree: 'wt-1',
-  replicas: 1,
-  adopted: false,
-  manifestKeepsAdoption: false,
-  cleanupTtlSeconds: undefined,
-  ...over,
-});
-
-function op(
-  model: SoakModel,
-  kind: OpKind,
-  at: number,
-  end: number,
-  extra: Partial<OpRecord> = {},
-): OpRecord {
-  const record: OpRecord = {
-    id: model.ops.length,
-    kind,
-    detail: kind,
-    userAgent: `soak/${NS}/${model.ops.length}/${kind}`,
-    startedAt: at,
-    endedAt: end,
-    outcome: 'ok',
-    ...extra,
-  };
-  model.ops.push(record);
-  return record;
-}
-
-function event(
-  at: number,
-  verb: string,
-  resource: string,
-  name: string,
-  code: number,
-  by: string | OpRecord,
-  extra: Partial<TimedEvent> = {},
-): TimedEvent {
-  const agent = typeof by === 'string' ? 'sandbox-operator/v0' : by.userAgent;
-  return {
-    auditID: `a-${at}`,
-    stage: 'ResponseComplete',
-    verb,
-    requestURI: `/x/${resource}/${name}`,
-    userAgent: agent,
-    user: { username: typeof by === 'string' ? by : 'admin' },
-    objectRef: {
-      resource,
-      namespace: NS,
-      name,
-      ...(resource === 'eviction' ? { resource: 'pods', subresource: 'eviction' } : {}),
-    },
-    responseStatus: { code },
-    requestReceivedTimestamp: new Date(at).toISOString(),
-    stageTimestamp: new Date(at + 1).toISOString(),
-    received: at,
-    completed: at + 1,
-    ...extra,
-  };
-}
-
-const refObject = (state: string, worktree: string) => ({
-  metadata: { name: 'ref-r' },
-  spec: { sandbox: 'sbx-a', session: 'workspace_1', worktree, state },
-});
+import { SoakModel, type SandboxSpec } from '../../soak/model.ts';
+import { event, NS, op, OPERATOR, refObject, sandbox } from './audit-fixtures.ts';
 
 /** sbx-a (wt-1) with a foreign reference (wt-2) attached at 1000, the Sandbox deleted at 2000 (or not). */
 function blockedSandbox(spec: Partial<SandboxSpec> = {}, deleted = true) {

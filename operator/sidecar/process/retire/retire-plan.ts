@@ -105,11 +105,9 @@ function remember(progress: TargetProgress, observation: Observation): readonly 
   return [...known];
 }
 
-function membersOf(o: Observation): readonly number[] {
-  if (o.kind === 'Protected') return o.pids;
-  if (o.kind === 'Unproven') return o.members.map((m) => m.pid);
-  if (o.kind === 'Proven') return (o.members ?? o.witnesses).map((m) => m.pid);
-  return [];
+/** The pids an Unreachable reports: only a survey that found members left ends there (Protected has its own). */
+function membersOf(o: Extract<Observation, { readonly kind: 'Proven' | 'Unproven' }>): readonly number[] {
+  return (o.kind === 'Proven' ? (o.members ?? o.witnesses) : o.members).map((m) => m.pid);
 }
 
 function unreachable(reason: UnreachableReason, pids: readonly number[], detail: string): RetireState {

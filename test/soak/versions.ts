@@ -1,0 +1,122 @@
+/**
+ * Every version of every Sandbox the API server answered a write with (the audit log records Sandbox writes,
+ * their status included, with the response body): its annotations, whether it is being deleted, and its
+ * status. From them, per name: when an administrator's erase request was pending (from the version that
+ * first shows it not yet recorded, to the status write that records it), when automatic cleanup's fence was
+ * up, and the decisions recorded. Pure.
+ */
+import { ANNOTATIONS } from '../../operator/api/names.ts';
+import type { TimedEvent } from './audit-log.ts';
+
+export type SandboxVersion = {
+  /** When the API server received the write that produced it: it cannot have been stored before. */
+  readonly received: number;
+  /** When the API server completed that write: it was stored by then. */
+  readonly at: number;
+  /** Its place in the store's history (etcd's revision): two writes' completions may come out of order. */
+  readonly revision: number;
+  readonly uid: string;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly finalizers: readonly string[];
+  readonly deleting: boolean;
+  readonly status: RecordedStatus | undefined;
+};
+
+export type RecordedStatus = {
+  readonly decision?: { readonly verdict?: string };
+  readonly capacity?: { readonly erasedFor?: string };
+};
+
+type RawSandbox = {
+  kind?: string;
+  metadata?: {
+    name?: string;
+    uid?: string;
+    resourceVersion?: string;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+  };
+  status?: RecordedStatus;
+};
+
+const WRITES = new Set(['create', 'update', 'patch', 'delete']);
+
+/** The versions of each Sandbox name (all incarnations), in the order the store holds them. */
+export function sandboxVersions(sorted: readonly TimedEvent[]): Map<string, SandboxVersion[]> {
+  const byName = new Map<string, SandboxVersion[]>();
+  for (const e of sorted) {
+    if (e.objectRef?.resource !== 'sandboxes' || !WRITES.has(e.verb)) continue;
+    const code = e.responseStatus?.code ?? 0;
+    const object = e.responseObject as RawSandbox | undefined;
+    const name = object?.metadata?.name;
+    const uid = object?.metadata?.uid;
+    if (code < 200 || code >= 300 || object?.kind !== 'Sandbox' || name === undefined || uid === undefined)
+      continue;
+    const list = byName.get(name) ?? [];
+    list.push({
+      received: e.received,
+      at: e.completed,
+      revision: Number(object.metadata?.resourceVersion ?? Number.NaN),
+      uid,
+      annotations: object.metadata?.annotations ?? {},
+      finalizers: object.metadata?.finalizers ?? [],
+      deleting: object.metadata?.deletionTimestamp !== undefined,
+      status: object.status,
+    });
+    byName.set(name, list);
+  }
+  for (const list of byName.values()) list.sort((a, b) => a.revision - b.revision || a.at - b.at);
+  return byName;
+}
+
+export type Window = { readonly from: number; readonly to: number };
+
+export const within = (windows: readonly Window[], t: number) => windows.some((w) => w.from < t && t < w.to);
+
+/**
+ * When the operator may act on an erase request (lifecycle.ts `pendingErase`): a value of the annotation that
+ * a version with a status shows and the status has not recorded. Its window opens when that version's write
+ * was received and closes when the status write that records it was received (the erase's deletes come before
+ * that write, in the same turn), or one that records a request made after it. A value carried before the
+ * first status write is inherited (the first status write records it): never pending, so never a window.
+ */
+export function eraseWindows(versions: readonly SandboxVersion[]): Window[] {
+  const windows: Window[] = [];
+  for (const uid of new Set(versions.map((v) => v.uid))) {
+    const open: { value: string; from: number }[] = [];
+    for (const v of versions.filter((each) => each.uid === uid)) {
+      const asked = v.annotations[ANNOTATIONS.eraseReferences];
+      const done = v.status?.capacity?.erasedFor;
+      const pending = v.status !== undefined && asked !== undefined && asked !== done;
+      if (pending && !open.some((o) => o.value === asked)) open.push({ value: asked, from: v.received });
+      const recorded = open.findIndex((o) => o.value === done);
+      for (const closed of open.splice(0, recorded + 1)) windows.push({ from: closed.from, to: v.received });
+    }
+    for (const still of open) windows.push({ from: still.from, to: Number.POSITIVE_INFINITY });
+  }
+  return windows;
+}
+
+/**
+ * Whether automatic cleanup's fence (the cleanup-fence annotation) certainly stood throughout [from, to]: the
+ * last version stored before `from` has it, and no later version without it was even received by `to`.
+ */
+export function fencedThroughout(versions: readonly SandboxVersion[], from: number, to: number): boolean {
+  const fenced = (v: SandboxVersion) => v.annotations[ANNOTATIONS.cleanupFence] !== undefined;
+  const before = versions.findLastIndex((v) => v.at < from);
+  if (before < 0 || !fenced(versions[before]!)) return false;
+  return versions.every((v, i) => i <= before || v.received > to || fenced(v));
+}
+
+/** Versions of an incarnation whose recorded decision went back on an Exclusive one recorded before. */
+export function undoneDecisions(versions: readonly SandboxVersion[]): SandboxVersion[] {
+  const exclusive = new Set<string>();
+  const undone: SandboxVersion[] = [];
+  for (const v of versions) {
+    const verdict = v.status?.decision?.verdict;
+    if (verdict === 'Exclusive') exclusive.add(v.uid);
+    else if (verdict !== undefined && exclusive.has(v.uid)) undone.push(v);
+  }
+  return undone;
+}
