@@ -3,10 +3,10 @@
 // reaper's ServiceAccount), applied with the command its header prints, and every Sandbox in it Ready, its
 // pods running as real containers. Applied again, as a GitOps engine does on every sync, it changes nothing.
 // The image the examples name is what a real cluster would pull; here it is a local stand-in, and says so.
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
-import { describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { endLeftoverGroups, spawnGroup } from '../../harness/process-groups.ts';
 import { parseAllDocuments } from 'yaml';
 import { runKubectl } from '@sandbox-operator/local-cluster';
 import { eventually, pending } from '../../integration/controller/operator.ts';
@@ -53,6 +53,11 @@ function seen(sandboxes: Item[], pods: Item[]): object {
   };
 }
 
+// A test that timed out never ran its own finally: end what it started before the next one starts.
+afterEach(async () => {
+  await endLeftoverGroups();
+}, 60_000);
+
 describe.runIf(inject('clusterKind') === 'local')('the examples under npm start with a real node', () => {
   // The banner may wait for the operator image's first build (minutes, cold); then each example's pods start.
   it('every example becomes Ready, and re-applying it changes nothing', { timeout: 900_000 }, async (ctx) => {
@@ -66,7 +71,7 @@ describe.runIf(inject('clusterKind') === 'local')('the examples under npm start 
     };
     delete env['KUBECONFIG'];
     delete env['KUBERNETES_SERVICE_HOST'];
-    const child = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawnGroup('npm', ['start'], { env });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
