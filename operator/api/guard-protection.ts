@@ -19,7 +19,8 @@
  *   walk — are set, changed or removed only by a member of an administrator group (the parameter
  *   `administratorGroups`; `system:masters` when it is absent), and each such change is audited. On CREATE
  *   only `adopted-from` counts: an erase value a Sandbox is created with is inherited, and erases nothing
- *   (lifecycle.ts `pendingErase`), so a GitOps tool may keep re-creating Sandboxes that carry one.
+ *   (lifecycle.ts `pendingErase`), so a GitOps tool may keep re-creating Sandboxes that carry one;
+ * - the operator's cleanup fence is set, changed or lifted only by the operator users (or an administrator).
  *
  * A terminating namespace lifts the first two: its deletion is the administrator's, and it removes everything in it.
  * The budgets have their own policy, so it can select them by label (as pod protection selects pods): no other
@@ -41,13 +42,22 @@ const adoptionLost =
   `${adoption('object')}.orValue('') != ${adoption('oldObject')}.value()`;
 const ADMINISTRATOR_ANNOTATIONS = [ANNOTATIONS.eraseReferences, ANNOTATIONS.adoptedFrom] as const;
 const annotation = (o: string) => `${o}.metadata.?annotations[?k]`;
-/** The administrator annotations a request sets, changes or removes, by name (CEL, `k` bound by filter). */
+/** Which of `names` an UPDATE sets, changes or removes (CEL, `k` bound by filter). */
+const changedByUpdate = (names: readonly string[]) =>
+  `[${names.map((a) => `'${a}'`).join(', ')}].filter(k, ` +
+  `${annotation('object')}.hasValue() != ${annotation('oldObject')}.hasValue() || ` +
+  `(${annotation('object')}.hasValue() && ${annotation('object')}.value() != ${annotation('oldObject')}.value()))`;
+/** The administrator annotations a request sets, changes or removes, by name. */
 const administratorAnnotationsChanged =
   "request.operation == 'CREATE' ? " +
   `['${ANNOTATIONS.adoptedFrom}'].filter(k, ${annotation('object')}.hasValue()) : ` +
-  `[${ADMINISTRATOR_ANNOTATIONS.map((a) => `'${a}'`).join(', ')}].filter(k, ` +
-  `${annotation('object')}.hasValue() != ${annotation('oldObject')}.hasValue() || ` +
-  `(${annotation('object')}.hasValue() && ${annotation('object')}.value() != ${annotation('oldObject')}.value()))`;
+  changedByUpdate(ADMINISTRATOR_ANNOTATIONS);
+/**
+ * An UPDATE that sets, changes or lifts the cleanup fence: the operator's handshake with attaches during an
+ * automatic cleanup or an erase (DESIGN "Kubernetes facts"). Set by someone else it refuses every attach;
+ * lifted, it opens the window it closes. On CREATE it is a restore's copy, which the operator judges.
+ */
+const fenceChanged = `request.operation == 'UPDATE' && size(${changedByUpdate([ANNOTATIONS.cleanupFence])}) > 0`;
 const finalizerStripped =
   `${finalizer} in oldObject.metadata.?finalizers.orValue([]) && ` +
   `!(${finalizer} in object.metadata.?finalizers.orValue([]))`;
@@ -158,7 +168,7 @@ export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
         name: 'guard',
         expression:
           `(${updating(`(${finalizerStripped}) || (${adoptionLost})`)}) || ` +
-          `size(${administratorAnnotationsChanged}) > 0`,
+          `size(${administratorAnnotationsChanged}) > 0 || (${fenceChanged})`,
       },
     ],
     variables: [...GUARD_VARIABLES, ...ADMINISTRATOR_VARIABLES],
@@ -186,6 +196,14 @@ export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
           "'sandbox ' + object.metadata.name + ': annotation ' + variables.administratorChanges.join(', ') + " +
           "' may be set or changed only by an administrator (a member of a group in the admission parameter " +
           "administratorGroups: ' + variables.administratorGroups.join(', ') + ')'",
+        reason: 'Forbidden',
+      },
+      {
+        expression: `!(${fenceChanged}) || variables.isOperator || variables.isAdministrator`,
+        messageExpression:
+          "'sandbox ' + object.metadata.name + ': annotation " +
+          `${ANNOTATIONS.cleanupFence} is the operator’s fence for attaches during an automatic cleanup or an erase, ` +
+          "and may be set or lifted only by the operator (or an administrator)'",
         reason: 'Forbidden',
       },
     ],

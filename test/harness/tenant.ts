@@ -10,7 +10,11 @@ import { kubectl, kubectlOk, type KubectlCall, type KubectlResult } from './kube
 
 export const TENANT = 'tenant-alice';
 
-/** Binds `edit` in `namespace` to the tenant, and waits until the role's aggregated rules apply. */
+/**
+ * Binds `edit` in `namespace` to the tenant, and waits until the role's aggregated rules apply: the built-in
+ * ones, and our kinds', which the chart's RBAC aggregates into `edit` as an install does (apply it first:
+ * grantOperatorRbac).
+ */
 export async function grantTenantEdit(namespace: string): Promise<void> {
   await kubectlOk([
     'create',
@@ -22,8 +26,12 @@ export async function grantTenantEdit(namespace: string): Promise<void> {
     `--user=${TENANT}`,
   ]);
   await eventually('the tenant’s edit role aggregated', async () => {
-    const answer = await asTenant(['auth', 'can-i', 'patch', 'pods', '-n', namespace]);
-    return answer.stdout.trim() === 'yes' ? true : pending(answer);
+    const answers = await Promise.all(
+      ['pods', 'sandboxes.sandbox.agents.dev'].map((resource) =>
+        asTenant(['auth', 'can-i', 'patch', resource, '-n', namespace]),
+      ),
+    );
+    return answers.every((a) => a.stdout.trim() === 'yes') ? true : pending(answers);
   });
 }
 

@@ -13,7 +13,7 @@ import { DEFAULT_NAMESPACE } from '../../../operator/api/render-crds.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { asTenant, auditAnnotations, grantTenantEdit } from '../../harness/tenant.ts';
 import { createSandbox, getSandbox, sandboxManifest } from '../controller/fixtures.ts';
-import { eventually, pending } from '../controller/operator.ts';
+import { eventually, grantOperatorRbac, pending } from '../controller/operator.ts';
 
 const namespace = testNamespace('admin-annotations');
 const params = () => kubeConfig().makeApiClient(CoreV1Api);
@@ -21,6 +21,7 @@ const REFUSED = 'may be set or changed only by an administrator';
 
 // No operator runs here: the Sandboxes get no finalizer, and go with the namespace.
 beforeAll(async () => {
+  await grantOperatorRbac();
   await grantTenantEdit(namespace);
 });
 
@@ -54,6 +55,26 @@ describe('a tenant with edit', () => {
     expect(created.exitCode, created.stdout).not.toBe(0);
     expect(created.stderr).toContain(ANNOTATIONS.adoptedFrom);
     expect(created.stderr).toContain(REFUSED);
+  });
+
+  it('may neither raise nor lift the operator’s cleanup fence (it would refuse attaches, or open their window)', async () => {
+    const fenced = { [ANNOTATIONS.cleanupFence]: '2026-12-02T07:00:00Z' };
+    await createSandbox(namespace, 'fenced', { worktree: 'wt-1', annotations: fenced });
+    await createSandbox(namespace, 'unfenced', { worktree: 'wt-1' });
+    const lift = await asTenant([
+      'annotate',
+      'sandbox',
+      'fenced',
+      '-n',
+      namespace,
+      `${ANNOTATIONS.cleanupFence}-`,
+    ]);
+    const raise = await annotate('unfenced', `${ANNOTATIONS.cleanupFence}=2026-12-02T08:00:00Z`);
+    for (const result of [lift, raise]) {
+      expect(result.exitCode, result.stdout).not.toBe(0);
+      expect(result.stderr).toContain(`${ANNOTATIONS.cleanupFence} is the operator’s fence`);
+    }
+    expect((await getSandbox(namespace, 'fenced'))?.metadata.annotations).toMatchObject(fenced);
   });
 
   it('may create a Sandbox that carries an erase value (inherited, it erases nothing: issue 25 #10)', async () => {
