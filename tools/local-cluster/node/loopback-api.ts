@@ -32,6 +32,9 @@ export function loopbackApiPolicy(apiPort: number): string {
       },
       matchConditions: [
         { name: 'unbound', expression: "!has(object.spec.nodeName) || object.spec.nodeName == ''" },
+        // A dry run runs nothing, so it needs no route: it shows the pod as the product made it (what
+        // test/e2e/real-node/pod-security.test.ts judges), not with this machine's host network.
+        { name: 'runs', expression: '!request.dryRun' },
         // Made by a controller (a Sandbox, a ReplicaSet): never a pod someone submits directly, e.g. helm's test hooks.
         { name: 'owned', expression: 'size(object.metadata.?ownerReferences.orValue([])) > 0' },
         {
@@ -92,6 +95,9 @@ function serviceAccountTokenPolicy(): object[] {
       },
       matchConditions: [
         { name: 'unbound', expression: "!has(object.spec.nodeName) || object.spec.nodeName == ''" },
+        // A dry run runs nothing, so it needs no route: it shows the pod as the product made it (what
+        // test/e2e/real-node/pod-security.test.ts judges), not with this machine's host network.
+        { name: 'runs', expression: '!request.dryRun' },
         // Made by a controller (a Sandbox, a ReplicaSet): never a pod someone submits directly, e.g. helm's test hooks.
         { name: 'owned', expression: 'size(object.metadata.?ownerReferences.orValue([])) > 0' },
         {
