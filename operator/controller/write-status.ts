@@ -45,11 +45,13 @@ export async function writeStatus(
   const changed = changedStatusFields(sandbox.status, status);
   if (!changed) return;
   if (facts.notAlone && Object.keys(changed).every((field) => facts.notAlone?.includes(field))) return;
-  const readVersion = facts.asRead ? (sandbox.metadata.resourceVersion ?? '') : undefined;
-  await ctx.ports.sandboxes.patchStatus(incarnationOf(sandbox), sandbox.status, changed, readVersion);
   const was = sandbox.status?.conditions?.find((c) => c.type === 'Misconfigured');
   const is = status.conditions?.find((c) => c.type === 'Misconfigured');
-  // The Event follows the condition: once when a refusal is first recorded (or changes), not per turn.
-  if (is?.status === 'True' && (was?.status !== 'True' || was.message !== is.message))
-    ctx.ports.events.record(sandboxRef(sandbox), 'Warning', is.reason, is.message);
+  // The Event follows the condition: once when a refusal is first recorded (or changes), not per turn. "First"
+  // is judged on the Sandbox as read, so that write must land on that very version: a second turn on a cache
+  // that has yet to see the first write would otherwise record it, and say it, again.
+  const announces = is?.status === 'True' && (was?.status !== 'True' || was.message !== is.message);
+  const readVersion = facts.asRead || announces ? (sandbox.metadata.resourceVersion ?? '') : undefined;
+  await ctx.ports.sandboxes.patchStatus(incarnationOf(sandbox), sandbox.status, changed, readVersion);
+  if (announces) ctx.ports.events.record(sandboxRef(sandbox), 'Warning', is.reason, is.message);
 }

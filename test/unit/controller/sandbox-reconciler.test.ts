@@ -263,6 +263,30 @@ describe('a live sandbox’s reconcile', () => {
     script.finish();
   });
 
+  it('lands the write that announces a misconfiguration only on the Sandbox as read: a stale turn cannot say it twice', async () => {
+    const subject = sandbox('sbx').finalized().withSpec({ replicas: 1 }).withGuard();
+    subject.withMetadata({ resourceVersion: '41' });
+    const misconfigurations = new Misconfigurations();
+    misconfigurations.record('ns/sbx', { reason: 'RBACForbidden', refused: 'Create pod …', fix: 'grant …' });
+    const script = new Script([
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('pods.create(sbx-0)', 'Created'),
+      expect_('events.record(RBACForbidden)'),
+    ]);
+    const base = contextOf(subject.store(), script, { misconfigurations });
+    const versions: (string | undefined)[] = [];
+    const sandboxes = {
+      ...base.ports.sandboxes,
+      patchStatus: (...args: Parameters<typeof base.ports.sandboxes.patchStatus>) => {
+        versions.push(args[3]);
+        return base.ports.sandboxes.patchStatus(...args);
+      },
+    };
+    await reconcileSandbox({ ...base, ports: { ...base.ports, sandboxes } }, 'ns/sbx', silent);
+    script.finish();
+    expect(versions).toEqual(['41']);
+  });
+
   it('leaves a sandbox it cannot find in the cache alone', async () => {
     const script = new Script([]);
     const action = await reconcileSandbox(contextOf(sandbox('sbx').store(), script), 'ns/other', silent);
