@@ -12,6 +12,7 @@ export {
   type ForgetResult,
   type Withdrawal,
 } from './session-references.ts';
+export { SessionReferenceConflictError, type FixedField } from './reattach.ts';
 export { sessionReferenceName, reportedAnnotation } from './names.ts';
 export { CLIENT_USER_AGENT, type ClientOptions } from './options.ts';
 export {
