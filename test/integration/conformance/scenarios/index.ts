@@ -6,4 +6,10 @@ import { reports } from './reports.ts';
 import { squatting } from './squatting.ts';
 import { unreadable } from './unreadable.ts';
 
-export const SCENARIOS: readonly Scenario[] = [...handshake, ...squatting, ...unreadable, ...lifecycle, ...reports];
+export const SCENARIOS: readonly Scenario[] = [
+  ...handshake,
+  ...squatting,
+  ...unreadable,
+  ...lifecycle,
+  ...reports,
+];
