@@ -1,6 +1,7 @@
 /**
  * How far the operator's identity reaches beyond a sandbox pod's metadata (issue 26, item 1): what it may
- * put into a pod it creates, where, and which budgets and Events it may write. Rules of the operator-bounds
+ * put into a pod it creates, where, which budgets and Events it may write, and which Sandboxes it may change or
+ * delete. Rules of the operator-bounds
  * policy (operator-bounds.ts), evaluated only for the operator users.
  *
  * A pod it creates passes the pod-template checks at its namespace's level, as the Sandbox's template had to
@@ -15,7 +16,7 @@
  * only over the node's loopback, puts the reaper's pods on the host network after the operator asked for them,
  * which no bound here can tell from the operator's own request (docs/security.md).
  */
-import { GROUP, LABELS, MANAGED_BY } from './names.ts';
+import { ANNOTATIONS, GROUP, LABELS, MANAGED_BY, SANDBOX, VERSION } from './names.ts';
 import type { Validation, Variable } from './admission.ts';
 import { BASELINE_CAPABILITIES, TEMPLATE_CHECKS, type TemplateCheck } from './template-checks.ts';
 import { checkValidation, LEVEL_VARIABLES } from './template-policy.ts';
@@ -36,6 +37,13 @@ export const REACH_RULES = [
     resources: ['poddisruptionbudgets'],
   },
   { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['events'] },
+  // The Sandbox itself, not its status: the status subresource cannot change spec or metadata.
+  {
+    apiGroups: [GROUP],
+    apiVersions: [VERSION],
+    operations: ['UPDATE', 'DELETE'],
+    resources: [SANDBOX.plural],
+  },
 ];
 
 /** The eviction guard of the sandbox its label names, exactly as the controller writes it (adapters/pod-api.ts). */
@@ -57,6 +65,10 @@ export const REACH_VARIABLES: readonly Variable[] = [
     expression: "request.resource.group == 'policy' && request.resource.resource == 'poddisruptionbudgets'",
   },
   { name: 'onEvents', expression: "request.resource.group == '' && request.resource.resource == 'events'" },
+  {
+    name: 'onSandboxes',
+    expression: `request.resource.group == '${GROUP}' && request.resource.resource == '${SANDBOX.plural}'`,
+  },
   {
     name: 'offLimits',
     expression: `request.namespace in ${quoted(SYSTEM_NAMESPACES)} || request.namespace == params.metadata.namespace`,
@@ -80,7 +92,8 @@ export function reachValidations(): Validation[] {
   const reaperCapabilities = [...BASELINE_CAPABILITIES, ...REAPER_EXTRA_CAPABILITIES];
   return [
     {
-      expression: "request.operation == 'DELETE' || !variables.offLimits",
+      // A Sandbox someone put there must still get and lose its finalizer: only what the operator makes is kept out.
+      expression: "request.operation == 'DELETE' || variables.onSandboxes || !variables.offLimits",
       messageExpression:
         "'the operator creates nothing in ' + request.namespace + ' (a system namespace, or the release’s own: " +
         "the admission parameters’ namespace); refused ' + request.operation + ' of ' + " +
@@ -121,6 +134,25 @@ export function reachValidations(): Validation[] {
       messageExpression:
         "'the operator records Events only about Sandboxes in the Event’s namespace; refused Event ' + variables.pod + " +
         "' about ' + object.involvedObject.?kind.orValue('?') + ' ' + object.involvedObject.?name.orValue('?')",
+      reason: 'Forbidden',
+    },
+    // The operator writes a Sandbox's metadata (finalizer, fences) and status, never its spec; it deletes one
+    // only for automatic cleanup, which its owner chose and which raises the fence first (live/cleanup.ts).
+    // Without these, a leaked token could set DeleteWhenUnreferenced itself, or delete any exclusive sandbox.
+    {
+      expression: "!variables.onSandboxes || request.operation != 'UPDATE' || object.spec == oldObject.spec",
+      messageExpression:
+        "'the operator never changes a Sandbox’s spec; refused the update of sandbox ' + variables.pod",
+      reason: 'Forbidden',
+    },
+    {
+      expression:
+        "!variables.onSandboxes || request.operation != 'DELETE' || " +
+        "(oldObject.spec.?cleanup.?policy.orValue('') == 'DeleteWhenUnreferenced' && " +
+        `oldObject.metadata.?annotations[?'${ANNOTATIONS.cleanupFence}'].hasValue())`,
+      messageExpression:
+        "'the operator deletes a Sandbox only for automatic cleanup (spec.cleanup.policy DeleteWhenUnreferenced, " +
+        `its fence ${ANNOTATIONS.cleanupFence} raised); refused the deletion of sandbox ' + variables.pod`,
       reason: 'Forbidden',
     },
   ];

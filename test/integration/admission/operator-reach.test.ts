@@ -7,10 +7,16 @@
  */
 import { CoreV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION, EXCLUSIVITY_FINALIZER, LABELS, MANAGED_BY } from '../../../operator/api/names.ts';
+import {
+  ANNOTATIONS,
+  API_VERSION,
+  EXCLUSIVITY_FINALIZER,
+  LABELS,
+  MANAGED_BY,
+} from '../../../operator/api/names.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
 import { sandboxPod } from '../../../operator/controller/pod-template.ts';
-import { kubeConfig, testNamespace } from '../../harness/kube.ts';
+import { kubeConfig, kubectl, testNamespace } from '../../harness/kube.ts';
 import { createSandbox, getSandbox } from '../controller/fixtures.ts';
 import { grantOperatorRbac, OPERATOR_NAMESPACE } from '../controller/operator.ts';
 
@@ -167,6 +173,37 @@ describe('Events the operator’s identity records', () => {
   it('are refused about anything else', async () => {
     const refused = await record(event('reach.2', { kind: 'Pod', apiVersion: 'v1', name: 'reach-0' }));
     expect(refused).toContain('the operator records Events only about Sandboxes');
+  });
+});
+
+describe('Sandboxes the operator’s identity changes', () => {
+  const asOperator = (args: string[]) => kubectl([...args, '-n', namespace], { restricted: true });
+
+  it('keep the spec their owner wrote', async () => {
+    const patched = await asOperator([
+      'patch',
+      'sandbox',
+      'reach',
+      '--type=merge',
+      '-p',
+      '{"spec":{"cleanup":{"policy":"DeleteWhenUnreferenced"}}}',
+    ]);
+    expect(patched.stderr).toContain('the operator never changes a Sandbox’s spec');
+  });
+
+  it('are deleted only for automatic cleanup, with its fence raised', async () => {
+    expect((await asOperator(['delete', 'sandbox', 'reach', '--wait=false'])).stderr).toContain(
+      'the operator deletes a Sandbox only for automatic cleanup',
+    );
+    await createSandbox(namespace, 'reach-cleanup', {
+      worktree: 'wt-1',
+      onNode: false,
+      cleanup: { policy: 'DeleteWhenUnreferenced' },
+      annotations: { [ANNOTATIONS.cleanupFence]: '2026-12-02T15:00:00Z' },
+    });
+    const deleted = await asOperator(['delete', 'sandbox', 'reach-cleanup', '--wait=false']);
+    expect(deleted.stderr).toBe('');
+    expect(deleted.exitCode).toBe(0);
   });
 });
 
