@@ -12,7 +12,7 @@
  *   labels, annotations and owner references stay as they were;
  * - pod DELETE: only sandbox pods;
  * - budgets, Events and Sandboxes: only a sandbox's eviction guard, only Events about Sandboxes, never a
- *   Sandbox's spec, and a Sandbox's DELETE only for automatic cleanup (operator-reach.ts);
+ *   Sandbox's spec (operator-reach.ts);
  * - and, when the parameters list `watchNamespaces`, only in those namespaces.
  *
  * The operator users are the same parameter the pod protection reads (admission.ts). SessionReference

@@ -1,7 +1,6 @@
 /**
  * How far the operator's identity reaches beyond a sandbox pod's metadata (issue 26, item 1): what it may
- * put into a pod it creates, where, which budgets and Events it may write, and which Sandboxes it may change or
- * delete. Rules of the operator-bounds
+ * put into a pod it creates, where, which budgets and Events it may write, and what of a Sandbox it may change. Rules of the operator-bounds
  * policy (operator-bounds.ts), evaluated only for the operator users.
  *
  * A pod it creates passes the pod-template checks at its namespace's level, as the Sandbox's template had to
@@ -16,7 +15,7 @@
  * only over the node's loopback, puts the reaper's pods on the host network after the operator asked for them,
  * which no bound here can tell from the operator's own request (docs/security.md).
  */
-import { ANNOTATIONS, GROUP, LABELS, MANAGED_BY, SANDBOX, VERSION } from './names.ts';
+import { GROUP, LABELS, MANAGED_BY, SANDBOX, VERSION } from './names.ts';
 import type { Validation, Variable } from './admission.ts';
 import { BASELINE_CAPABILITIES, TEMPLATE_CHECKS, type TemplateCheck } from './template-checks.ts';
 import { checkValidation, LEVEL_VARIABLES } from './template-policy.ts';
@@ -136,23 +135,13 @@ export function reachValidations(): Validation[] {
         "' about ' + object.involvedObject.?kind.orValue('?') + ' ' + object.involvedObject.?name.orValue('?')",
       reason: 'Forbidden',
     },
-    // The operator writes a Sandbox's metadata (finalizer, fences) and status, never its spec; it deletes one
-    // only for automatic cleanup, which its owner chose and which raises the fence first (live/cleanup.ts).
-    // Without these, a leaked token could set DeleteWhenUnreferenced itself, or delete any exclusive sandbox.
+    // The operator writes a Sandbox's metadata (finalizer, fences) and status, never its spec: a leaked token
+    // must not set DeleteWhenUnreferenced (or a shorter TTL) on a sandbox whose owner chose Retain. Its DELETE
+    // is not bounded yet (docs/security.md, "What is not bounded").
     {
       expression: "!variables.onSandboxes || request.operation != 'UPDATE' || object.spec == oldObject.spec",
       messageExpression:
         "'the operator never changes a Sandbox’s spec; refused the update of sandbox ' + variables.pod",
-      reason: 'Forbidden',
-    },
-    {
-      expression:
-        "!variables.onSandboxes || request.operation != 'DELETE' || " +
-        "(oldObject.spec.?cleanup.?policy.orValue('') == 'DeleteWhenUnreferenced' && " +
-        `oldObject.metadata.?annotations[?'${ANNOTATIONS.cleanupFence}'].hasValue())`,
-      messageExpression:
-        "'the operator deletes a Sandbox only for automatic cleanup (spec.cleanup.policy DeleteWhenUnreferenced, " +
-        `its fence ${ANNOTATIONS.cleanupFence} raised); refused the deletion of sandbox ' + variables.pod`,
       reason: 'Forbidden',
     },
   ];

@@ -7,13 +7,7 @@
  */
 import { CoreV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  ANNOTATIONS,
-  API_VERSION,
-  EXCLUSIVITY_FINALIZER,
-  LABELS,
-  MANAGED_BY,
-} from '../../../operator/api/names.ts';
+import { API_VERSION, EXCLUSIVITY_FINALIZER, LABELS, MANAGED_BY } from '../../../operator/api/names.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
 import { sandboxPod } from '../../../operator/controller/pod-template.ts';
 import { kubeConfig, kubectl, testNamespace } from '../../harness/kube.ts';
@@ -189,21 +183,6 @@ describe('Sandboxes the operator’s identity changes', () => {
       '{"spec":{"cleanup":{"policy":"DeleteWhenUnreferenced"}}}',
     ]);
     expect(patched.stderr).toContain('the operator never changes a Sandbox’s spec');
-  });
-
-  it('are deleted only for automatic cleanup, with its fence raised', async () => {
-    expect((await asOperator(['delete', 'sandbox', 'reach', '--wait=false'])).stderr).toContain(
-      'the operator deletes a Sandbox only for automatic cleanup',
-    );
-    await createSandbox(namespace, 'reach-cleanup', {
-      worktree: 'wt-1',
-      onNode: false,
-      cleanup: { policy: 'DeleteWhenUnreferenced' },
-      annotations: { [ANNOTATIONS.cleanupFence]: '2026-12-02T15:00:00Z' },
-    });
-    const deleted = await asOperator(['delete', 'sandbox', 'reach-cleanup', '--wait=false']);
-    expect(deleted.stderr).toBe('');
-    expect(deleted.exitCode).toBe(0);
   });
 });
 
