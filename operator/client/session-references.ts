@@ -22,7 +22,8 @@ import { judgeFence, type FenceJudgement, type SandboxRead } from './fence.ts';
 import { sessionReferenceName } from './names.ts';
 import { referencePath, referencesPath, sandboxPath } from './paths.ts';
 import { planWithdrawal, type AttachWrite, type Withdrawal } from './withdrawal.ts';
-import { judgeReattach, SessionReferenceConflictError } from './reattach.ts';
+import { judgeReattach } from './reattach.ts';
+import { SessionReferenceConflictError } from './conflict-error.ts';
 
 export type { Withdrawal } from './withdrawal.ts';
 
