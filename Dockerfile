@@ -15,8 +15,10 @@ ARG NODE_IMAGE=node:${NODE_VERSION}-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-# The lock names the local control plane's workspace (tools/local-cluster); npm ci needs its manifest, not its code.
+# The lock names the workspaces (the local control plane, tools/local-cluster, and the client package,
+# clients/typescript); npm ci needs their manifests, not their code.
 COPY tools/local-cluster/package.json ./tools/local-cluster/
+COPY clients/typescript/package.json ./clients/typescript/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY operator ./operator

@@ -149,12 +149,14 @@ const controllerLayers = [
 ];
 
 export default tseslint.config(
-  // examples/agent-host imports the packed package by name: test/integration/packaging/client-package.test.ts
-  // type-checks it against the installed tarball's own .d.ts.
+  // examples/agent-host imports the client package by name (@sandbox-operator/client):
+  // test/integration/packaging/client-package.test.ts type-checks it against the installed tarball's own .d.ts.
   {
     ignores: [
       'node_modules/**',
       'dist/**',
+      // The client package's build output (clients/typescript: operator/client compiled).
+      'clients/typescript/dist/**',
       'charts/**',
       'coverage/**',
       '.stryker-tmp/**',

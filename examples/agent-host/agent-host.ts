@@ -1,10 +1,13 @@
 /**
- * A minimal agent host: how platform code records that its sessions use a shared sandbox, through
- * `sandbox-operator/client`. One session attaches (the fence check included), a subagent it delegates to
- * attaches beside it, the subagent's work ends (detach: a tombstone), the worktree is done (prune), and the
- * root session ends (forget). docs/client.md describes each call, its guarantees and its errors.
+ * A minimal agent host: how platform code records that its sessions use a shared sandbox, through the
+ * package `@sandbox-operator/client` (clients/typescript). One session attaches (the fence check included), a
+ * subagent it delegates to attaches beside it, the subagent's work ends (detach: a tombstone), the worktree is
+ * done (prune), and the root session ends (forget). docs/client.md describes each call, its guarantees and its
+ * errors.
  *
- *   KUBECONFIG=… node examples/agent-host/agent-host.ts <namespace> <sandbox> <worktree>
+ *   KUBECONFIG=… node agent-host.ts <namespace> <sandbox> <worktree>   # in a project that installed the package
+ *   KUBECONFIG=… node examples/agent-host/agent-host.ts …              # in the repository, after
+ *                                                                      # npm run build --workspace @sandbox-operator/client
  *
  * Node.js >= 24 runs this TypeScript file as it is. Exit codes: 0 done, 3 the sandbox is being deleted
  * (or gone), so no session may start in it; 1 any other failure.
@@ -15,7 +18,7 @@ import {
   SandboxDeletingError,
   SessionReferences,
   type AttachRequest,
-} from 'sandbox-operator/client';
+} from '@sandbox-operator/client';
 
 const [namespace, sandbox, worktree] = process.argv.slice(2);
 if (namespace === undefined || sandbox === undefined || worktree === undefined) {

@@ -6,8 +6,9 @@
  *
  * - DELETE of a sandbox pod is refused unless the pod is already terminating (the kubelet's final delete
  *   must pass) or carries the deletion-override annotation;
- * - UPDATE/PATCH may not change its sandbox label, the exclusivity finalizer or its owner references (a
- *   relabel-then-delete, issue 9 #5) unless the override is on the pod, nor add a Sandbox owner to a pod;
+ * - UPDATE/PATCH may not change its sandbox label, the exclusivity finalizer, its owner references (a
+ *   relabel-then-delete, issue 9 #5) or its spec (an image swap, an ephemeral container, a resize: issue 26
+ *   #6) unless the override is on the pod, nor add a Sandbox owner to a pod;
  * - CREATE of a pod owned by a Sandbox is refused, and nobody (the operator included) creates a sandbox pod
  *   that already carries the override: an override present at creation came from a template.
  *
@@ -78,11 +79,16 @@ export const POD_VARIABLES: readonly Variable[] = [
   },
 ];
 
-/** The protection metadata a non-operator UPDATE changed, as field paths (empty: none). */
+/**
+ * What a non-operator UPDATE changed that only the operator (or the override) may change, as field paths
+ * (empty: none): the protection metadata, and the spec — an image swapped into a shared sandbox runs in
+ * every other session's sandbox (issue 26 #6), and an ephemeral container joins its process namespace.
+ */
 const changedProtection =
   `['metadata.labels[${LABELS.sandbox}]'].filter(f, variables.oldLabel != variables.newLabel) + ` +
   `['metadata.finalizers[${EXCLUSIVITY_FINALIZER}]'].filter(f, variables.oldFinalized != variables.newFinalized) + ` +
-  `['metadata.ownerReferences'].filter(f, !variables.sameOwners)`;
+  `['metadata.ownerReferences'].filter(f, !variables.sameOwners) + ` +
+  `['spec'].filter(f, object.spec != oldObject.spec)`;
 
 const toOverride = `annotate the pod with ${ANNOTATIONS.deletionOverride}=<reason> to override`;
 
@@ -118,8 +124,14 @@ export function podProtectionPolicy(name: string = POLICY_NAME) {
           operations: ['CREATE', 'UPDATE', 'DELETE'],
           resources: ['pods'],
         },
-        // The status subresource stores label, annotation and finalizer changes too (issue 25, #1).
-        { apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['pods/status'] },
+        // The status subresource stores label, annotation and finalizer changes too (issue 25, #1); ephemeral
+        // containers and in-place resize change the spec through their own subresources (issue 26 #6).
+        {
+          apiGroups: [''],
+          apiVersions: ['v1'],
+          operations: ['UPDATE'],
+          resources: ['pods/status', 'pods/ephemeralcontainers', 'pods/resize'],
+        },
       ],
     },
     variables: [
@@ -222,6 +234,8 @@ export type AdmissionSettings = {
   readonly podTemplateLevel?: string;
   /** Namespaces whose Sandboxes the pod-template policy does not check. */
   readonly podTemplateExemptNamespaces?: readonly string[];
+  /** Groups whose members may set a Sandbox's administrator annotations (guard-protection.ts). */
+  readonly administratorGroups?: readonly string[];
 };
 
 export function admissionParams(
@@ -243,6 +257,7 @@ export function admissionParams(
       ...(s.podTemplateExemptNamespaces
         ? { podTemplateExemptNamespaces: s.podTemplateExemptNamespaces.join(',') }
         : {}),
+      ...(s.administratorGroups ? { administratorGroups: s.administratorGroups.join(',') } : {}),
     },
   };
 }

@@ -14,6 +14,14 @@
  *   adoption in its status (issue 25, #4): without it, its first status would carry the marker, and no legacy
  *   walk would run. Once recorded, the operator remembers it whatever the annotation says.
  *
+ * - the administrator annotations (issue 26 #7) — `erase-references`, which deletes every reference of the
+ *   sandbox, other worktrees' attached ones included, and `adopted-from`, which sends it through the legacy
+ *   walk — are set, changed or removed only by a member of an administrator group (the parameter
+ *   `administratorGroups`; `system:masters` when it is absent), and each such change is audited. On CREATE
+ *   only `adopted-from` counts: an erase value a Sandbox is created with is inherited, and erases nothing
+ *   (lifecycle.ts `pendingErase`), so a GitOps tool may keep re-creating Sandboxes that carry one;
+ * - the operator's cleanup fence is set, changed or lifted only by the operator users (or an administrator).
+ *
  * A terminating namespace lifts the first two: its deletion is the administrator's, and it removes everything in it.
  * The budgets have their own policy, so it can select them by label (as pod protection selects pods): no other
  * budget in the cluster waits on the parameters.
@@ -32,6 +40,24 @@ const adoption = (o: string) => `${o}.metadata.?annotations[?${adoptedFrom}]`;
 const adoptionLost =
   `${adoption('oldObject')}.hasValue() && !oldObject.?status.?reconciliation.hasValue() && ` +
   `${adoption('object')}.orValue('') != ${adoption('oldObject')}.value()`;
+const ADMINISTRATOR_ANNOTATIONS = [ANNOTATIONS.eraseReferences, ANNOTATIONS.adoptedFrom] as const;
+const annotation = (o: string) => `${o}.metadata.?annotations[?k]`;
+/** Which of `names` an UPDATE sets, changes or removes (CEL, `k` bound by filter). */
+const changedByUpdate = (names: readonly string[]) =>
+  `[${names.map((a) => `'${a}'`).join(', ')}].filter(k, ` +
+  `${annotation('object')}.hasValue() != ${annotation('oldObject')}.hasValue() || ` +
+  `(${annotation('object')}.hasValue() && ${annotation('object')}.value() != ${annotation('oldObject')}.value()))`;
+/** The administrator annotations a request sets, changes or removes, by name. */
+const administratorAnnotationsChanged =
+  "request.operation == 'CREATE' ? " +
+  `['${ANNOTATIONS.adoptedFrom}'].filter(k, ${annotation('object')}.hasValue()) : ` +
+  changedByUpdate(ADMINISTRATOR_ANNOTATIONS);
+/**
+ * An UPDATE that sets, changes or lifts the cleanup fence: the operator's handshake with attaches during an
+ * automatic cleanup or an erase (DESIGN "Kubernetes facts"). Set by someone else it refuses every attach;
+ * lifted, it opens the window it closes. On CREATE it is a restore's copy, which the operator judges.
+ */
+const fenceChanged = `request.operation == 'UPDATE' && size(${changedByUpdate([ANNOTATIONS.cleanupFence])}) > 0`;
 const finalizerStripped =
   `${finalizer} in oldObject.metadata.?finalizers.orValue([]) && ` +
   `!(${finalizer} in object.metadata.?finalizers.orValue([]))`;
@@ -107,19 +133,48 @@ export function budgetProtectionPolicy(name: string = BUDGET_PROTECTION_POLICY) 
   });
 }
 
-/** The Sandbox's exclusivity finalizer and its adoption annotation (every Sandbox is ours: no selector). */
+/** The variables of the Sandbox half: who administers, and what of theirs a request changes. */
+const ADMINISTRATOR_VARIABLES = [
+  {
+    name: 'administratorGroups',
+    expression: "params.?data.?administratorGroups.orValue('system:masters').split(',')",
+  },
+  {
+    name: 'isAdministrator',
+    expression: 'request.userInfo.?groups.orValue([]).exists(g, g in variables.administratorGroups)',
+  },
+  { name: 'administratorChanges', expression: administratorAnnotationsChanged },
+];
+
+/**
+ * The Sandbox's exclusivity finalizer, its adoption annotation and its administrator annotations (every
+ * Sandbox is ours: no selector).
+ */
 export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
+  const updating = (expression: string) => `request.operation == 'UPDATE' && (${expression})`;
   return validatingPolicy(name, {
     matchConstraints: {
       resourceRules: [
-        { apiGroups: [GROUP], apiVersions: ['*'], operations: ['UPDATE'], resources: ['sandboxes'] },
+        {
+          apiGroups: [GROUP],
+          apiVersions: ['*'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: ['sandboxes'],
+        },
       ],
     },
-    matchConditions: [{ name: 'guard', expression: `(${finalizerStripped}) || (${adoptionLost})` }],
-    variables: GUARD_VARIABLES,
+    matchConditions: [
+      {
+        name: 'guard',
+        expression:
+          `(${updating(`(${finalizerStripped}) || (${adoptionLost})`)}) || ` +
+          `size(${administratorAnnotationsChanged}) > 0 || (${fenceChanged})`,
+      },
+    ],
+    variables: [...GUARD_VARIABLES, ...ADMINISTRATOR_VARIABLES],
     validations: [
       {
-        expression: `!(${finalizerStripped}) || variables.isOperator || variables.namespaceTerminating`,
+        expression: `!(${updating(finalizerStripped)}) || variables.isOperator || variables.namespaceTerminating`,
         messageExpression:
           "'sandbox ' + oldObject.metadata.name + (has(oldObject.metadata.deletionTimestamp) ? ' is being deleted' : '') + ': its finalizer " +
           `${EXCLUSIVITY_FINALIZER} belongs to the operator, which removes it once the exclusivity decision releases the sandbox; ` +
@@ -127,13 +182,38 @@ export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
         reason: 'Forbidden',
       },
       {
-        expression: `!(${adoptionLost})`,
+        expression: `!(${updating(adoptionLost)})`,
         messageExpression:
           "'sandbox ' + oldObject.metadata.name + ': annotation " +
           `${ANNOTATIONS.adoptedFrom} may not be removed or changed before the operator has recorded the adoption ` +
           '(status.reconciliation): without it the sandbox would be taken for one created under the index, and ' +
           "its legacy walk would never run'",
         reason: 'Forbidden',
+      },
+      {
+        expression: 'size(variables.administratorChanges) == 0 || variables.isAdministrator',
+        messageExpression:
+          "'sandbox ' + object.metadata.name + ': annotation ' + variables.administratorChanges.join(', ') + " +
+          "' may be set or changed only by an administrator (a member of a group in the admission parameter " +
+          "administratorGroups: ' + variables.administratorGroups.join(', ') + ')'",
+        reason: 'Forbidden',
+      },
+      {
+        expression: `!(${fenceChanged}) || variables.isOperator || variables.isAdministrator`,
+        messageExpression:
+          "'sandbox ' + object.metadata.name + ': annotation " +
+          `${ANNOTATIONS.cleanupFence} is the operator’s fence for attaches during an automatic cleanup or an erase, ` +
+          "and may be set or lifted only by the operator (or an administrator)'",
+        reason: 'Forbidden',
+      },
+    ],
+    auditAnnotations: [
+      {
+        key: 'administrator-annotation',
+        valueExpression:
+          "size(variables.administratorChanges) > 0 && variables.isAdministrator ? request.userInfo.username + ' set ' + " +
+          "variables.administratorChanges.map(k, k + '=' + object.metadata.?annotations[?k].orValue('(removed)')).join(', ') + " +
+          "' on sandbox ' + request.namespace + '/' + object.metadata.name : ''",
       },
     ],
   });

@@ -43,6 +43,12 @@ export const LABELS = {
 
 export const MANAGED_BY = 'sandbox-operator';
 
+/**
+ * The shell reaper sidecar's container name in every sandbox pod: the operator's, so admission refuses exec
+ * and attach into it (reaper-access.ts).
+ */
+export const REAPER_CONTAINER = 'shell-reaper';
+
 export const ANNOTATIONS = {
   /**
    * On a Sandbox: it existed before the reference index (adopted). Its value says where from. Such a

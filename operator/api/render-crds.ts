@@ -20,6 +20,7 @@ import {
   guardProtectionPolicy,
 } from './guard-protection.ts';
 import { OPERATOR_BOUNDS_POLICY, operatorBoundsBinding, operatorBoundsPolicy } from './operator-bounds.ts';
+import { REAPER_ACCESS_POLICY, reaperAccessBinding, reaperAccessPolicy } from './reaper-access.ts';
 import {
   DEFAULT_TEMPLATE_LEVEL,
   TEMPLATE_POLICY_NAME,
@@ -34,6 +35,8 @@ const yaml = (objects: readonly object[]) =>
 
 export const DEFAULT_NAMESPACE = 'sandbox-system';
 export const DEFAULT_OPERATOR_USER = `system:serviceaccount:${DEFAULT_NAMESPACE}:sandbox-operator`;
+/** Who may set a Sandbox's administrator annotations by default: the cluster's own administrators. */
+export const DEFAULT_ADMINISTRATOR_GROUP = 'system:masters';
 
 /** The CRD files, identical in crds/ and the chart's crds/. */
 export function renderCrds(): Record<string, string> {
@@ -47,6 +50,7 @@ export type AdmissionNames = {
   readonly podTemplate: string;
   readonly guardProtection: string;
   readonly budgetProtection: string;
+  readonly reaperAccess: string;
   readonly params: string;
 };
 
@@ -57,6 +61,7 @@ export const KUBECTL_ADMISSION_NAMES: AdmissionNames = {
   podTemplate: TEMPLATE_POLICY_NAME,
   guardProtection: GUARD_PROTECTION_POLICY,
   budgetProtection: BUDGET_PROTECTION_POLICY,
+  reaperAccess: REAPER_ACCESS_POLICY,
   params: ADMISSION_PARAMS,
 };
 
@@ -68,7 +73,10 @@ export const KUBECTL_ADMISSION_NAMES: AdmissionNames = {
 const scopedTo = <T extends { readonly spec: object }>(binding: T, scope: unknown): T =>
   scope === undefined ? binding : { ...binding, spec: { ...binding.spec, matchResources: scope } };
 
-/** The five policies and their bindings, all reading the one parameters ConfigMap in `namespace`. */
+/**
+ * The six policies and their bindings, all but reaper access (which excepts nobody) reading the one
+ * parameters ConfigMap in `namespace`.
+ */
 export const admissionPolicies = (
   namespace: string,
   names: AdmissionNames = KUBECTL_ADMISSION_NAMES,
@@ -84,6 +92,8 @@ export const admissionPolicies = (
   scopedTo(policyBinding(names.guardProtection, namespace, names.params), scope),
   budgetProtectionPolicy(names.budgetProtection),
   scopedTo(policyBinding(names.budgetProtection, namespace, names.params), scope),
+  reaperAccessPolicy(names.reaperAccess),
+  scopedTo(reaperAccessBinding(names.reaperAccess), scope),
 ];
 
 /** crds/policies/: the admission policies with their parameters, for kubectl-only installs. */
@@ -96,6 +106,7 @@ export function renderPolicies(): Record<string, string> {
         watchNamespaces: [],
         podTemplateLevel: DEFAULT_TEMPLATE_LEVEL,
         podTemplateExemptNamespaces: [],
+        administratorGroups: [DEFAULT_ADMINISTRATOR_GROUP],
       }),
       ...admissionPolicies(DEFAULT_NAMESPACE),
     ]),
@@ -112,12 +123,14 @@ export const CHART_PLACEHOLDERS = {
   watchNamespaces: 'HELM_WATCH_NAMESPACES',
   podTemplateLevel: 'HELM_POD_TEMPLATE_LEVEL',
   podTemplateExemptNamespaces: 'HELM_POD_TEMPLATE_EXEMPT',
+  administratorGroups: 'HELM_ADMINISTRATOR_GROUPS',
   labels: 'HELM_CHART_LABELS',
   podProtectionName: 'HELM_POD_PROTECTION_NAME',
   operatorBoundsName: 'HELM_OPERATOR_BOUNDS_NAME',
   podTemplateName: 'HELM_POD_TEMPLATE_NAME',
   guardProtectionName: 'HELM_GUARD_PROTECTION_NAME',
   budgetProtectionName: 'HELM_BUDGET_PROTECTION_NAME',
+  reaperAccessName: 'HELM_REAPER_ACCESS_NAME',
   paramsName: 'HELM_ADMISSION_PARAMS',
   watchScope: 'HELM_WATCH_SCOPE',
 } as const;
@@ -129,12 +142,14 @@ const HELM_EXPRESSIONS: Record<keyof typeof CHART_PLACEHOLDERS, (indent: number)
   watchNamespaces: () => ' {{ .Values.operator.watchNamespace | quote }}',
   podTemplateLevel: () => ' {{ .Values.podTemplatePolicy.level | quote }}',
   podTemplateExemptNamespaces: () => ' {{ join "," .Values.podTemplatePolicy.exemptNamespaces | quote }}',
+  administratorGroups: () => ' {{ join "," .Values.admissionPolicy.administratorGroups | quote }}',
   labels: (indent) => ` {{- include "sandbox-operator.labels" . | nindent ${indent + 2} }}`,
   podProtectionName: () => ' {{ include "sandbox-operator.podProtectionPolicy" . }}',
   operatorBoundsName: () => ' {{ include "sandbox-operator.operatorBoundsPolicy" . }}',
   podTemplateName: () => ' {{ include "sandbox-operator.podTemplatePolicy" . }}',
   guardProtectionName: () => ' {{ include "sandbox-operator.guardProtectionPolicy" . }}',
   budgetProtectionName: () => ' {{ include "sandbox-operator.budgetProtectionPolicy" . }}',
+  reaperAccessName: () => ' {{ include "sandbox-operator.reaperAccessPolicy" . }}',
   paramsName: () => ' {{ include "sandbox-operator.admissionParams" . }}',
   watchScope: (indent) => {
     const pad = (n: number) => ' '.repeat(indent + n);
@@ -161,7 +176,8 @@ const withLabels = <T extends { metadata: object }>(object: T): T => ({
  * templates/admission-policy.yaml: the same objects as crds/policies/, with names carrying the release (so
  * two releases never collide), the release namespace, the operator's ServiceAccount user (plus
  * `admissionPolicy.extraOperatorUsers`), the watched namespace, the pod-template level and exemptions
- * (`podTemplatePolicy`) and the chart's labels filled in by Helm. Throws if a placeholder is not substituted
+ * (`podTemplatePolicy`), the administrator groups (`admissionPolicy.administratorGroups`) and the chart's
+ * labels filled in by Helm. Throws if a placeholder is not substituted
  * where expected, so a change in the printer's output cannot silently leave one behind.
  */
 export function renderChartAdmissionPolicy(): string {
@@ -172,6 +188,7 @@ export function renderChartAdmissionPolicy(): string {
     podTemplate: p.podTemplateName,
     guardProtection: p.guardProtectionName,
     budgetProtection: p.budgetProtectionName,
+    reaperAccess: p.reaperAccessName,
     params: p.paramsName,
   };
   const objects = [
@@ -182,6 +199,7 @@ export function renderChartAdmissionPolicy(): string {
         watchNamespaces: [p.watchNamespaces],
         podTemplateLevel: p.podTemplateLevel,
         podTemplateExemptNamespaces: [p.podTemplateExemptNamespaces],
+        administratorGroups: [p.administratorGroups],
       },
       names.params,
     ),

@@ -108,6 +108,24 @@ export function checkValidation(check: TemplateCheck, target: CheckTarget): Vali
   };
 }
 
+/**
+ * The template's author may create pods in the namespace (issue 26, #9): the operator creates the Sandbox's
+ * pods from it, so a persona allowed Sandboxes but not pods would otherwise get, through the operator, pods —
+ * and with them the namespace's Secrets and ServiceAccounts, which any pod may mount. Kubernetes lets whoever
+ * may create a pod mount those, so this one right is exactly what the author must already hold; nothing more
+ * is reachable through the operator. Asked of every CREATE, and of an UPDATE only when it changes the
+ * template: the operator's own metadata writes and a tenant's annotation never need it.
+ */
+const AUTHOR_MAY_CREATE_PODS: Validation = {
+  expression:
+    "(request.operation == 'UPDATE' && object.spec.podTemplate == oldObject.spec.podTemplate) || " +
+    "authorizer.group('').resource('pods').namespace(request.namespace).check('create').allowed()",
+  messageExpression:
+    "'spec.podTemplate: ' + request.userInfo.username + ' may not create pods in namespace ' + request.namespace + " +
+    "': the operator creates the pods of a Sandbox from its template, so its author needs that right (grant create on pods, as the built-in edit role does)'",
+  reason: 'Forbidden',
+};
+
 export function templatePolicy(name: string = TEMPLATE_POLICY_NAME) {
   return validatingPolicy(name, {
     matchConstraints: {
@@ -130,6 +148,7 @@ export function templatePolicy(name: string = TEMPLATE_POLICY_NAME) {
         reason: 'Invalid',
       },
       ...TEMPLATE_CHECKS.map((check) => checkValidation(check, { path: 'spec.podTemplate.spec' })),
+      AUTHOR_MAY_CREATE_PODS,
     ],
   });
 }

@@ -1,7 +1,7 @@
 /**
- * `sandbox-operator/client`: what an agent host (platform code) calls to attach, detach, forget and prune
- * the SessionReferences of its sessions. The package's public entry point; docs/client.md documents each
- * call, its guarantees and its errors. Everything else in the package is internal.
+ * `@sandbox-operator/client` (the package is clients/typescript): what an agent host (platform code) calls to
+ * attach, detach, forget and prune the SessionReferences of its sessions. The package's public entry point;
+ * docs/client.md documents each call, its guarantees and its errors. Everything else in the package is internal.
  */
 export { KubeConfig } from '@kubernetes/client-node';
 export {

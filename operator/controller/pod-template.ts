@@ -26,6 +26,11 @@ export type SidecarSettings = {
    * cache/namespace-levels.ts): the reaper's mode must fit it.
    */
   readonly podSecurityLevel?: (namespace: string) => PodSecurityLevel | undefined;
+  /**
+   * Whether an administrator opted the namespace in to the reaper's Privileged mode (the manager's cached
+   * watch, cache/privileged-reaper-namespaces.ts); absent: no namespace is.
+   */
+  readonly privilegedReaperAllowed?: (namespace: string) => boolean;
 };
 
 /** The sidecar's command in the operator image (see Dockerfile). */
@@ -91,6 +96,7 @@ export function reaperModeRefusal(sandbox: Sandbox, sidecar: SidecarSettings): M
     requested: shellReaper.mode ?? 'Auto',
     agentUser: agentUserOf(podTemplate.spec as unknown as Parameters<typeof agentUserOf>[0]),
     level: sidecar.podSecurityLevel?.(sandbox.metadata.namespace),
+    privilegedAllowed: sidecar.privilegedReaperAllowed?.(sandbox.metadata.namespace) ?? false,
     namespace: sandbox.metadata.namespace,
   });
   if (choice.ok) return undefined;
@@ -112,6 +118,7 @@ function injectReaper(pod: V1Pod, sandbox: Sandbox, sidecar: SidecarSettings): v
     gracePeriodSeconds: sandbox.spec.shellReaper.gracePeriodSeconds,
     requestedMode: sandbox.spec.shellReaper.mode ?? 'Auto',
     level: sidecar.podSecurityLevel?.(sandbox.metadata.namespace),
+    privilegedAllowed: sidecar.privilegedReaperAllowed?.(sandbox.metadata.namespace) ?? false,
     serviceAccountName: sidecar.serviceAccountName,
   });
 }

@@ -7,11 +7,11 @@
  * runs under its own identity, which the pod-protection policy trusts, while the admin kubeconfig the
  * banner prints cannot delete a sandbox pod.
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, afterEach } from 'vitest';
+import { endLeftoverGroups, spawnGroup } from '../harness/process-groups.ts';
 import { inject } from 'vitest';
 import { runKubectl } from '@sandbox-operator/local-cluster';
 import { eventually, pending } from '../integration/controller/operator.ts';
@@ -64,7 +64,7 @@ function startNpm() {
   const env: NodeJS.ProcessEnv = { ...process.env, SANDBOX_OPERATOR_PROBE_BIND: '127.0.0.1:0' };
   delete env['KUBECONFIG'];
   delete env['KUBERNETES_SERVICE_HOST'];
-  const child = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawnGroup('npm', ['start'], { env });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -84,6 +84,11 @@ function startNpm() {
   return { child, exited, banner, output: () => output };
 }
 
+// A test that timed out never ran its own finally: end what it started before the next one starts.
+afterEach(async () => {
+  await endLeftoverGroups();
+}, 60_000);
+
 describe('npm start', () => {
   it.skipIf(inject('clusterKind') !== 'local')(
     'runs the operator on an embedded control plane and stops it cleanly',
@@ -91,7 +96,7 @@ describe('npm start', () => {
       const env: NodeJS.ProcessEnv = { ...process.env, SANDBOX_OPERATOR_PROBE_BIND: '127.0.0.1:0' };
       delete env['KUBECONFIG'];
       delete env['KUBERNETES_SERVICE_HOST'];
-      const child = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const child = spawnGroup('npm', ['start'], { env });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

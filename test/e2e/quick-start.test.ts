@@ -4,12 +4,12 @@
  * against the `npm start` it tells the user to run; then a SIGTERM to npm stops everything. A command
  * added to the section runs here too; one the test cannot run must be named below with the reason.
  */
-import { spawn } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it, afterEach } from 'vitest';
+import { endLeftoverGroups, spawnGroup } from '../harness/process-groups.ts';
 import { repositoryRoot, userPath } from '../harness/plugin.ts';
 import { eventually, pending } from '../integration/controller/operator.ts';
 import { auditFigure, unexpectedWarnings, warningsOf, type ExpectedWarning } from './log-audit.ts';
@@ -44,6 +44,11 @@ async function bash(line: string, env: NodeJS.ProcessEnv): Promise<{ code: numbe
   }
 }
 
+// A test that timed out never ran its own finally: end what it started before the next one starts.
+afterEach(async () => {
+  await endLeftoverGroups();
+}, 60_000);
+
 describe('the README quick start', () => {
   it.skipIf(inject('clusterKind') !== 'local')('works as printed', async () => {
     const [setup = [], session = []] = quickStartCommands(
@@ -60,11 +65,9 @@ describe('the README quick start', () => {
     };
     delete env['KUBECONFIG'];
     delete env['KUBERNETES_SERVICE_HOST'];
-    const npm = spawn('bash', ['-c', 'exec npm start'], {
+    const npm = spawnGroup('bash', ['-c', 'exec npm start'], {
       cwd: repositoryRoot,
       env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
     });
     let output = '';
     npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -11,6 +11,24 @@ interface SharedCluster {
   cluster: Promise<LocalCluster>;
 }
 
+/**
+ * What the admission policies' auditAnnotations write is recorded for pods and Sandboxes only, at Metadata
+ * level (the annotations, not the bodies), so admission tests can read who used an override.
+ */
+const ADMISSION_AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    verbs: [create, update, patch, delete]
+    resources:
+      - group: ''
+        resources: [pods, pods/status, pods/ephemeralcontainers]
+      - group: sandbox.agents.dev
+        resources: [sandboxes]
+  - level: None
+`;
+
 // On globalThis because each vitest project loads this file into its own module graph.
 const KEY = Symbol.for('sandbox-operator.test-harness.cluster');
 
@@ -35,6 +53,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('clusterKind', 'external');
     project.provide('realNode', null);
     project.provide('realNodeSkipReason', 'an external cluster (SANDBOX_OPERATOR_E2E_EXTERNAL=1)');
+    project.provide('admissionAuditLog', null);
     return () => Promise.resolve();
   }
 
@@ -42,7 +61,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (shared === undefined) {
     // A real node beside the kwok nodes where the machine can run one, tainted so that only tests which
     // tolerate it (test/e2e/real-node) place pods there; otherwise one line says why, and kwok runs alone.
-    shared = { users: 0, cluster: startLocalCluster({ realNode: { taint: true } }) };
+    shared = {
+      users: 0,
+      cluster: startLocalCluster({ realNode: { taint: true }, auditPolicy: ADMISSION_AUDIT_POLICY }),
+    };
     Reflect.set(globalThis, KEY, shared);
   }
   shared.users++;
@@ -64,6 +86,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
         },
   );
   project.provide('realNodeSkipReason', cluster.realNodeSkipReason);
+  project.provide('admissionAuditLog', cluster.auditLogPath);
   if (node === null && shared.users === 1)
     process.stderr.write(
       `[harness] no real node: ${cluster.realNodeSkipReason ?? ''}; tests that need it skip\n`,

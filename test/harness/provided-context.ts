@@ -11,6 +11,8 @@ declare module 'vitest' {
     /** The local control plane's real node (kubelet + containerd), or null (see realNodeSkipReason). */
     realNode: { name: string; shellImage: string; cgroupName: string; containerdSocket: string } | null;
     realNodeSkipReason: string | null;
+    /** The API server's audit log (JSON lines; Metadata level, sandbox pods and Sandboxes); null if none. */
+    admissionAuditLog: string | null;
   }
 }
 

@@ -43,7 +43,9 @@ export async function startControllerManager(
     args: [
       `--kubeconfig=${kubeconfigPath}`,
       // GC rediscovers resources only every 30 s: the caller starts us after installing the CRDs.
-      `--controllers=garbage-collector-controller,namespace-controller,disruption-controller${publisher}`,
+      // clusterrole-aggregation: the built-in `edit` and `admin` roles are aggregated, empty without it (tests
+      // take a tenant's part with `edit`).
+      `--controllers=garbage-collector-controller,namespace-controller,disruption-controller,clusterrole-aggregation-controller${publisher}`,
       ...(options.rootCaFile === null ? [] : [`--root-ca-file=${options.rootCaFile}`]),
       '--leader-elect=false',
       '--secure-port=0',

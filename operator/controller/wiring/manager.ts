@@ -36,7 +36,7 @@ import { reconcileSandbox } from '../sandbox-reconciler.ts';
 import { Misconfigurations, observingMisconfigurations } from '../misconfiguration.ts';
 import { ClusterStore } from '../cache/store.ts';
 import { Watcher, type WatchedResource, type WatchSink } from '../../runtime/watcher.ts';
-import { NamespaceLevels, namespaceLevelResource } from '../cache/namespace-levels.ts';
+import { namespaceWatches } from '../cache/namespace-watches.ts';
 
 export type ManagerOptions = {
   readonly kubeConfig: KubeConfig;
@@ -65,8 +65,8 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       if (finishing === true) queue.addFirst(key);
       else queue.add(key);
   });
-  // A namespace's PodSecurity level picks the shell reaper's mode; a change may let its sandboxes' pods through.
-  const levels = new NamespaceLevels((namespace) => {
+  // A namespace's PodSecurity level and opt-in pick the shell reaper's mode; a change may let its pods through.
+  const namespaces = namespaceWatches(config.namespace, (namespace) => {
     for (const key of store.sandboxKeys()) if (key.startsWith(`${namespace}/`)) queue.add(key);
   });
   const sinks: [WatchedResource, WatchSink][] = [
@@ -74,7 +74,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       resource,
       store[sink],
     ]),
-    [namespaceLevelResource(config.namespace), levels],
+    ...namespaces.sinks,
   ];
   const watchers = sinks.map(
     ([resource, sink]) =>
@@ -103,7 +103,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     sidecar: {
       image: config.sidecarImage,
       serviceAccountName: config.sidecarServiceAccount,
-      podSecurityLevel: (namespace) => levels.levelOf(namespace),
+      ...namespaces.settings,
     },
     limits: INDEX_LIMITS,
     now: () => new Date(),

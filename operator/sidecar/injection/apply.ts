@@ -20,6 +20,8 @@ export interface ApplyReaperInput {
   readonly requestedMode: RequestedMode;
   /** The namespace's PodSecurity enforce level, when the caller knows it. */
   readonly level: PodSecurityLevel | undefined;
+  /** Whether an administrator opted the namespace in to the Privileged mode (mode.ts). */
+  readonly privilegedAllowed: boolean;
   /** The reaper's own account, for templates that name none. */
   readonly serviceAccountName: string;
 }
@@ -30,6 +32,7 @@ export function applyReaper(spec: V1PodSpec, input: ApplyReaperInput): V1PodSpec
     requested: input.requestedMode,
     agentUser: agentUserOf(spec),
     level: input.level,
+    privilegedAllowed: input.privilegedAllowed,
     namespace: input.namespace,
   });
   if (!choice.ok) throw new SidecarError('ModeRefused', choice.message, { cause: input });

@@ -19,9 +19,10 @@
  * mount) and the output volume read-write; the sidecar mounts the output volume read-write too, so it can
  * bound and remove the files it tails.
  */
+import { REAPER_CONTAINER } from '../../api/names.ts';
 import { CONFIG_ENV } from '../contract/config.ts';
 
-export const REAPER_CONTAINER = 'shell-reaper';
+export { REAPER_CONTAINER };
 export const REAPER_PATHS = {
   socketDir: '/var/run/sandbox-reaper',
   socket: '/var/run/sandbox-reaper/reaper.sock',

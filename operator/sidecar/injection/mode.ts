@@ -4,9 +4,13 @@
  *
  * - `SameUser` needs the agent's user and group: every agent container must run as one non-root UID and
  *   GID (the ptrace access check behind /proc/<pid>/environ compares both). It is admitted at every level.
- * - `Privileged` needs the `privileged` level; under `baseline` or `restricted` it is refused here, with
- *   the fix, rather than by PodSecurity admission at pod creation.
- * - `Auto` takes `SameUser` when the template pins the user, `Privileged` otherwise.
+ * - `Privileged` (root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN) needs two things an administrator
+ *   says on the namespace (issue 26 #2): the opt-in label `PRIVILEGED_REAPER_LABEL=allowed` and the
+ *   `privileged` level. Tenants with `edit` cannot label namespaces, so neither is theirs to give. An unknown
+ *   level (unlabelled: the cluster's default, which the operator cannot read) counts as `restricted`.
+ *   Refused here, with the fix, rather than by PodSecurity admission at pod creation.
+ * - `Auto` takes `SameUser` when the template pins the user, and is refused otherwise: it never chooses
+ *   root, whatever the namespace allows — root is asked for by name or not at all.
  */
 import type { ReaperMode } from './injection.ts';
 
@@ -14,6 +18,13 @@ export const REAPER_MODES = ['Auto', 'SameUser', 'Privileged'] as const;
 export type RequestedMode = (typeof REAPER_MODES)[number];
 export const POD_SECURITY_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
 export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
+
+/**
+ * The namespace label by which an administrator allows the Privileged mode there (value `allowed`). Not a
+ * tenant's: the built-in `edit` and `admin` roles cannot write namespaces.
+ */
+export const PRIVILEGED_REAPER_LABEL = 'sandbox.agents.dev/shell-reaper-privileged';
+export const PRIVILEGED_REAPER_ALLOWED = 'allowed';
 
 /** The namespace label PodSecurity admission enforces (https://kubernetes.io/docs/concepts/security/pod-security-admission/). */
 export const POD_SECURITY_ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce';
@@ -71,14 +82,21 @@ export interface ModeInput {
   readonly agentUser: AgentUser | undefined;
   /** The namespace's `pod-security.kubernetes.io/enforce` level; undefined when unknown or unset. */
   readonly level: PodSecurityLevel | undefined;
+  /** Whether an administrator labelled the namespace `PRIVILEGED_REAPER_LABEL=allowed`. */
+  readonly privilegedAllowed: boolean;
   readonly namespace: string;
 }
 
 const PIN_USER =
   'set securityContext.runAsUser and runAsGroup (one non-root user for every container) in spec.podTemplate';
 
+/** What an administrator does to a namespace to allow the Privileged mode there. */
+const OPT_IN =
+  `label it ${PRIVILEGED_REAPER_LABEL}=${PRIVILEGED_REAPER_ALLOWED} and ` +
+  `${POD_SECURITY_ENFORCE_LABEL}=privileged`;
+
 export function chooseReaperMode(input: ModeInput): ModeChoice {
-  const { requested, agentUser, level, namespace } = input;
+  const { requested, agentUser, namespace } = input;
   if (requested !== 'Privileged' && agentUser !== undefined)
     return { ok: true, mode: { kind: 'SameUser', uid: agentUser.uid, gid: agentUser.gid } };
   if (requested === 'SameUser') {
@@ -87,13 +105,34 @@ export function chooseReaperMode(input: ModeInput): ModeChoice {
       message: `spec.shellReaper.mode SameUser runs the sidecar as the agent's user: ${PIN_USER}`,
     };
   }
-  if (level === 'baseline' || level === 'restricted') {
+  if (requested === 'Auto') {
     return {
       ok: false,
       message:
-        `namespace ${namespace} enforces PodSecurity ${level}, which refuses the shell reaper's Privileged ` +
-        `mode (root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN): ${PIN_USER} so the sidecar runs as that user ` +
-        `(SameUser, admitted by restricted), or label the namespace pod-security.kubernetes.io/enforce=privileged`,
+        `spec.shellReaper.mode Auto never runs the sidecar as root: ${PIN_USER} so it runs as that user ` +
+        `(SameUser), or, for agents that change user, ask for mode Privileged in a namespace an administrator ` +
+        `opted in (${OPT_IN})`,
+    };
+  }
+  // An unlabelled namespace's level is the cluster's default, which the operator cannot read: assume the worst.
+  const level = input.level ?? 'restricted';
+  if (level !== 'privileged') {
+    return {
+      ok: false,
+      message:
+        `namespace ${namespace} enforces PodSecurity ${level} (${input.level === undefined ? 'unlabelled' : 'labelled'}), ` +
+        `which refuses the shell reaper's Privileged mode (root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN): ` +
+        `${PIN_USER} so the sidecar runs as that user (SameUser, admitted by restricted), or have an administrator ` +
+        `opt the namespace in (${OPT_IN})`,
+    };
+  }
+  if (!input.privilegedAllowed) {
+    return {
+      ok: false,
+      message:
+        `namespace ${namespace} has not been opted in to the shell reaper's Privileged mode (root with KILL, ` +
+        `SYS_PTRACE, DAC_READ_SEARCH, CHOWN): ${PIN_USER} so the sidecar runs as that user (SameUser), or have an ` +
+        `administrator label the namespace ${PRIVILEGED_REAPER_LABEL}=${PRIVILEGED_REAPER_ALLOWED}`,
     };
   }
   return {

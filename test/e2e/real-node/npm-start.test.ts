@@ -2,14 +2,19 @@
 // examples/real-node-sandbox.yaml runs as real containers (Running 2/2), `kubectl exec` reaches the agent
 // container, the shell reaper sidecar runs beside it (one process namespace), and an exclusive deletion
 // stops the containers on the host, not only in the API.
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { endLeftoverGroups, spawnGroup } from '../../harness/process-groups.ts';
 import { runKubectl } from '@sandbox-operator/local-cluster';
 import { eventually } from '../../integration/controller/operator.ts';
 import { hostProcesses, requireRealNode } from './node.ts';
 
 const AGENT_LOOP = 'while true; do sleep 5; done'; // the example's agent command
+
+// A test that timed out never ran its own finally: end what it started before the next one starts.
+afterEach(async () => {
+  await endLeftoverGroups();
+}, 60_000);
 
 describe.runIf(inject('clusterKind') === 'local')('npm start with a real node', () => {
   it('runs a sandbox as real containers with the sidecar beside the agent; an exclusive deletion stops them', async (ctx) => {
@@ -17,7 +22,7 @@ describe.runIf(inject('clusterKind') === 'local')('npm start with a real node', 
     const env: NodeJS.ProcessEnv = { ...process.env, SANDBOX_OPERATOR_PROBE_BIND: '127.0.0.1:0' };
     delete env['KUBECONFIG'];
     delete env['KUBERNETES_SERVICE_HOST'];
-    const child = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawnGroup('npm', ['start'], { env });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

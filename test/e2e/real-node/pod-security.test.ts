@@ -26,6 +26,8 @@ const restrictedContainer = {
   securityContext: {
     runAsNonRoot: true,
     runAsUser: 1000,
+    // With the group pinned too, the reaper runs as this user (SameUser); Auto never runs it as root.
+    runAsGroup: 1000,
     allowPrivilegeEscalation: false,
     capabilities: { drop: ['ALL'] },
     seccompProfile: { type: 'RuntimeDefault' },
@@ -64,10 +66,13 @@ async function operatorPodTemplate(namespace: string): Promise<object> {
   };
 }
 
-/** What each pod is admitted under; the sidecar needs SYS_PTRACE and DAC_READ_SEARCH as root today. */
+/**
+ * What each pod is admitted under. The reaper a pinned template gets runs as the agent's user with no
+ * capabilities (SameUser): `Auto` never chooses the root sidecar (issue 26 #2).
+ */
 const EXPECTED: Record<string, Readonly<Record<Level, boolean>>> = {
   'sandbox pod': { privileged: true, baseline: true, restricted: true },
-  'sandbox pod with the shell reaper': { privileged: true, baseline: false, restricted: false },
+  'sandbox pod with the shell reaper': { privileged: true, baseline: true, restricted: true },
   'operator pod (chart)': { privileged: true, baseline: true, restricted: true },
 };
 

@@ -58,7 +58,14 @@ describe.skipIf(node === null)('the shell reaper in a real pod', () => {
   beforeAll(async () => {
     const real = node as RealNodeInfo;
     const image = await operatorImageOnNode(cacheRoot(), real.containerdSocket, () => undefined);
-    await kubectlOk(['label', 'namespace', namespace, 'pod-security.kubernetes.io/enforce=privileged']);
+    // The root sidecar (mode Privileged) runs only where an administrator allows it (issue 26 #2).
+    await kubectlOk([
+      'label',
+      'namespace',
+      namespace,
+      'pod-security.kubernetes.io/enforce=privileged',
+      'sandbox.agents.dev/shell-reaper-privileged=allowed',
+    ]);
     // The sidecar's identity here: the chart's ClusterRole bound to its ServiceAccount.
     await kubectlOk(['create', 'serviceaccount', 'sandbox-shell-reaper', '-n', namespace]);
     await kubectlOk([

@@ -24,14 +24,21 @@ beforeAll(async () => {
   await createSandbox(namespace, 'reach', { worktree: 'wt-1', onNode: false });
   const stored = await getSandbox(namespace, 'reach');
   if (stored === undefined) throw new Error('the Sandbox was not stored');
-  // The reaper on, as a Sandbox asking for it gets it (the builder reads only the object it is given).
+  // The reaper on in its root mode, as a Sandbox asking for it gets it in a namespace an administrator opted
+  // in (the builder reads only the object and settings it is given): the most the operator ever adds.
   const base = stored as unknown as Sandbox;
-  sandbox = { ...base, spec: { ...base.spec, shellReaper: { enabled: true, gracePeriodSeconds: 5 } } };
+  const shellReaper = { enabled: true, gracePeriodSeconds: 5, mode: 'Privileged' as const };
+  sandbox = { ...base, spec: { ...base.spec, shellReaper } };
 });
 
 /** A pod the operator would create for the sandbox (the real builder), then `change`d as a leaked token would. */
 function operatorPod(name: string, change: (pod: V1Pod) => void = () => undefined, where = namespace): V1Pod {
-  const pod = sandboxPod(sandbox, 0, { image: 'registry.example/operator:1', serviceAccountName: 'reaper' });
+  const pod = sandboxPod(sandbox, 0, {
+    image: 'registry.example/operator:1',
+    serviceAccountName: 'reaper',
+    podSecurityLevel: () => 'privileged',
+    privilegedReaperAllowed: () => true,
+  });
   pod.metadata = { ...pod.metadata, name, namespace: where };
   change(pod);
   return pod;
@@ -50,7 +57,7 @@ const create = (pod: V1Pod) =>
 describe('pods the operator’s identity creates', () => {
   it('are admitted as the controller builds them, with the shell reaper in its privileged mode', async () => {
     const pod = operatorPod('reach-0', (p) => {
-      // Auto picks the root sidecar in a namespace without a PodSecurity label: the capabilities baseline refuses.
+      // The root sidecar: capabilities the baseline checks refuse, which the bound spares the reaper alone.
       expect(spec(p).initContainers?.[0]?.securityContext?.capabilities?.add).toContain('SYS_PTRACE');
     });
     expect(await create(pod)).toBe('allowed');

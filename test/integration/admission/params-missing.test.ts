@@ -18,6 +18,7 @@ const names = {
   podTemplate: 'params-gone-pod-template.sandbox.agents.dev',
   guardProtection: 'params-gone-guard-protection.sandbox.agents.dev',
   budgetProtection: 'params-gone-budget-protection.sandbox.agents.dev',
+  reaperAccess: 'params-gone-reaper-access.sandbox.agents.dev',
   params: 'no-such-parameters',
 };
 const scope = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } };

@@ -42,6 +42,7 @@ describe('the chart with non-default values', () => {
       'ValidatingAdmissionPolicy/sbx-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-pod-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/sbx-reaper-access.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-shell-reaper-events.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sbx-shell-reaper-status.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-budget-protection.sandbox.agents.dev',
@@ -49,6 +50,7 @@ describe('the chart with non-default values', () => {
       'ValidatingAdmissionPolicyBinding/sbx-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-pod-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/sbx-reaper-access.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-shell-reaper-events.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sbx-shell-reaper-status.sandbox.agents.dev',
     ]);

@@ -44,6 +44,7 @@ describe('the chart with default values', () => {
       'ValidatingAdmissionPolicy/sandbox-operator-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sandbox-operator-pod-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sandbox-operator-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/sandbox-operator-reaper-access.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sandbox-operator-shell-reaper-events.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/sandbox-operator-shell-reaper-status.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sandbox-operator-budget-protection.sandbox.agents.dev',
@@ -51,6 +52,7 @@ describe('the chart with default values', () => {
       'ValidatingAdmissionPolicyBinding/sandbox-operator-operator-bounds.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sandbox-operator-pod-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sandbox-operator-pod-template.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/sandbox-operator-reaper-access.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sandbox-operator-shell-reaper-events.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/sandbox-operator-shell-reaper-status.sandbox.agents.dev',
     ]);

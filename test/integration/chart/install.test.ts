@@ -7,7 +7,6 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION, SANDBOX } from '../../../operator/api/names.ts';
 import { RESTRICTED_USER } from '@sandbox-operator/local-cluster';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import {
@@ -159,15 +158,8 @@ describe('installing the rendered chart', () => {
 describe('the operator under the chart’s RBAC', () => {
   it('completes a deletion: blocked by a foreign session, then destroyed once it is forgotten', async () => {
     operator = startOperator(namespace);
-    const manifest = sandboxManifest(namespace, 'charted', { worktree: 'wt-1' });
-    await kubectlOk(['apply', '-f', '-'], {
-      input: JSON.stringify({
-        ...manifest,
-        apiVersion: API_VERSION,
-        kind: SANDBOX.kind,
-        spec: { ...manifest.spec, shellReaper: { enabled: true } },
-      }),
-    });
+    const manifest = sandboxManifest(namespace, 'charted', { worktree: 'wt-1', shellReaper: true });
+    await kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(manifest) });
     await untilSandbox(
       namespace,
       'charted',

@@ -19,6 +19,8 @@ export type SandboxOptions = {
   annotations?: Record<string, string>;
   onNode?: boolean;
   finalizers?: string[];
+  /** With the shell reaper, and the one pinned user its default mode needs (Auto never runs it as root). */
+  shellReaper?: boolean;
 };
 
 export function sandboxManifest(namespace: string, name: string, options: SandboxOptions = {}) {
@@ -35,9 +37,11 @@ export function sandboxManifest(namespace: string, name: string, options: Sandbo
       ...(options.worktree ? { worktree: options.worktree } : {}),
       replicas: options.replicas ?? 1,
       ...(options.cleanup ? { cleanup: options.cleanup } : {}),
+      ...(options.shellReaper ? { shellReaper: { enabled: true } } : {}),
       podTemplate: {
         spec: {
           ...(options.onNode === false || !local() ? {} : { nodeName: kwokNodeName(0) }),
+          ...(options.shellReaper ? { securityContext: { runAsUser: 1000, runAsGroup: 1000 } } : {}),
           containers: [
             { name: 'agent', image: local() ? 'registry.example/agent:1' : 'registry.k8s.io/pause:3.10' },
           ],

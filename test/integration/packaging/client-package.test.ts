@@ -1,8 +1,10 @@
 /**
- * The client as a platform team installs it: `npm pack` the repository, install the tarball into a fresh
- * project (offline, from a lockfile pinning what the repository's lockfile pins), copy the packaged example
- * out, type-check it against the package's own .d.ts through `exports`, and run it against the local control
- * plane: attach, detach, prune, forget; and the fence, refused and withdrawn, on a sandbox being deleted.
+ * The client as a platform team installs it: `npm pack` the package @sandbox-operator/client (clients/typescript),
+ * install the tarball alone into a fresh project (offline, from a lockfile pinning what the repository's
+ * lockfile pins for the package's own dependencies and theirs, nothing of the operator's), copy the example
+ * out of the repository, type-check it against the package's own .d.ts through `exports`, and run it against
+ * the local control plane: attach, detach, prune, forget; and the fence, refused and withdrawn, on a sandbox
+ * being deleted.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,44 +20,87 @@ import { heldDeletion, releaseHeldDeletion } from './held-deletion.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..', '..');
+const packageDir = join(root, 'clients', 'typescript');
+const NAME = '@sandbox-operator/client';
 const ns = testNamespace('client-pkg');
 let project: string;
+let tarballFiles: string[];
 
-type Lock = {
-  packages: Record<string, { version?: string; dev?: boolean; link?: boolean; resolved?: string }>;
+type LockEntry = {
+  version?: string;
+  dev?: boolean;
+  link?: boolean;
+  resolved?: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
 };
+type Lock = { packages: Record<string, LockEntry> };
+type Manifest = { version: string; dependencies: Record<string, string> };
+
+const manifest = async (): Promise<Manifest> =>
+  JSON.parse(await readFile(join(packageDir, 'package.json'), 'utf8')) as Manifest;
 
 /**
- * The fresh project's lockfile: the tarball, and the repository's production packages at their locked
- * versions and integrity, so `npm ci --offline` installs them from npm's cache and nothing is fetched.
+ * The entries of the repository's lockfile that `dependencies` need, theirs included, found as Node finds
+ * them: the nearest node_modules/<name> from the dependent's own folder up.
+ */
+function lockClosure(lock: Lock, dependencies: readonly string[]): Record<string, LockEntry> {
+  const found: Record<string, LockEntry> = {};
+  const visit = (name: string, from: string, optional: boolean): void => {
+    for (let base = from; ; base = base.replace(/\/?node_modules\/(@[^/]+\/)?[^/]+$/, '')) {
+      const path = `${base === '' ? '' : `${base}/`}node_modules/${name}`;
+      const entry = lock.packages[path];
+      if (entry !== undefined) {
+        if (path in found) return;
+        const resolved =
+          entry.resolved ??
+          `https://registry.npmjs.org/${name}/-/${name.split('/').at(-1) ?? ''}-${entry.version ?? ''}.tgz`;
+        found[path] = { ...entry, resolved };
+        for (const dependency of Object.keys(entry.dependencies ?? {})) visit(dependency, path, false);
+        for (const dependency of Object.keys(entry.optionalDependencies ?? {})) visit(dependency, path, true);
+        for (const dependency of Object.keys(entry.peerDependencies ?? {}))
+          visit(dependency, path, entry.peerDependenciesMeta?.[dependency]?.optional === true);
+        return;
+      }
+      if (base === '') {
+        if (optional) return; // another platform's build, absent from this lockfile
+        throw new Error(`${name}, needed by ${from || 'the package'}, is not in package-lock.json`);
+      }
+    }
+  };
+  for (const dependency of dependencies) visit(dependency, '', false);
+  return found;
+}
+
+/**
+ * The fresh project's lockfile: the tarball, and what its dependencies need at the repository's locked versions
+ * and integrity, so `npm ci --offline` installs them from npm's cache and nothing is fetched.
  */
 async function lockfileFor(tarball: string, integrity: string): Promise<object> {
   const repo = JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as Lock;
-  const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Record<string, unknown>;
-  const packages: Record<string, object> = {
-    '': { name: 'agent-host', version: '1.0.0', dependencies: { 'sandbox-operator': `file:${tarball}` } },
-    'node_modules/sandbox-operator': {
-      version: pkg['version'],
-      resolved: `file:${tarball}`,
-      integrity,
-      dependencies: pkg['dependencies'],
+  const pkg = await manifest();
+  return {
+    name: 'agent-host',
+    version: '1.0.0',
+    lockfileVersion: 3,
+    requires: true,
+    packages: {
+      '': { name: 'agent-host', version: '1.0.0', dependencies: { [NAME]: `file:${tarball}` } },
+      [`node_modules/${NAME}`]: {
+        version: pkg.version,
+        resolved: `file:${tarball}`,
+        integrity,
+        dependencies: pkg.dependencies,
+      },
+      ...lockClosure(repo, Object.keys(pkg.dependencies)),
     },
   };
-  for (const [path, entry] of Object.entries(repo.packages)) {
-    if (!path.startsWith('node_modules/') || entry.dev === true || entry.link === true) continue;
-    const name = path.split('node_modules/').at(-1) ?? '';
-    const resolved =
-      entry.resolved ??
-      `https://registry.npmjs.org/${name}/-/${name.split('/').at(-1) ?? ''}-${entry.version ?? ''}.tgz`;
-    packages[path] = { ...entry, resolved };
-  }
-  return { name: 'agent-host', version: '1.0.0', lockfileVersion: 3, requires: true, packages };
 }
 
-/** The example as a platform team starts from it, copied out of the package (Node strips types only outside node_modules). */
+/** The example as a platform team starts from it, copied out of the repository (as the Python client's test does). */
 const example = () => join(project, 'agent-host.ts');
-const packagedExample = () =>
-  join(project, 'node_modules', 'sandbox-operator', 'examples', 'agent-host', 'agent-host.ts');
 
 async function runExample(sandbox: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const kubeconfig = inject('kubeconfig');
@@ -80,8 +125,14 @@ const references = async () =>
 
 beforeAll(async () => {
   project = await mkdtemp(join(tmpdir(), 'agent-host-'));
-  await run('npm', ['pack', '--pack-destination', project], { cwd: root, timeout: 280_000 });
-  const [tarball = ''] = (await readdir(project)).filter((file) => file.endsWith('.tgz'));
+  // The package's prepack builds it (tsc of operator/client and what it imports).
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', project], {
+    cwd: packageDir,
+    timeout: 280_000,
+  });
+  const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
+  tarballFiles = (packed?.files ?? []).map((file) => file.path).sort();
+  const tarball = packed?.filename ?? '';
   const integrity = `sha512-${createHash('sha512')
     .update(await readFile(join(project, tarball)))
     .digest('base64')}`;
@@ -92,7 +143,7 @@ beforeAll(async () => {
       version: '1.0.0',
       private: true,
       type: 'module',
-      dependencies: { 'sandbox-operator': `file:${tarball}` },
+      dependencies: { [NAME]: `file:${tarball}` },
     }),
   );
   await writeFile(join(project, 'package-lock.json'), JSON.stringify(await lockfileFor(tarball, integrity)));
@@ -100,14 +151,14 @@ beforeAll(async () => {
     cwd: project,
     timeout: 120_000,
   });
-  await copyFile(packagedExample(), example());
+  await copyFile(join(root, 'examples', 'agent-host', 'agent-host.ts'), example());
 }, 300_000);
 afterAll(async () => {
   await releaseHeldDeletion(ns, 'deleting');
   await rm(project, { recursive: true, force: true });
 });
 
-describe('sandbox-operator/client, packed and installed in a fresh project', () => {
+describe('@sandbox-operator/client, packed and installed alone in a fresh project', () => {
   it('exposes only the client entry point, with types', async () => {
     const tsconfig = {
       compilerOptions: {
@@ -128,7 +179,7 @@ describe('sandbox-operator/client, packed and installed in a fresh project', () 
       [
         '--input-type=module',
         '--eval',
-        "const c = await import('sandbox-operator/client'); console.log(Object.keys(c).sort().join(','))",
+        `const c = await import('${NAME}'); console.log(Object.keys(c).sort().join(','))`,
       ],
       { cwd: project },
     );
@@ -137,26 +188,47 @@ describe('sandbox-operator/client, packed and installed in a fresh project', () 
     );
     const internal = run(
       process.execPath,
-      [
-        '--input-type=module',
-        '--eval',
-        "await import('sandbox-operator/dist/client/operator/kube/errors.js')",
-      ],
+      ['--input-type=module', '--eval', `await import('${NAME}/dist/kube/errors.js')`],
       { cwd: project },
     );
     await expect(internal).rejects.toThrow(/ERR_PACKAGE_PATH_NOT_EXPORTED/);
   });
 
-  it('carries the client and what it imports, nothing else of the product (issue 24)', async () => {
-    const installed = join(project, 'node_modules', 'sandbox-operator');
-    const code = (await readdir(installed, { recursive: true }))
-      .filter((file) => file.endsWith('.js'))
-      .map((file) => file.replace(/^dist\/client\/operator\//, ''));
-    expect(code).toContain('client/index.js');
-    // Only the client's own folder and the two it may import (lint zones); never the controller, the
-    // sidecar, the CLI, the local control plane, or the api's CRD generator.
-    expect(code.filter((file) => !/^(client|api|kube)\/[a-z-]+\.js$/.test(file))).toEqual([]);
-    expect(code).not.toContain('api/generate-crds.js');
+  it('carries the client and what it imports, nothing else of the product (issues 24, 30)', () => {
+    expect(tarballFiles).toContain('dist/client/index.js');
+    expect(tarballFiles).toContain('dist/client/index.d.ts');
+    // Only the client's own folder and the two it may import (lint zones), compiled, beside the package's
+    // manifest, README, changelog and licence; never the controller, the sidecar, the CLI, the local control
+    // plane, the api's CRD generator, sources or source maps.
+    expect(
+      tarballFiles.filter((file) => !/^dist\/(client|api|kube)\/[a-z-]+\.(js|d\.ts)$/.test(file)),
+    ).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
+    expect(tarballFiles).not.toContain('dist/api/generate-crds.js');
+  });
+
+  it('declares as dependencies exactly what its code imports, and installs nothing of the operator', async () => {
+    const installed = join(project, 'node_modules', ...NAME.split('/'));
+    const imported = new Set<string>();
+    for (const file of tarballFiles.filter((path) => path.endsWith('.js'))) {
+      const text = await readFile(join(installed, file), 'utf8');
+      for (const [, specifier = ''] of text.matchAll(/(?:from|import\()\s*['"]([^'"]+)['"]/g)) {
+        if (specifier.startsWith('.') || specifier.startsWith('node:')) continue;
+        imported.add(
+          specifier
+            .split('/')
+            .slice(0, specifier.startsWith('@') ? 2 : 1)
+            .join('/'),
+        );
+      }
+    }
+    const declared = Object.keys((await manifest()).dependencies).sort();
+    expect([...imported].sort()).toEqual(declared);
+    // The operator's own dependencies that the client does not import stay out of the project.
+    const operator = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Manifest;
+    const present = await readdir(join(project, 'node_modules'));
+    const operatorOnly = Object.keys(operator.dependencies).filter((name) => !declared.includes(name));
+    expect(operatorOnly.length).toBeGreaterThan(0);
+    expect(operatorOnly.filter((name) => present.includes(name))).toEqual([]);
   });
 
   it('runs the example: attach, detach, prune and forget leave no reference behind', async () => {

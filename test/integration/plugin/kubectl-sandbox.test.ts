@@ -30,10 +30,8 @@ const rows = (output: string) => output.split('\n').map((line) => line.trim().sp
 beforeAll(async () => {
   await grantOperatorRbac();
   operator = startOperator(namespace);
-  const manifest = sandboxManifest(namespace, 'shared', { worktree: 'wt-1' });
-  await kubectlOk(['apply', '-f', '-'], {
-    input: JSON.stringify({ ...manifest, spec: { ...manifest.spec, shellReaper: { enabled: true } } }),
-  });
+  const manifest = sandboxManifest(namespace, 'shared', { worktree: 'wt-1', shellReaper: true });
+  await kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(manifest) });
   await createReference(namespace, 'own', { sandbox: 'shared', session: 'workspace_1', worktree: 'wt-1' });
   await kubectlOk(['apply', '-n', namespace, '-f', '-'], {
     input: JSON.stringify({

@@ -2,8 +2,9 @@
  * The operator fits the shell reaper's mode to its namespace's PodSecurity level (issue 12), read from a
  * cached watch of Namespaces: in a `restricted` namespace a template that pins its user gets the SameUser
  * sidecar (and PodSecurity admission admits the pod); one that does not is refused before any pod is sent,
- * since the Privileged mode it would need is one `restricted` refuses. Labelling the namespace
- * `privileged` lets that sandbox's pod through, without waiting out its backoff.
+ * since `Auto` never chooses the root sidecar (issue 26 #2). The Privileged mode, asked for by name, needs
+ * the namespace's `privileged` level and an administrator's opt-in label; the label lets that sandbox's pod
+ * through without waiting out its backoff.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
@@ -46,7 +47,7 @@ const observeCreates = (ports: ControllerPorts): ControllerPorts => ({
 });
 
 /** A template that meets `restricted` by itself; `pinned` adds the one user every container runs as. */
-async function createReaperSandbox(name: string, pinned: boolean): Promise<void> {
+async function createReaperSandbox(name: string, pinned: boolean, mode?: 'Privileged'): Promise<void> {
   await customObjects().createNamespacedCustomObject({
     group: GROUP,
     version: VERSION,
@@ -57,7 +58,7 @@ async function createReaperSandbox(name: string, pinned: boolean): Promise<void>
       kind: SANDBOX.kind,
       metadata: { name, namespace },
       spec: {
-        shellReaper: { enabled: true },
+        shellReaper: { enabled: true, ...(mode === undefined ? {} : { mode }) },
         podTemplate: {
           spec: {
             nodeName: kwokNodeName(0),
@@ -78,6 +79,22 @@ async function createReaperSandbox(name: string, pinned: boolean): Promise<void>
       },
     },
   });
+}
+
+const OPT_IN_LABEL = 'sandbox.agents.dev/shell-reaper-privileged';
+const OPT_IN = `${OPT_IN_LABEL}=allowed`;
+
+type Condition = { type?: string; status?: string; reason?: string; message?: string };
+/** The Sandbox's Misconfigured condition, if it has one. */
+async function misconfigured(name: string): Promise<Condition | undefined> {
+  const sbx = (await customObjects().getNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: SANDBOX.plural,
+    name,
+  })) as { status?: { conditions?: Condition[] } };
+  return sbx.status?.conditions?.find((c) => c.type === 'Misconfigured');
 }
 
 const reaperOf = (pod: V1Pod | undefined) =>
@@ -135,15 +152,27 @@ describe('the shell reaper’s mode and the namespace’s PodSecurity level', { 
     expect(await livePod('unpinned-0')).toBeUndefined();
   });
 
-  it('gives the unpinned sandbox its Privileged sidecar once the namespace is labelled privileged', async () => {
-    const label = `/metadata/labels/${ENFORCE.replace('/', '~1')}`;
+  it('gives the root sidecar only to a Sandbox that asks for it, once an administrator opted the namespace in', async () => {
+    const label = (key: string) => `/metadata/labels/${key.replace('/', '~1')}`;
     await core().patchNamespace(
-      { name: namespace, body: [{ op: 'replace', path: label, value: 'privileged' }] },
+      { name: namespace, body: [{ op: 'replace', path: label(ENFORCE), value: 'privileged' }] },
+      JSON_PATCH,
+    );
+    await createReaperSandbox('root', false, 'Privileged');
+    // A privileged level alone is not the administrator's opt-in: the Sandbox says what to do instead.
+    const refusal = await eventually('the root sandbox refused', async () => {
+      const condition = await misconfigured('root');
+      return condition?.message?.includes('has not been opted in') === true ? condition : pending(condition);
+    });
+    expect(refusal).toMatchObject({ status: 'True', reason: 'ShellReaperModeRefused' });
+    expect(refusal.message).toContain(OPT_IN);
+    await core().patchNamespace(
+      { name: namespace, body: [{ op: 'add', path: label(OPT_IN_LABEL), value: 'allowed' }] },
       JSON_PATCH,
     );
     const pod = await eventually(
-      'the unpinned sandbox’s pod',
-      async () => (await livePod('unpinned-0')) ?? pending(creates.map((c) => c.outcome)),
+      'the root sandbox’s pod',
+      async () => (await livePod('root-0')) ?? pending(creates.map((c) => c.outcome)),
       30_000,
     );
     expect(reaperOf(pod)?.securityContext).toMatchObject({ runAsUser: 0 });
@@ -153,5 +182,9 @@ describe('the shell reaper’s mode and the namespace’s PodSecurity level', { 
       'DAC_READ_SEARCH',
       'CHOWN',
     ]);
+    // Auto never chooses root: the unpinned sandbox, requeued by both label changes, still has no pod.
+    expect(createsOf('unpinned').map((c) => c.outcome)).toEqual([]);
+    expect(await livePod('unpinned-0')).toBeUndefined();
+    expect((await misconfigured('unpinned'))?.message).toContain('Auto never runs the sidecar as root');
   });
 });

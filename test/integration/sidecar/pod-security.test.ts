@@ -47,7 +47,14 @@ const sandbox = (namespace: string, mode: 'SameUser' | 'Privileged'): Sandbox =>
 
 /** The pod as the operator builds it, minus what only the operator may create (owner, finalizer). */
 function podFor(namespace: string, mode: 'SameUser' | 'Privileged'): V1Pod {
-  const pod = sandboxPod(sandbox(namespace, mode), 0, { image: 'operator:1', serviceAccountName: 'default' });
+  // As the operator would build it in a namespace an administrator opted in to the Privileged mode: what
+  // PodSecurity admission then says of the pod itself is the question here.
+  const pod = sandboxPod(sandbox(namespace, mode), 0, {
+    image: 'operator:1',
+    serviceAccountName: 'default',
+    podSecurityLevel: () => 'privileged',
+    privilegedReaperAllowed: () => true,
+  });
   return { ...pod, metadata: { name: pod.metadata?.name ?? 'sbx-a-0', namespace } };
 }
 

@@ -158,6 +158,10 @@ describe('the chart’s admission policy template', () => {
         '{{ include "sandbox-operator.budgetProtectionPolicy" . }}',
         'rel-budget-protection.sandbox.agents.dev',
       )
+      .replaceAll(
+        '{{ include "sandbox-operator.reaperAccessPolicy" . }}',
+        'rel-reaper-access.sandbox.agents.dev',
+      )
       .replaceAll('{{ include "sandbox-operator.admissionParams" . }}', 'rel-admission')
       .replaceAll(
         '{{ include "sandbox-operator.operatorUsers" . | quote }}',
@@ -166,6 +170,10 @@ describe('the chart’s admission policy template', () => {
       .replaceAll('{{ .Values.operator.watchNamespace | quote }}', '"team-a"')
       .replaceAll('{{ .Values.podTemplatePolicy.level | quote }}', '"restricted"')
       .replaceAll('{{ join "," .Values.podTemplatePolicy.exemptNamespaces | quote }}', '"ci,infra"')
+      .replaceAll(
+        '{{ join "," .Values.admissionPolicy.administratorGroups | quote }}',
+        '"system:masters,ops"',
+      )
       .replace(/ \{\{- include "sandbox-operator\.labels" \. \| nindent (\d+) \}\}/g, (_, n: string) => {
         return `\n${' '.repeat(Number(n))}app.kubernetes.io/name: sandbox-operator`;
       });
@@ -183,6 +191,7 @@ describe('the chart’s admission policy template', () => {
       podTemplate: 'rel-pod-template.sandbox.agents.dev',
       guardProtection: 'rel-guard-protection.sandbox.agents.dev',
       budgetProtection: 'rel-budget-protection.sandbox.agents.dev',
+      reaperAccess: 'rel-reaper-access.sandbox.agents.dev',
       params: 'rel-admission',
     };
     expect(documents).toEqual(
@@ -194,6 +203,7 @@ describe('the chart’s admission policy template', () => {
             watchNamespaces: ['team-a'],
             podTemplateLevel: 'restricted',
             podTemplateExemptNamespaces: ['ci', 'infra'],
+            administratorGroups: ['system:masters', 'ops'],
           },
           names.params,
         ),
@@ -221,13 +231,19 @@ describe('the chart’s admission policy template', () => {
       'ValidatingAdmissionPolicyBinding/rel-guard-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/rel-budget-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/rel-budget-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/rel-reaper-access.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/rel-reaper-access.sandbox.agents.dev',
     ]);
-    // Every binding names its own policy and the one release-scoped parameters ConfigMap.
+    // Every binding names its own policy and the one release-scoped parameters ConfigMap, but reaper
+    // access's, which excepts nobody and so reads none.
     for (const binding of objects.filter((d) => d.kind === 'ValidatingAdmissionPolicyBinding'))
       expect(binding.spec).toMatchObject({
         policyName: binding.metadata.name,
-        paramRef: { name: 'rel-admission', namespace: 'ops' },
+        ...(binding.metadata.name.includes('reaper-access')
+          ? {}
+          : { paramRef: { name: 'rel-admission', namespace: 'ops' } }),
       });
+    expect(objects.at(-1)?.spec).not.toHaveProperty('paramRef');
   });
 
   it('is switched by admissionPolicy.enabled', () => {

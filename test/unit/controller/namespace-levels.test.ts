@@ -4,6 +4,10 @@ import {
   NamespaceLevels,
   namespaceLevelResource,
 } from '../../../operator/controller/cache/namespace-levels.ts';
+import {
+  PrivilegedReaperNamespaces,
+  privilegedReaperResource,
+} from '../../../operator/controller/cache/privileged-reaper-namespaces.ts';
 import { podSecurityLevelOf } from '../../../operator/sidecar/injection/mode.ts';
 
 const ENFORCE = 'pod-security.kubernetes.io/enforce';
@@ -59,5 +63,30 @@ describe('NamespaceLevels', () => {
     });
     expect(namespaceLevelResource(undefined).fieldSelector).toBeUndefined();
     expect(namespaceLevelResource('team-a').fieldSelector).toBe('metadata.name=team-a');
+  });
+});
+
+describe('PrivilegedReaperNamespaces', () => {
+  const optedIn = (name: string) => ({
+    metadata: { name, labels: { 'sandbox.agents.dev/shell-reaper-privileged': 'allowed' } },
+  });
+
+  it('selects only the administrator’s exact opt-in, and follows lists and events', () => {
+    expect(privilegedReaperResource(undefined).labelSelector).toBe(
+      'sandbox.agents.dev/shell-reaper-privileged=allowed',
+    );
+    expect(privilegedReaperResource('team-a').fieldSelector).toBe('metadata.name=team-a');
+    const changed: string[] = [];
+    const opted = new PrivilegedReaperNamespaces((name) => changed.push(name));
+    opted.replace([optedIn('a'), optedIn('b')]);
+    expect([opted.allows('a'), opted.allows('b'), opted.allows('c')]).toEqual([true, true, false]);
+    expect(changed.sort()).toEqual(['a', 'b']);
+    changed.length = 0;
+    opted.apply('MODIFIED', optedIn('a')); // still opted in: nothing to redo
+    opted.apply('DELETED', optedIn('b')); // left the selection: the label was removed or changed
+    opted.apply('ADDED', optedIn('c'));
+    opted.replace([optedIn('a'), optedIn('c'), { metadata: {} }]);
+    expect([opted.allows('a'), opted.allows('b'), opted.allows('c')]).toEqual([true, false, true]);
+    expect(changed).toEqual(['b', 'c']);
   });
 });

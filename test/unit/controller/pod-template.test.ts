@@ -10,7 +10,11 @@ const sandbox = (reaper: boolean): Sandbox =>
       replicas: 1,
       podTemplate: {
         metadata: { labels: { app: 'agent' } },
-        spec: { containers: [{ name: 'agent', image: 'agent:1' }] },
+        spec: {
+          // One pinned user: the reaper runs as it (SameUser); Auto never runs it as root (issue 26 #2).
+          securityContext: { runAsUser: 1000, runAsGroup: 1000 },
+          containers: [{ name: 'agent', image: 'agent:1' }],
+        },
       },
       shellReaper: { enabled: reaper, gracePeriodSeconds: 7 },
     })
@@ -47,10 +51,8 @@ describe('sandboxPod', () => {
       serviceAccountName: 'sandbox-shell-reaper',
     });
     const reaper = pod.spec?.initContainers?.find((c) => c.name === 'shell-reaper');
-    expect(reaper?.securityContext?.capabilities).toEqual({
-      drop: ['ALL'],
-      add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH', 'CHOWN'],
-    });
+    expect(reaper?.securityContext).toMatchObject({ runAsUser: 1000, capabilities: { drop: ['ALL'] } });
+    expect(reaper?.securityContext?.capabilities?.add).toBeUndefined();
     expect(reaper?.env).toEqual(expect.arrayContaining([expect.objectContaining({ value: '7' })]));
     expect(reaper?.command).toEqual(['node', 'dist/bundle/sidecar.mjs']);
     const agent = pod.spec?.containers.find((c) => c.name === 'agent');

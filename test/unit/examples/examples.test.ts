@@ -1,15 +1,20 @@
 /**
  * examples/ as a user reads them: every document is a valid Sandbox or SessionReference by the operator's
  * own schemas, every reference names a sandbox of its file, and the shared and isolated examples are what
- * their names say by the operator's one foreignness predicate.
+ * their names say by the operator's one foreignness predicate. Each carries what it needs (the shell
+ * reaper's ServiceAccount and binding) and names only images the local real node holds
+ * (test/e2e/real-node/examples.test.ts runs them there).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { parseSandbox, parseSessionReference } from '../../../operator/api/parse.ts';
 import type { Sandbox, SessionReference } from '../../../operator/api/objects.ts';
 import { isForeignReference } from '../../../operator/exclusivity/foreign.ts';
+import { OPERATOR_RELEASE } from '@sandbox-operator/local-cluster';
+import { EXAMPLE_AGENT_RUNTIME_IMAGE } from '@sandbox-operator/local-cluster/images/example-stand-in';
+import { SHELL_IMAGE_NAME } from '@sandbox-operator/local-cluster/images/node-images';
 
 const dir = join(import.meta.dirname, '..', '..', '..', 'examples');
 
@@ -18,7 +23,7 @@ async function load(file: string): Promise<{ sandboxes: Sandbox[]; references: S
   const references: SessionReference[] = [];
   for (const doc of parseAllDocuments(await readFile(join(dir, file), 'utf8'))) {
     const raw = doc.toJS() as { kind?: string; metadata?: object };
-    // real-node-sandbox.yaml also carries the sidecar's ServiceAccount and RoleBinding.
+    // The shell reaper's ServiceAccount and RoleBinding: 'carry what the shell reaper needs' below.
     if (raw.kind !== 'Sandbox' && raw.kind !== 'SessionReference') continue;
     // Examples leave the namespace to `kubectl apply -n`.
     const object = { ...raw, metadata: { ...raw.metadata, namespace: 'team-a' } };
@@ -74,4 +79,72 @@ describe('the examples', () => {
       { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 900 },
     ]);
   });
+
+  it.each(['real-node-sandbox.yaml', 'shared-sandbox.yaml'])(
+    '%s turns the shell reaper on and carries its ServiceAccount, bound to the chart’s ClusterRole',
+    async (file) => {
+      const { sandboxes } = await load(file);
+      expect(sandboxes[0]?.spec.shellReaper.enabled).toBe(true);
+      const values = parse(
+        await readFile(join(dir, '..', 'charts/sandbox-operator/values.yaml'), 'utf8'),
+      ) as {
+        shellReaper: { serviceAccountName: string };
+      };
+      const account = values.shellReaper.serviceAccountName;
+      const docs = await documents(file);
+      expect(docs).toContainEqual({
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: account },
+        automountServiceAccountToken: false,
+      });
+      expect(docs).toContainEqual(
+        expect.objectContaining({
+          kind: 'RoleBinding',
+          roleRef: {
+            apiGroup: 'rbac.authorization.k8s.io',
+            kind: 'ClusterRole',
+            name: `${OPERATOR_RELEASE.name}-shell-reaper`,
+          },
+          subjects: [{ kind: 'ServiceAccount', name: account }],
+        }),
+      );
+    },
+  );
+
+  it('turn the shell reaper on only where they carry its ServiceAccount', async () => {
+    for (const file of await yamlFiles()) {
+      const { sandboxes } = await load(file);
+      const carries = (await documents(file)).some((doc) => doc['kind'] === 'ServiceAccount');
+      if (sandboxes.some((sandbox) => sandbox.spec.shellReaper.enabled)) expect(carries, file).toBe(true);
+    }
+  });
+
+  it('name only images the local real node holds: the stand-in under the agent runtime’s name, or its shell', async () => {
+    const images: string[] = [];
+    for (const file of await yamlFiles())
+      for (const sandbox of (await load(file)).sandboxes) {
+        const spec = sandbox.spec.podTemplate.spec;
+        for (const container of [
+          ...((spec['initContainers'] ?? []) as { image: string }[]),
+          ...spec.containers,
+        ])
+          images.push(container.image);
+      }
+    expect(images.length).toBeGreaterThanOrEqual(4);
+    for (const image of images)
+      expect(image === EXAMPLE_AGENT_RUNTIME_IMAGE || image.startsWith(`${SHELL_IMAGE_NAME}:`), image).toBe(
+        true,
+      );
+  });
 });
+
+async function yamlFiles(): Promise<string[]> {
+  return (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
+}
+
+async function documents(file: string): Promise<Record<string, unknown>[]> {
+  return parseAllDocuments(await readFile(join(dir, file), 'utf8')).map(
+    (doc) => doc.toJS() as Record<string, unknown>,
+  );
+}

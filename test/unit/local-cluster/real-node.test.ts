@@ -4,6 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { teardownScript } from '@sandbox-operator/local-cluster/node/teardown';
 import { dockerfileBase, qualified } from '@sandbox-operator/local-cluster/images/node-base';
 import { imageConfigJson } from '@sandbox-operator/local-cluster/images/docker-archive';
+import {
+  EXAMPLE_AGENT_RUNTIME_IMAGE,
+  standInEntrypoint,
+} from '@sandbox-operator/local-cluster/images/example-stand-in';
 
 const resources = {
   cgroupName: 'sandbox-operator-ab12cd',
@@ -58,5 +62,17 @@ describe('an image config', () => {
     };
     expect(config.rootfs.diff_ids).toEqual(['sha256:aa', 'sha256:bb']);
     expect(config.history).toHaveLength(2);
+  });
+});
+
+describe('the stand-in for the examples’ image', () => {
+  it('says first, in its log, that it is not the image it is named for, and stops on SIGTERM', () => {
+    const script = standInEntrypoint(EXAMPLE_AGENT_RUNTIME_IMAGE);
+    const lines = script.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+    expect(lines[0]).toMatch(
+      /^echo "agent-runtime stand-in: this container is not ghcr\.io\/agent-platform\/agent-runtime:1\.8\.2 but/,
+    );
+    expect(lines[0]).toContain('a real cluster pulls the real image');
+    expect(lines).toContain("trap 'exit 0' TERM INT");
   });
 });

@@ -18,9 +18,11 @@ const sandbox = (spec: Partial<V1PodSpec> = {}, mode?: 'SameUser' | 'Privileged'
     podTemplate: {
       metadata: {},
       spec: {
+        // One pinned user, unless a test says otherwise: Auto never runs the sidecar as root (issue 26 #2).
+        securityContext: { runAsUser: 1000, runAsGroup: 1000 },
         containers: [{ name: 'agent', image: 'agent:1' }],
         ...spec,
-      } as Sandbox['spec']['podTemplate']['spec'],
+      } as unknown as Sandbox['spec']['podTemplate']['spec'],
     },
     cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 300 },
     shellReaper: { enabled: true, gracePeriodSeconds: 7, ...(mode === undefined ? {} : { mode }) },
@@ -28,6 +30,13 @@ const sandbox = (spec: Partial<V1PodSpec> = {}, mode?: 'SameUser' | 'Privileged'
 });
 const sidecar = { image: 'operator:1', serviceAccountName: 'sandbox-shell-reaper' };
 const pinned = { securityContext: { runAsUser: 1000, runAsGroup: 1000 } };
+const unpinned = { securityContext: {} };
+/** A namespace an administrator opted in to the Privileged mode, at the `privileged` level. */
+const optedIn = {
+  ...sidecar,
+  podSecurityLevel: () => 'privileged' as const,
+  privilegedReaperAllowed: () => true,
+};
 
 const reaperOf = (spec: V1PodSpec | undefined): V1Container | undefined =>
   [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].find((c) => c.name === 'shell-reaper');
@@ -85,7 +94,7 @@ describe('the reaper in the sandbox pod', () => {
   });
 
   it('runs as root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN when asked (Privileged), handing the socket to the agent', () => {
-    const reaper = reaperOf(sandboxPod(sandbox(pinned, 'Privileged'), 0, sidecar).spec);
+    const reaper = reaperOf(sandboxPod(sandbox(pinned, 'Privileged'), 0, optedIn).spec);
     expect(reaper?.securityContext).toMatchObject({
       runAsUser: 0,
       capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH', 'CHOWN'] },
@@ -97,12 +106,21 @@ describe('the reaper in the sandbox pod', () => {
     });
   });
 
-  it('refuses, with the fix, a mode the namespace’s PodSecurity level would refuse', () => {
+  it('refuses, with the fix, a mode the namespace’s PodSecurity level or its administrator would refuse', () => {
     const inRestricted = { ...sidecar, podSecurityLevel: () => 'restricted' as const };
-    expect(() => sandboxPod(sandbox(), 0, inRestricted)).toThrow(
+    expect(() => sandboxPod(sandbox(unpinned, 'Privileged'), 0, inRestricted)).toThrow(
       /enforces PodSecurity restricted.*runAsUser/,
     );
-    expect(() => sandboxPod(sandbox({}, 'SameUser'), 0, sidecar)).toThrow(
+    // An unlabelled namespace counts as restricted; a privileged one still needs the administrator's opt-in.
+    expect(() => sandboxPod(sandbox(unpinned, 'Privileged'), 0, sidecar)).toThrow(
+      /enforces PodSecurity restricted \(unlabelled\)/,
+    );
+    expect(() =>
+      sandboxPod(sandbox(unpinned, 'Privileged'), 0, { ...optedIn, privilegedReaperAllowed: () => false }),
+    ).toThrow(/shell-reaper-privileged=allowed/);
+    // Auto never chooses root, even where root would be allowed.
+    expect(() => sandboxPod(sandbox(unpinned), 0, optedIn)).toThrow(/Auto never runs the sidecar as root/);
+    expect(() => sandboxPod(sandbox(unpinned, 'SameUser'), 0, sidecar)).toThrow(
       /SameUser.*runAsUser and runAsGroup/,
     );
     expect(reaperOf(sandboxPod(sandbox(pinned), 0, inRestricted).spec)?.securityContext?.runAsUser).toBe(

@@ -46,6 +46,11 @@ function banner(cluster: LocalCluster): string {
     cluster.realNode === null
       ? `No real node (${cluster.realNodeSkipReason ?? ''}): sandbox pods stay Pending; fake nodes kwok-node-0..2 run pods that set spec.nodeName.`
       : `Sandbox pods run as real containers on node ${cluster.realNode.name} (shell image ${cluster.realNode.images.shell}); kwok-node-0..2 run pods that set spec.nodeName.`,
+    ...(cluster.realNode === null
+      ? []
+      : [
+          `The examples' image ${cluster.realNode.images.exampleStandIn} is a local stand-in on that node (a busybox shell that idles, and says so in its log); a real cluster pulls the real one.`,
+        ]),
     `Logs of each component: ${cluster.tempDir}`,
     `The operator runs as system:serviceaccount:${OPERATOR_RELEASE.namespace}:${OPERATOR_RELEASE.name}, the chart's ServiceAccount.`,
     'Ctrl-C stops the operator and the control plane.',

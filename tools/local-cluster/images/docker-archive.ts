@@ -13,6 +13,8 @@ export interface ImageConfig {
   readonly env?: readonly string[];
   readonly user?: string;
   readonly workingDir?: string;
+  /** OCI labels, e.g. org.opencontainers.image.description: what `ctr images` and inspectors show. */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 export interface ArchiveSpec {
@@ -43,6 +45,7 @@ export function imageConfigJson(config: ImageConfig, diffIds: readonly string[])
       Env: config.env ?? ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
       ...(config.user === undefined ? {} : { User: config.user }),
       ...(config.workingDir === undefined ? {} : { WorkingDir: config.workingDir }),
+      ...(config.labels === undefined ? {} : { Labels: config.labels }),
     },
     rootfs: { type: 'layers', diff_ids: diffIds.map((id) => `sha256:${id}`) },
     // One entry per layer: buildah counts them against the layers when it builds on top.

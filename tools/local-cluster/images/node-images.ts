@@ -104,7 +104,13 @@ export async function ensurePauseImage(root: string, report: BuildReporter): Pro
   }
 }
 
-async function busyboxVersion(): Promise<string> {
+/** The version of the machine's busybox-static, which the shell image (and what is built on it) carries. */
+export async function busyboxVersion(): Promise<string> {
+  if (!(await exists(BUSYBOX)))
+    throw new LocalClusterError('build-step-failed', `${BUSYBOX} is missing`, {
+      subject: 'shell image',
+      hint: 'apt-get install busybox-static',
+    });
   const { stdout } = await run(BUSYBOX, ['--help']);
   const version = /BusyBox v(\d+\.\d+\.\d+)/.exec(stdout)?.[1];
   if (version === undefined)
@@ -117,36 +123,36 @@ async function busyboxVersion(): Promise<string> {
 
 /** A shell image: busybox-static with its applets linked, and a user 1000 for runAsNonRoot pods. */
 export async function ensureShellImage(root: string, report: BuildReporter): Promise<LocalImage> {
-  if (!(await exists(BUSYBOX)))
-    throw new LocalClusterError('build-step-failed', `${BUSYBOX} is missing`, {
-      subject: 'shell image',
-      hint: 'apt-get install busybox-static',
-    });
   const tag = `${SHELL_IMAGE_NAME}:${await busyboxVersion()}`;
   const archive = join(imagesDir(root), `shell-${tag.split(':')[1] ?? ''}.tar`);
   if (await exists(archive)) return { tag, archive };
   const work = await mkdtemp(join(tmpdir(), 'sandbox-operator-shell-'));
   try {
     const rootfs = join(work, 'rootfs');
-    await mkdir(join(rootfs, 'bin'), { recursive: true });
-    await copyFile(BUSYBOX, join(rootfs, 'bin/busybox'));
-    await chmod(join(rootfs, 'bin/busybox'), 0o755);
-    const { stdout } = await run(BUSYBOX, ['--list-full']);
-    for (const applet of stdout.split('\n').filter((line) => line !== '' && line !== 'bin/busybox')) {
-      await mkdir(join(rootfs, dirname(applet)), { recursive: true });
-      await symlink('/bin/busybox', join(rootfs, applet));
-    }
-    for (const dir of ['tmp', 'etc', 'home/agent', 'workspace'])
-      await mkdir(join(rootfs, dir), { recursive: true });
-    await chmod(join(rootfs, 'tmp'), 0o1777);
-    await writeFile(
-      join(rootfs, 'etc/passwd'),
-      'root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:/home/agent:/bin/sh\n',
-    );
-    await writeFile(join(rootfs, 'etc/group'), 'root:x:0:\nagent:x:1000:\n');
+    await busyboxRootfs(rootfs);
     await writeDockerArchive({ tag, layers: [rootfs], config: { cmd: ['/bin/sh'] }, out: archive, report });
     return { tag, archive };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** The shell image's root: busybox-static with its applets linked, /tmp, and a user 1000 (agent). */
+export async function busyboxRootfs(rootfs: string): Promise<void> {
+  await mkdir(join(rootfs, 'bin'), { recursive: true });
+  await copyFile(BUSYBOX, join(rootfs, 'bin/busybox'));
+  await chmod(join(rootfs, 'bin/busybox'), 0o755);
+  const { stdout } = await run(BUSYBOX, ['--list-full']);
+  for (const applet of stdout.split('\n').filter((line) => line !== '' && line !== 'bin/busybox')) {
+    await mkdir(join(rootfs, dirname(applet)), { recursive: true });
+    await symlink('/bin/busybox', join(rootfs, applet));
+  }
+  for (const dir of ['tmp', 'etc', 'home/agent', 'workspace'])
+    await mkdir(join(rootfs, dir), { recursive: true });
+  await chmod(join(rootfs, 'tmp'), 0o1777);
+  await writeFile(
+    join(rootfs, 'etc/passwd'),
+    'root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:/home/agent:/bin/sh\n',
+  );
+  await writeFile(join(rootfs, 'etc/group'), 'root:x:0:\nagent:x:1000:\n');
 }

@@ -20,6 +20,7 @@ const INPUTS = [
   'package.json',
   'package-lock.json',
   'tools/local-cluster/package.json',
+  'clients/typescript/package.json',
   'tsconfig.json',
   'tsconfig.build.json',
   'operator',

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { ComponentContext } from '../components.ts';
 import { LocalClusterError } from '../errors.ts';
+import { ensureExampleStandIn } from '../images/example-stand-in.ts';
 import { ensurePauseImage, ensureShellImage } from '../images/node-images.ts';
 import { poll } from '../net.ts';
 import { registry } from '../process-registry.ts';
@@ -36,8 +37,11 @@ export interface RealNodeOptions {
 
 export interface RealNode {
   readonly name: string;
-  /** Images present on the node (imagePullPolicy IfNotPresent or Never). */
-  readonly images: { readonly pause: string; readonly shell: string };
+  /**
+   * Images present on the node (imagePullPolicy IfNotPresent or Never); `exampleStandIn` is the stand-in imported
+   * under the name of the image the examples run (images/example-stand-in.ts).
+   */
+  readonly images: { readonly pause: string; readonly shell: string; readonly exampleStandIn: string };
   readonly resources: NodeResources;
   readonly containerdSocket: string;
   /** Imports a docker-archive tar into the node's containerd. */
@@ -66,9 +70,10 @@ export async function startRealNode(ctx: ComponentContext, options: RealNodeOpti
   };
   try {
     createNodeCgroups(resources.cgroupName);
-    const [pause, shell] = [
+    const [pause, shell, exampleStandIn] = [
       await ensurePauseImage(options.cacheRoot, options.report),
       await ensureShellImage(options.cacheRoot, options.report),
+      await ensureExampleStandIn(options.cacheRoot, options.report),
     ];
     const containerd = await startContainerd(ctx, resources.dir, resources.cgroupName, {
       sandboxImage: pause.tag,
@@ -77,7 +82,7 @@ export async function startRealNode(ctx: ComponentContext, options: RealNodeOpti
       network: resources.cgroupName,
     });
     processes.push(containerd.process);
-    for (const image of [pause, shell]) await importImage(containerd.paths, image.archive);
+    for (const image of [pause, shell, exampleStandIn]) await importImage(containerd.paths, image.archive);
     processes.push(startScheduler(ctx, options.schedulerBinary, options.kubeconfigPath));
     const kubelet = await startKubelet(ctx, resources.dir, options.kubeletBinary, {
       kubeconfig: options.kubeconfigPath,
@@ -98,7 +103,7 @@ export async function startRealNode(ctx: ComponentContext, options: RealNodeOpti
       });
     return {
       name: REAL_NODE_NAME,
-      images: { pause: pause.tag, shell: shell.tag },
+      images: { pause: pause.tag, shell: shell.tag, exampleStandIn: exampleStandIn.tag },
       resources,
       containerdSocket: containerd.paths.socket,
       importImage: (archive) => importImage(containerd.paths, archive),
