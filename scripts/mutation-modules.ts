@@ -24,6 +24,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   { name: 'retire plan', paths: ['operator/sidecar/process/retire/retire-plan.ts'] },
   { name: 'group judgement', paths: ['operator/sidecar/process/retire/group-judge.ts'] },
   { name: 'report-once rule', paths: ['operator/client/report-rule.ts'] },
+  { name: 're-attach judgement', paths: ['operator/client/reattach.ts'] },
 ];
 
 /** The part of Stryker's JSON report read here: each mutated file's mutants and their status. */

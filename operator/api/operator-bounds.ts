@@ -1,19 +1,27 @@
 /**
- * Bounds on the operator's own identity (issue 15). RBAC has to grant it pods create/patch/delete across
- * the namespaces it watches; admission narrows that to what the controller does, so a leaked operator token
- * cannot swap an image, run another ServiceAccount, or delete other pods:
+ * Bounds on the operator's own identity (issues 15 and 26). RBAC has to grant it pods create/patch/delete,
+ * budgets and Events across the namespaces it watches; admission narrows each right to what the controller
+ * does with it, so a leaked operator token cannot swap an image, run a pod that reaches the node, delete other
+ * pods, loosen other budgets or write Events about other objects:
  *
- * - CREATE: only a pod labelled `sandbox.agents.dev/sandbox=<name>`, controlled by that Sandbox (owner
- *   reference), with the exclusivity finalizer;
- * - UPDATE/PATCH: only of a sandbox pod, and only adding or removing the exclusivity finalizer — spec,
+ * - pod CREATE: only a pod labelled `sandbox.agents.dev/sandbox=<name>`, controlled by that Sandbox (owner
+ *   reference), with the exclusivity finalizer; passing the pod-template checks (template-checks.ts) at its
+ *   namespace's level, as the Sandbox's template had to — the injected shell reaper, an init container, alone
+ *   may keep its own capabilities (operator-reach.ts); never in a system namespace nor the release's own;
+ * - pod UPDATE/PATCH: only of a sandbox pod, and only adding or removing the exclusivity finalizer — spec,
  *   labels, annotations and owner references stay as they were;
- * - DELETE: only sandbox pods;
+ * - pod DELETE: only sandbox pods;
+ * - budgets, Events and Sandboxes: only a sandbox's eviction guard, only Events about Sandboxes, never a
+ *   Sandbox's spec (operator-reach.ts);
  * - and, when the parameters list `watchNamespaces`, only in those namespaces.
  *
- * The operator users are the same parameter the pod protection reads (admission.ts).
+ * The operator users are the same parameter the pod protection reads (admission.ts). SessionReference
+ * deletes are not bounded here: admission cannot see whether the Sandbox's decision allows them
+ * (docs/security.md).
  */
 import { EXCLUSIVITY_FINALIZER, GROUP, LABELS } from './names.ts';
-import { POD_VARIABLES, policyBinding, validatingPolicy } from './admission.ts';
+import { POD_VARIABLES, policyBinding, validatingPolicy, type Validation } from './admission.ts';
+import { REACH_RULES, REACH_VARIABLES, reachValidations } from './operator-reach.ts';
 
 export const OPERATOR_BOUNDS_POLICY = `sandbox-operator-bounds.${GROUP}`;
 
@@ -22,6 +30,12 @@ const controller = `r.kind == 'Sandbox' && r.apiVersion.startsWith('${GROUP}/') 
 const others = (o: string) => `${o}.metadata.?finalizers.orValue([]).filter(f, f != ${finalizer})`;
 const same = (field: string) =>
   `object.metadata.?${field}.orValue({}) == oldObject.metadata.?${field}.orValue({})`;
+
+/** A pod rule: passes anything that is not the operator acting on a pod. */
+const onPods = (validation: Validation): Validation => ({
+  ...validation,
+  expression: `!variables.isOperator || !variables.onPods || ${validation.expression}`,
+});
 
 export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
   return validatingPolicy(name, {
@@ -33,10 +47,15 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           operations: ['CREATE', 'UPDATE', 'DELETE'],
           resources: ['pods'],
         },
+        ...REACH_RULES,
       ],
     },
     variables: [
       ...POD_VARIABLES,
+      {
+        name: 'onPods',
+        expression: "request.resource.group == '' && request.resource.resource == 'pods'",
+      },
       {
         name: 'watched',
         expression:
@@ -56,36 +75,40 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           `object.metadata.?ownerReferences.orValue([]) == oldObject.metadata.?ownerReferences.orValue([]) && ` +
           `${others('object')} == ${others('oldObject')}`,
       },
+      ...REACH_VARIABLES,
     ],
     validations: [
       {
         expression: '!variables.isOperator || variables.watched',
         messageExpression:
           "'the sandbox operator acts only in the namespaces it watches (admission parameter watchNamespaces); refused ' + " +
-          "request.operation + ' of pod ' + variables.pod",
+          "request.operation + ' of ' + request.resource.resource + ' ' + variables.pod",
         reason: 'Forbidden',
       },
-      {
-        expression: "!variables.isOperator || request.operation != 'CREATE' || variables.controlledCreate",
+      onPods({
+        expression: "request.operation != 'CREATE' || variables.controlledCreate",
         messageExpression:
           `'the operator may create only pods labelled ${LABELS.sandbox}=<name>, controlled by that Sandbox ` +
           `(metadata.ownerReferences) and holding its finalizer ${EXCLUSIVITY_FINALIZER}; refused pod ' + variables.pod`,
         reason: 'Forbidden',
-      },
-      {
-        expression:
-          "!variables.isOperator || request.operation != 'UPDATE' || (variables.oldOwned && variables.onlyFinalizer)",
+      }),
+      onPods({
+        expression: "request.operation != 'UPDATE' || (variables.oldOwned && variables.onlyFinalizer)",
         messageExpression:
           `'the operator may change only its finalizer ${EXCLUSIVITY_FINALIZER}, and only on sandbox pods; refused ' + ` +
           "'the update of pod ' + variables.pod",
         reason: 'Forbidden',
-      },
-      {
-        expression: "!variables.isOperator || request.operation != 'DELETE' || variables.oldOwned",
+      }),
+      onPods({
+        expression: "request.operation != 'DELETE' || variables.oldOwned",
         messageExpression:
           "'the operator may delete only sandbox pods (owned by a Sandbox); refused pod ' + variables.pod",
         reason: 'Forbidden',
-      },
+      }),
+      ...reachValidations().map((validation) => ({
+        ...validation,
+        expression: `!variables.isOperator || ${validation.expression}`,
+      })),
     ],
   });
 }

@@ -15,7 +15,7 @@ export type TemplateCheck = {
 };
 
 const list = (values: readonly string[]) => `[${values.map((v) => `'${v}'`).join(', ')}]`;
-const BASELINE_CAPABILITIES = [
+export const BASELINE_CAPABILITIES = [
   'AUDIT_WRITE',
   'CHOWN',
   'DAC_OVERRIDE',

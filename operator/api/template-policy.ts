@@ -13,7 +13,7 @@
  * An unknown level refuses every Sandbox in the namespace (fail closed) with a message naming it.
  */
 import { GROUP, SANDBOX, VERSION } from './names.ts';
-import { policyBinding, type Validation, validatingPolicy } from './admission.ts';
+import { policyBinding, type Validation, type Variable, validatingPolicy } from './admission.ts';
 import { TEMPLATE_CHECKS, type TemplateCheck } from './template-checks.ts';
 
 export const TEMPLATE_POLICY_NAME = `sandbox-pod-template.${GROUP}`;
@@ -23,8 +23,8 @@ export const DEFAULT_TEMPLATE_LEVEL = 'baseline';
 
 const nsLabel = (key: string) => `namespaceObject.metadata.?labels[?'${key}']`;
 
-const VARIABLES = [
-  { name: 'template', expression: 'object.spec.podTemplate.spec' },
+/** The pod-template level of the request's namespace, as the list above says (the operator's bounds reuse it). */
+export const LEVEL_VARIABLES: readonly Variable[] = [
   { name: 'configured', expression: `params.?data.?podTemplateLevel.orValue('${DEFAULT_TEMPLATE_LEVEL}')` },
   { name: 'enforced', expression: `${nsLabel('pod-security.kubernetes.io/enforce')}.orValue('privileged')` },
   {
@@ -39,25 +39,45 @@ const VARIABLES = [
       "(variables.configured == 'restricted' || variables.enforced == 'restricted') ? 'restricted' : " +
       "(variables.configured == 'baseline' || variables.enforced == 'baseline') ? 'baseline' : variables.configured",
   },
+];
+
+const VARIABLES: readonly Variable[] = [
+  { name: 'template', expression: 'object.spec.podTemplate.spec' },
+  ...LEVEL_VARIABLES,
   {
     name: 'podSecurity',
     expression: 'variables.template.?securityContext.orValue({})',
   },
 ];
 
-const LISTS = ['containers', 'initContainers', 'ephemeralContainers'] as const;
+export const LISTS = ['containers', 'initContainers', 'ephemeralContainers'] as const;
 const SUFFIX =
   "' at pod-template level ' + variables.level + ' (set by the admission parameter podTemplateLevel, the namespace " +
   `label ${TEMPLATE_LEVEL_LABEL} or its Pod Security enforce label)'`;
 
+/** Where the checks run: the pod spec's path (for messages), and what else passes or refuses them. */
+export type CheckTarget = {
+  /** The pod spec's path in the object, e.g. `spec.podTemplate.spec` (a Sandbox) or `spec` (a pod). */
+  readonly path: string;
+  /** CEL that, when true, passes the check without looking (e.g. "not the operator's CREATE"). */
+  readonly skip?: string;
+  /** Per check, CEL over `c` for a container the check does not apply to (the injected sidecar). */
+  readonly exempt?: (check: TemplateCheck, list: (typeof LISTS)[number]) => string | undefined;
+  /** Prepended to every message. */
+  readonly prefix?: string;
+};
+
 /** The CEL that names what fails: a field, or the offending containers' or volumes' fields. */
-function validation(check: TemplateCheck): Validation {
-  const gate =
+export function checkValidation(check: TemplateCheck, target: CheckTarget): Validation {
+  const level =
     check.level === 'baseline' ? "variables.level == 'privileged'" : "variables.level != 'restricted'";
+  const gate = target.skip === undefined ? level : `${target.skip} || ${level}`;
+  const lead = target.prefix === undefined ? '' : `'${target.prefix}' + `;
+  const { path } = target;
   if (check.on === 'pod') {
     return {
       expression: `${gate} || (${check.ok})`,
-      messageExpression: `'spec.podTemplate.spec.${check.field} ${check.rule}' + ${SUFFIX}`,
+      messageExpression: `${lead}'${path}.${check.field} ${check.rule}' + ${SUFFIX}`,
       reason: 'Forbidden',
     };
   }
@@ -66,18 +86,22 @@ function validation(check: TemplateCheck): Validation {
     return {
       expression: `${gate} || ${volumes}.all(v, ${check.ok})`,
       messageExpression:
-        `${volumes}.filter(v, !(${check.ok})).map(v, 'spec.podTemplate.spec.volumes[' + string(v.name) + ']${check.field}')` +
+        `${lead}${volumes}.filter(v, !(${check.ok})).map(v, '${path}.volumes[' + string(v.name) + ']${check.field}')` +
         `.join(', ') + ' ${check.rule}' + ${SUFFIX}`,
       reason: 'Forbidden',
     };
   }
+  const ok = (list: (typeof LISTS)[number]) => {
+    const exempt = target.exempt?.(check, list);
+    return exempt === undefined ? check.ok : `(${exempt}) || (${check.ok})`;
+  };
   const each = (list: string, body: string) => `variables.template.?${list}.orValue([])${body}`;
   return {
-    expression: `${gate} || (${LISTS.map((list) => each(list, `.all(c, ${check.ok})`)).join(' && ')})`,
-    messageExpression: `(${LISTS.map((list) =>
+    expression: `${gate} || (${LISTS.map((list) => each(list, `.all(c, ${ok(list)})`)).join(' && ')})`,
+    messageExpression: `${lead}(${LISTS.map((list) =>
       each(
         list,
-        `.filter(c, !(${check.ok})).map(c, 'spec.podTemplate.spec.${list}[' + string(c.name) + ']${check.field}')`,
+        `.filter(c, !(${ok(list)})).map(c, '${path}.${list}[' + string(c.name) + ']${check.field}')`,
       ),
     ).join(' + ')}).join(', ') + ' ${check.rule}' + ${SUFFIX}`,
     reason: 'Forbidden',
@@ -123,7 +147,7 @@ export function templatePolicy(name: string = TEMPLATE_POLICY_NAME) {
           `parameter podTemplateLevel or the namespace label ${TEMPLATE_LEVEL_LABEL}'`,
         reason: 'Invalid',
       },
-      ...TEMPLATE_CHECKS.map(validation),
+      ...TEMPLATE_CHECKS.map((check) => checkValidation(check, { path: 'spec.podTemplate.spec' })),
       AUTHOR_MAY_CREATE_PODS,
     ],
   });

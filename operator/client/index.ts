@@ -12,6 +12,8 @@ export {
   type ForgetResult,
   type Withdrawal,
 } from './session-references.ts';
+export { SessionReferenceConflictError } from './conflict-error.ts';
+export type { FixedField } from './reattach.ts';
 export { sessionReferenceName, reportedAnnotation } from './names.ts';
 export { CLIENT_USER_AGENT, type ClientOptions } from './options.ts';
 export {

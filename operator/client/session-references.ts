@@ -22,6 +22,8 @@ import { judgeFence, type FenceJudgement, type SandboxRead } from './fence.ts';
 import { sessionReferenceName } from './names.ts';
 import { referencePath, referencesPath, sandboxPath } from './paths.ts';
 import { planWithdrawal, type AttachWrite, type Withdrawal } from './withdrawal.ts';
+import { judgeReattach } from './reattach.ts';
+import { SessionReferenceConflictError } from './conflict-error.ts';
 
 export type { Withdrawal } from './withdrawal.ts';
 
@@ -86,7 +88,8 @@ export class SessionReferences {
 
   /**
    * Records the attach; returns the reference's name. Throws SandboxDeletingError when the fence is up, after
-   * withdrawing only what this call wrote (withdrawal.ts).
+   * withdrawing only what this call wrote (withdrawal.ts); SessionReferenceConflictError, writing nothing,
+   * when the name holds a reference with other fixed fields (reattach.ts).
    */
   async attach(req: AttachRequest): Promise<string> {
     const { namespace, ...spec } = req;
@@ -135,12 +138,15 @@ export class SessionReferences {
     } catch (error) {
       if (!(error instanceof KubeRequestError && error.status === 409)) throw error;
     }
-    // Re-attach: the reference (perhaps a tombstone) exists. Remember what it was, then make it Attached with
-    // the new route, preconditioned on the version just read so the remembered state is the one replaced.
+    // Re-attach: the reference (perhaps a tombstone) exists. Only this session's own is re-attached (a squat
+    // is refused, reattach.ts). Remember what it was, then make it Attached with the new route,
+    // preconditioned on the version just read so the remembered state is the one replaced.
     for (let attempt = 1; ; attempt += 1) {
       const current = (await request('Get', target(namespace, name), () =>
         this.json({ method: 'GET', path: referencePath(namespace, name) }),
       )) as StoredReference;
+      const judgement = judgeReattach(spec, current);
+      if (judgement.kind === 'Differs') throw new SessionReferenceConflictError(namespace, name, judgement);
       try {
         const patched = (await request('Patch', target(namespace, name), () =>
           this.json({

@@ -10,6 +10,7 @@ from sandbox_operator_client import (
     AttachRequest,
     KubeRequestError,
     SandboxDeletingError,
+    SessionReferenceConflictError,
     session_reference_name,
 )
 from sandbox_operator_client._protocol import Reply
@@ -23,8 +24,9 @@ NAME = session_reference_name("sbx", "workspace_1")
 CREATED = answer(201, {"metadata": {"name": NAME, "uid": "u-1", "resourceVersion": "7"}})
 LIVE = answer(200, {"metadata": {"name": "sbx"}, "status": {"phase": "Running"}})
 DELETING = answer(200, {"metadata": {"name": "sbx", "deletionTimestamp": "2026-12-02T07:00:00Z"}})
+FIXED = {"sandbox": "sbx", "session": "workspace_1", "worktree": "wt-1", "role": "Root"}
 TOMBSTONE = answer(
-    200, {"metadata": {"resourceVersion": "5"}, "spec": {"state": "Detached", "route": "r/old"}}
+    200, {"metadata": {"resourceVersion": "5"}, "spec": {**FIXED, "state": "Detached", "route": "r/old"}}
 )
 
 
@@ -106,6 +108,32 @@ def test_a_refused_reattach_restores_the_tombstone(shell_kind: str) -> None:
         "metadata": {"resourceVersion": "6"},
         "spec": {"state": "Detached", "route": "r/old"},
     }
+
+
+def test_a_squatted_name_is_refused_naming_the_field_and_nothing_is_written(shell_kind: str) -> None:
+    squat = {**FIXED, "worktree": "wt-own", "state": "Detached", "route": "r/squat"}
+    script = Script(
+        [
+            Step("POST", "/sessionreferences", answer(409, {"message": "exists"})),
+            Step(
+                "GET",
+                f"/sessionreferences/{NAME}",
+                answer(200, {"metadata": {"resourceVersion": "5"}, "spec": squat}),
+            ),
+        ]
+    )
+    with pytest.raises(SessionReferenceConflictError) as refused:
+        Shell(shell_kind, script).references("attach", REQUEST)
+    script.done()
+    error = refused.value
+    assert (error.kind, error.reference, error.field, error.requested, error.found) == (
+        "SessionReferenceConflict",
+        NAME,
+        "worktree",
+        "wt-1",
+        "wt-own",
+    )
+    assert f'sessionreference ns/{NAME} already exists with spec.worktree "wt-own", not "wt-1"' in str(error)
 
 
 def test_a_reattach_retries_a_conflict_on_fresh_state(shell_kind: str) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 
 from sandbox_operator_client import (
+    AttachRequest,
     ReportRequest,
     TurnRecord,
     report_key,
@@ -13,6 +14,7 @@ from sandbox_operator_client import (
     session_reference_name,
 )
 from sandbox_operator_client._fence import SandboxRead, judge_fence
+from sandbox_operator_client._reattach import judge_reattach
 from sandbox_operator_client._report import Deliver, decide_report, turn_status_patch
 from sandbox_operator_client._types import AlreadyReported, NotReported
 from sandbox_operator_client._withdrawal import AttachWrite, Created, Reattached, plan_withdrawal
@@ -59,6 +61,35 @@ def _written(raw: dict[str, Any]) -> AttachWrite:
 @pytest.mark.parametrize("vector", cases("withdrawal.json"), ids=lambda v: v["case"])
 def test_withdrawal(vector: dict[str, Any]) -> None:
     assert _json(plan_withdrawal(_written(vector["written"]), vector["route"])) == vector["plan"]
+
+
+REATTACH = load("reattach.json")
+
+
+@pytest.mark.parametrize("vector", REATTACH["cases"], ids=lambda v: v["case"])
+def test_reattach(vector: dict[str, Any]) -> None:
+    raw = {**REATTACH["requested"], **vector["requested"]}
+    request = AttachRequest(
+        namespace="ns",
+        sandbox=raw["sandbox"],
+        session=raw["session"],
+        worktree=raw.get("worktree"),
+        route="r",
+        role=raw["role"],
+        parent_session=raw.get("parentSession"),
+    )
+    judgement = judge_reattach(request, vector["stored"])
+    as_json = (
+        {"kind": "Same"}
+        if judgement.kind == "Same"
+        else {
+            "kind": "Differs",
+            "field": judgement.field,
+            "requested": judgement.requested,
+            "found": judgement.found,
+        }
+    )
+    assert as_json == vector["judgement"]
 
 
 def _outcome(decision: Deliver | AlreadyReported | NotReported) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from sandbox_operator_client import (
     ReportOutcome,
     ReportRequest,
     SandboxDeletingError,
+    SessionReferenceConflictError,
     SessionReferences,
     TurnRecord,
     load_api_client,
@@ -49,6 +50,15 @@ def error_of(error: BaseException) -> dict[str, Any]:
             "reason": error.reason,
             "since": error.since,
             "withdrawal": error.withdrawal,
+            "message": str(error),
+        }
+    if isinstance(error, SessionReferenceConflictError):
+        return {
+            "kind": "SessionReferenceConflict",
+            "name": error.reference,
+            "field": error.field,
+            "requested": error.requested,
+            "found": error.found,
             "message": str(error),
         }
     if isinstance(error, KubeRequestError):

@@ -10,6 +10,7 @@ import {
   KubeConfig,
   KubeRequestError,
   SandboxDeletingError,
+  SessionReferenceConflictError,
   SessionReferences,
   type AttachRequest,
   type ReportOutcome,
@@ -46,6 +47,15 @@ function errorOf(error: unknown): object {
       reason: error.reason,
       since: error.since ?? null,
       withdrawal: error.withdrawal,
+      message: error.message,
+    };
+  if (error instanceof SessionReferenceConflictError)
+    return {
+      kind: 'SessionReferenceConflict',
+      name: error.reference,
+      field: error.field,
+      requested: error.requested,
+      found: error.found,
       message: error.message,
     };
   if (error instanceof KubeRequestError)

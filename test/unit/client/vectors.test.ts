@@ -9,6 +9,7 @@ import { judgeFence, type SandboxRead } from '../../../operator/client/fence.ts'
 import { reportedAnnotation, sessionReferenceName } from '../../../operator/client/names.ts';
 import { decideReport, turnStatusPatch, type TurnRecord } from '../../../operator/client/report-facts.ts';
 import { reportKey } from '../../../operator/client/report-rule.ts';
+import { judgeReattach } from '../../../operator/client/reattach.ts';
 import { planWithdrawal, type AttachWrite } from '../../../operator/client/withdrawal.ts';
 
 // The files are this repository's own test data; their shape is the type each describe names.
@@ -62,5 +63,19 @@ describe('the turn recordTurn writes', () => {
   );
   it.each(ended.cases)('$case', ({ stored, turn, patch }) =>
     expect(turnStatusPatch(stored, turn, ended.now)).toEqual(patch),
+  );
+});
+
+describe('the re-attach judgement', () => {
+  type Fixed = Parameters<typeof judgeReattach>[0];
+  type Nullable<T> = { [K in keyof T]?: T[K] | null };
+  const reattach = vectors<
+    Cases<{ requested: Nullable<Fixed>; stored: unknown; judgement: unknown }> & { requested: Fixed }
+  >('reattach.json');
+  // The vectors write an absent field as null (JSON has no undefined); the request leaves it out.
+  const request = (fields: Nullable<Fixed>): Fixed =>
+    Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null)) as Fixed;
+  it.each(reattach.cases)('$case', ({ requested, stored, judgement }) =>
+    expect(judgeReattach(request({ ...reattach.requested, ...requested }), stored)).toEqual(judgement),
   );
 });

@@ -12,8 +12,10 @@ from ._errors import (
     KubeStep,
     SandboxDeletingError,
     SandboxOperatorClientError,
+    SessionReferenceConflictError,
 )
 from ._names import report_key, reported_annotation, session_reference_name
+from ._reattach import FixedField
 from ._sync import CompletionReports, SessionReferences, load_api_client
 from ._types import (
     AlreadyGone,
@@ -46,6 +48,7 @@ __all__ = [
     "CompletionReport",
     "CompletionReports",
     "FenceReason",
+    "FixedField",
     "ForgetDeadlineError",
     "ForgetFailed",
     "ForgetResult",
@@ -60,6 +63,7 @@ __all__ = [
     "Role",
     "SandboxDeletingError",
     "SandboxOperatorClientError",
+    "SessionReferenceConflictError",
     "SessionReferences",
     "TurnOrigin",
     "TurnPhase",

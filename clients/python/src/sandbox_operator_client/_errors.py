@@ -1,10 +1,12 @@
-"""The client's errors: the fence (SandboxDeletingError) and a failed request (KubeRequestError), both
-under SandboxOperatorClientError, each with its cause chained (`raise ... from`)."""
+"""The client's errors: the fence (SandboxDeletingError), a squatted reference name
+(SessionReferenceConflictError) and a failed request (KubeRequestError), all under SandboxOperatorClientError,
+each with its cause chained (`raise ... from`)."""
 
 import json
 from typing import Literal
 
 from ._fence import FenceKind
+from ._reattach import FixedField, ReattachJudgement
 from ._withdrawal import Withdrawal
 
 #: The failing step of a request, as the TypeScript client names it.
@@ -96,6 +98,32 @@ class SandboxDeletingError(SandboxOperatorClientError):
         else:
             message = f"{what} is being deleted (since {since}); the attach was refused and withdrawn ({withdrawal})"
         super().__init__(message)
+
+
+class SessionReferenceConflictError(SandboxOperatorClientError):
+    """The attach found a reference under its name whose fixed fields are not its own (`field`: the first that
+    differs; `requested` and `found`, None for absent): a squat, or a session id reused for another worktree.
+    Nothing was written; the object is left as it was found."""
+
+    kind: Literal["SessionReferenceConflict"] = "SessionReferenceConflict"
+
+    def __init__(self, namespace: str, reference: str, differs: ReattachJudgement) -> None:
+        if differs.field is None:
+            raise ValueError("a judgement of Same is no conflict")
+        self.namespace = namespace
+        self.reference = reference
+        self.field: FixedField = differs.field
+        self.requested = differs.requested
+        self.found = differs.found
+
+        def show(value: str | None) -> str:
+            return "none" if value is None else json.dumps(value)
+
+        super().__init__(
+            f"sessionreference {namespace}/{reference} already exists with spec.{self.field} {show(self.found)}, "
+            f"not {show(self.requested)} as this attach asks: it was not created for this session, so it is not "
+            "re-attached (nothing was written; choose another session id, or have an administrator remove it)"
+        )
 
 
 def fence_reason(kind: FenceKind) -> FenceReason:

@@ -9,12 +9,13 @@ reference or the attach sees the deletion (docs/adr/0003-attach-handshake.md).
 
 import json
 
-from ._errors import KubeRequestError, SandboxDeletingError, fence_reason
+from ._errors import KubeRequestError, SandboxDeletingError, SessionReferenceConflictError, fence_reason
 from ._fence import FenceJudgement, SandboxRead, judge_fence
 from ._json import JsonObject, child
 from ._names import session_reference_name
 from ._paths import reference_path, reference_target, references_path, sandbox_path
 from ._protocol import GONE, MERGE_PATCH, Call, Flow, decode, failure, request, request_unless_gone, send
+from ._reattach import judge_reattach
 from ._types import AlreadyGone, AttachRequest, ForgetResult, Forgotten
 from ._vocabulary import API_VERSION, SESSION_REFERENCE_KIND
 from ._withdrawal import AttachWrite, Created, Reattached, Withdrawal, plan_withdrawal
@@ -77,11 +78,15 @@ def _write_attached(req: AttachRequest, name: str) -> Flow[AttachWrite]:
         return Created(_text(child(metadata, "uid")) or "", _text(child(metadata, "resourceVersion")) or "")
     if reply.status != 409:
         raise failure(create, reply)
-    # Re-attach: the reference (perhaps a tombstone) exists. Remember what it was, then make it Attached with
-    # the new route, preconditioned on the version just read so the remembered state is the one replaced.
+    # Re-attach: the reference (perhaps a tombstone) exists. Only this session's own is re-attached (a squat
+    # is refused, _reattach.py). Remember what it was, then make it Attached with the new route,
+    # preconditioned on the version just read so the remembered state is the one replaced.
     path = reference_path(req.namespace, name)
     for attempt in range(1, REATTACH_ATTEMPTS + 1):
         current = yield from request(Call("Get", target, "GET", path))
+        judgement = judge_reattach(req, current)
+        if judgement.kind == "Differs":
+            raise SessionReferenceConflictError(req.namespace, name, judgement)
         patch = {
             "metadata": {"resourceVersion": child(child(current, "metadata"), "resourceVersion")},
             "spec": {"state": "Attached", "route": req.route},

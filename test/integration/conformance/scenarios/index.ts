@@ -3,6 +3,13 @@ import type { Scenario } from '../context.ts';
 import { handshake } from './handshake.ts';
 import { lifecycle } from './lifecycle.ts';
 import { reports } from './reports.ts';
+import { squatting } from './squatting.ts';
 import { unreadable } from './unreadable.ts';
 
-export const SCENARIOS: readonly Scenario[] = [...handshake, ...unreadable, ...lifecycle, ...reports];
+export const SCENARIOS: readonly Scenario[] = [
+  ...handshake,
+  ...squatting,
+  ...unreadable,
+  ...lifecycle,
+  ...reports,
+];

@@ -1,0 +1,148 @@
+/**
+ * How far the operator's identity reaches beyond a sandbox pod's metadata (issue 26, item 1): what it may
+ * put into a pod it creates, where, which budgets and Events it may write, and what of a Sandbox it may change. Rules of the operator-bounds
+ * policy (operator-bounds.ts), evaluated only for the operator users.
+ *
+ * A pod it creates passes the pod-template checks at its namespace's level, as the Sandbox's template had to
+ * (template-policy.ts): the operator adds nothing a check refuses but the shell reaper, so the reaper — the
+ * first init container, operator/sidecar/injection/injection.ts — is spared the checks its privileged mode
+ * cannot pass (capabilities beyond baseline, root) and bounded instead to its own capabilities. The reaper's
+ * name and capabilities are repeated here (api imports nothing of ours); test/unit/api/operator-reach.test.ts
+ * holds them to the injection's.
+ *
+ * `hostNetwork` is the one check not applied: admission sees the pod after every mutating policy, and the local
+ * control plane's (tools/local-cluster/node/loopback-api.ts), like any cluster whose pods reach the API server
+ * only over the node's loopback, puts the reaper's pods on the host network after the operator asked for them,
+ * which no bound here can tell from the operator's own request (docs/security.md).
+ */
+import { GROUP, LABELS, MANAGED_BY, SANDBOX, VERSION } from './names.ts';
+import type { Validation, Variable } from './admission.ts';
+import { BASELINE_CAPABILITIES, TEMPLATE_CHECKS, type TemplateCheck } from './template-checks.ts';
+import { checkValidation, LEVEL_VARIABLES } from './template-policy.ts';
+
+/** The injected sidecar's container name and the capabilities its privileged mode adds beyond baseline's. */
+export const REAPER_CONTAINER_NAME = 'shell-reaper';
+export const REAPER_EXTRA_CAPABILITIES = ['SYS_PTRACE', 'DAC_READ_SEARCH'] as const;
+/** Where the operator never creates anything: the cluster's own namespaces (and the release's, from params). */
+export const SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'] as const;
+
+const quoted = (values: readonly string[]) => `[${values.map((v) => `'${v}'`).join(', ')}]`;
+
+export const REACH_RULES = [
+  {
+    apiGroups: ['policy'],
+    apiVersions: ['v1'],
+    operations: ['CREATE', 'UPDATE', 'DELETE'],
+    resources: ['poddisruptionbudgets'],
+  },
+  { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['events'] },
+  // The Sandbox itself, not its status: the status subresource cannot change spec or metadata.
+  {
+    apiGroups: [GROUP],
+    apiVersions: [VERSION],
+    operations: ['UPDATE', 'DELETE'],
+    resources: [SANDBOX.plural],
+  },
+];
+
+/** The eviction guard of the sandbox its label names, exactly as the controller writes it (adapters/pod-api.ts). */
+const guard = (o: string) => {
+  const label = `${o}.metadata.?labels[?'${LABELS.sandbox}'].orValue('')`;
+  return (
+    `(${label} != '' && ${o}.metadata.?labels[?'${LABELS.managedBy}'].orValue('') == '${MANAGED_BY}' && ` +
+    `${o}.metadata.name == ${label} + '-sandbox' && ` +
+    `${o}.spec.?selector.?matchLabels.orValue({}) == {'${LABELS.sandbox}': ${label}} && ` +
+    `!has(${o}.spec.selector.matchExpressions) && !has(${o}.spec.minAvailable) && ` +
+    `${o}.spec.?maxUnavailable.orValue(1) == 0)`
+  );
+};
+
+export const REACH_VARIABLES: readonly Variable[] = [
+  { name: 'podCreate', expression: "variables.onPods && request.operation == 'CREATE'" },
+  {
+    name: 'onBudgets',
+    expression: "request.resource.group == 'policy' && request.resource.resource == 'poddisruptionbudgets'",
+  },
+  { name: 'onEvents', expression: "request.resource.group == '' && request.resource.resource == 'events'" },
+  {
+    name: 'onSandboxes',
+    expression: `request.resource.group == '${GROUP}' && request.resource.resource == '${SANDBOX.plural}'`,
+  },
+  {
+    name: 'offLimits',
+    expression: `request.namespace in ${quoted(SYSTEM_NAMESPACES)} || request.namespace == params.metadata.namespace`,
+  },
+  // What the pod-template checks read, of the pod being created.
+  { name: 'template', expression: 'object.spec' },
+  ...LEVEL_VARIABLES,
+  { name: 'podSecurity', expression: 'variables.template.?securityContext.orValue({})' },
+];
+
+/** The reaper is spared what its privileged mode cannot pass: root, and capabilities beyond baseline. */
+const reaperSpared = (check: TemplateCheck, list: string): string | undefined =>
+  list === 'initContainers' &&
+  (check.level === 'restricted' || check.field === '.securityContext.capabilities.add')
+    ? `c.name == '${REAPER_CONTAINER_NAME}'`
+    : undefined;
+
+const CHECKED = 'the operator may create only pods that pass the pod-template checks of their namespace: ';
+
+export function reachValidations(): Validation[] {
+  const reaperCapabilities = [...BASELINE_CAPABILITIES, ...REAPER_EXTRA_CAPABILITIES];
+  return [
+    {
+      // A Sandbox someone put there must still get and lose its finalizer: only what the operator makes is kept out.
+      expression: "request.operation == 'DELETE' || variables.onSandboxes || !variables.offLimits",
+      messageExpression:
+        "'the operator creates nothing in ' + request.namespace + ' (a system namespace, or the release’s own: " +
+        "the admission parameters’ namespace); refused ' + request.operation + ' of ' + " +
+        'request.resource.resource + " " + variables.pod',
+      reason: 'Forbidden',
+    },
+    ...TEMPLATE_CHECKS.filter((check) => check.field !== 'hostNetwork').map((check) =>
+      checkValidation(check, {
+        path: 'spec',
+        skip: '!variables.podCreate',
+        exempt: reaperSpared,
+        prefix: CHECKED,
+      }),
+    ),
+    {
+      expression:
+        "!variables.podCreate || variables.level == 'privileged' || " +
+        `variables.template.?initContainers.orValue([]).all(c, c.name != '${REAPER_CONTAINER_NAME}' || ` +
+        `c.?securityContext.?capabilities.?add.orValue([]).all(a, a in ${quoted(reaperCapabilities)}))`,
+      messageExpression:
+        `'${CHECKED}the shell reaper (spec.initContainers[${REAPER_CONTAINER_NAME}]) may add only ` +
+        `${reaperCapabilities.join(', ')} at pod-template level ' + variables.level + '; refused pod ' + variables.pod`,
+      reason: 'Forbidden',
+    },
+    {
+      expression: `!variables.onBudgets || (request.operation == 'DELETE' ? ${guard('oldObject')} : ${guard('object')})`,
+      messageExpression:
+        `'the operator may write only the eviction guards of sandboxes (named <sandbox>-sandbox, labelled ` +
+        `${LABELS.sandbox}=<sandbox> and ${LABELS.managedBy}=${MANAGED_BY}, maxUnavailable 0 over exactly that ` +
+        "label); refused ' + request.operation + ' of poddisruptionbudget ' + variables.pod",
+      reason: 'Forbidden',
+    },
+    {
+      expression:
+        "!variables.onEvents || (object.involvedObject.?kind.orValue('') == 'Sandbox' && " +
+        `object.involvedObject.?apiVersion.orValue('').startsWith('${GROUP}/') && ` +
+        "object.involvedObject.?namespace.orValue('') == request.namespace)",
+      messageExpression:
+        "'the operator records Events only about Sandboxes in the Event’s namespace; refused Event ' + variables.pod + " +
+        "' about ' + object.involvedObject.?kind.orValue('?') + ' ' + object.involvedObject.?name.orValue('?')",
+      reason: 'Forbidden',
+    },
+    // The operator writes a Sandbox's metadata (finalizer, fences) and status, never its spec: a leaked token
+    // must not set DeleteWhenUnreferenced (or a shorter TTL) on a sandbox whose owner chose Retain. Its DELETE
+    // is not bounded yet (docs/security.md, "What is not bounded").
+    {
+      expression: "!variables.onSandboxes || request.operation != 'UPDATE' || object.spec == oldObject.spec",
+      messageExpression:
+        "'the operator never changes a Sandbox’s spec; refused the update of sandbox ' + variables.pod",
+      reason: 'Forbidden',
+    },
+  ];
+}
