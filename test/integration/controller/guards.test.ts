@@ -237,19 +237,27 @@ async function guardBack(name: string) {
 }
 
 /** Runs `step` with the operator-bounds policy unbound, then binds it again whatever the outcome. */
+/**
+ * Every operator-bounds binding lifted for `step`: the kubectl-only install's, and a chart release's that an
+ * earlier test file applied (chart/install.test.ts binds its own, cluster-wide, trusting the restricted user).
+ */
 async function withoutOperatorBounds<T>(step: () => Promise<T>): Promise<T> {
   const { AdmissionregistrationV1Api } = await import('@kubernetes/client-node');
   const { kubeConfig } = await import('../../harness/kube.ts');
   const { OPERATOR_BOUNDS_POLICY } = await import('../../../operator/api/operator-bounds.ts');
   const admission = kubeConfig().makeApiClient(AdmissionregistrationV1Api);
-  const binding = await admission.readValidatingAdmissionPolicyBinding({ name: OPERATOR_BOUNDS_POLICY });
-  await admission.deleteValidatingAdmissionPolicyBinding({ name: OPERATOR_BOUNDS_POLICY });
+  const bindings = (await admission.listValidatingAdmissionPolicyBinding()).items.filter((binding) =>
+    binding.spec.policyName.endsWith(OPERATOR_BOUNDS_POLICY.replace(/^sandbox-/, '')),
+  );
+  for (const binding of bindings)
+    await admission.deleteValidatingAdmissionPolicyBinding({ name: binding.metadata?.name ?? '' });
   try {
     return await step();
   } finally {
-    await admission.createValidatingAdmissionPolicyBinding({
-      body: { metadata: { name: OPERATOR_BOUNDS_POLICY }, spec: binding.spec },
-    });
+    for (const binding of bindings)
+      await admission.createValidatingAdmissionPolicyBinding({
+        body: { metadata: { name: binding.metadata?.name ?? '' }, spec: binding.spec },
+      });
   }
 }
 
