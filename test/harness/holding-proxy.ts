@@ -83,3 +83,25 @@ function passThrough(from: IncomingMessage, to: ServerResponse, gate: () => Prom
   from.on('end', () => void written.then(() => to.end()));
   from.on('error', (error) => to.destroy(error));
 }
+
+/**
+ * A gate on the Sandbox watch's stream: once frozen, its events wait until thawed. A lagging Sandbox watch
+ * beside live reference and pod watches, forced rather than hoped for (incarnation and final-decision tests).
+ */
+export function sandboxWatchGate() {
+  let frozen = false;
+  let open: () => void = () => undefined;
+  const thawed = new Promise<void>((resolve) => (open = resolve));
+  const valve: Valve = (method, url) =>
+    method === 'GET' && url.includes('/sandboxes') && url.includes('watch=')
+      ? () => (frozen ? thawed : Promise.resolve())
+      : undefined;
+  return {
+    valve,
+    freeze: () => void (frozen = true),
+    thaw: () => open(),
+    get frozen() {
+      return frozen;
+    },
+  };
+}

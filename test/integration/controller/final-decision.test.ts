@@ -8,7 +8,7 @@
  * issue 25); here the interleaving is forced, not hoped for.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHoldingProxy, type HoldingProxy } from '../../harness/holding-proxy.ts';
+import { sandboxWatchGate, startHoldingProxy, type HoldingProxy } from '../../harness/holding-proxy.ts';
 import { testNamespace } from '../../harness/kube.ts';
 import {
   createReference,
@@ -36,9 +36,7 @@ let proxy: HoldingProxy;
 
 /** Armed: the operator's next status PATCH of the Sandbox (its decision) freezes its Sandbox watch. */
 let armed = false;
-let frozen = false;
-let thaw: () => void = () => undefined;
-const thawed = new Promise<void>((resolve) => (thaw = resolve));
+const watch = sandboxWatchGate();
 /** The operator's DELETE of the sandbox's pod waits here, so the late reference lands before the release goes on. */
 let releasePod: () => void = () => undefined;
 const podReleased = new Promise<void>((resolve) => (releasePod = resolve));
@@ -48,19 +46,16 @@ beforeAll(async () => {
   proxy = await startHoldingProxy(
     restrictedKubeConfig(),
     (method, url) => {
-      if (armed && method === 'PATCH' && url.includes(`/sandboxes/${NAME}/status`)) frozen = true;
+      if (armed && method === 'PATCH' && url.includes(`/sandboxes/${NAME}/status`)) watch.freeze();
       if (armed && method === 'DELETE' && url.includes(`/pods/${NAME}-0`)) return podReleased;
       return undefined;
     },
-    (method, url) =>
-      method === 'GET' && url.includes('/sandboxes') && url.includes('watch=')
-        ? () => (frozen ? thawed : Promise.resolve())
-        : undefined,
+    watch.valve,
   );
   operator = startOperator(namespace, [], undefined, proxy.kubeConfig);
 });
 afterAll(async () => {
-  thaw();
+  watch.thaw();
   releasePod();
   await operator.stop();
   await proxy.close();
@@ -80,7 +75,7 @@ describe('an Exclusive decision recorded while the Sandbox watch lags', () => {
       'the Exclusive decision recorded',
       (sandbox) => sandbox.status?.decision?.verdict === 'Exclusive',
     );
-    expect(frozen).toBe(true); // the operator's cache still holds the Sandbox without its decision
+    expect(watch.frozen).toBe(true); // the operator's cache still holds the Sandbox without its decision
 
     // A foreign session's host writes its reference after the decision: an attach that saw the fence too late.
     await createReference(namespace, 'late-session', {
@@ -99,7 +94,7 @@ describe('an Exclusive decision recorded while the Sandbox watch lags', () => {
     }
     expect([...seen].filter((verdict) => verdict !== 'Exclusive' && verdict !== 'gone')).toEqual([]);
 
-    thaw();
+    watch.thaw();
     await sandboxGone(namespace, NAME);
     expect(await getReference(namespace, 'late-session')).toBeUndefined();
     const said = await eventually('the LateReferencesErased Event', async () => {

@@ -12,7 +12,7 @@ import { KubeRequestError } from '../../../operator/kube/errors.ts';
 import { kubeClients } from '../../../operator/kube/clients.ts';
 import { kubeSandboxApi } from '../../../operator/controller/adapters/sandbox-api.ts';
 import { kwokNodeName } from '@sandbox-operator/local-cluster';
-import { startHoldingProxy, type HoldingProxy } from '../../harness/holding-proxy.ts';
+import { sandboxWatchGate, startHoldingProxy, type HoldingProxy } from '../../harness/holding-proxy.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { parseExposition, series } from '../../harness/prometheus-text.ts';
 import {
@@ -41,9 +41,7 @@ let proxy: HoldingProxy;
 
 /** Armed: the operator's next metadata PATCH of the Sandbox (its finalizer removal) freezes the Sandbox watch. */
 let armed = false;
-let frozen = false;
-let thaw: () => void = () => undefined;
-const thawed = new Promise<void>((resolve) => (thaw = resolve));
+const watch = sandboxWatchGate();
 
 beforeAll(async () => {
   await grantOperatorRbac();
@@ -51,18 +49,15 @@ beforeAll(async () => {
     restrictedKubeConfig(),
     (method, url) => {
       if (armed && method === 'PATCH' && url.includes(`/sandboxes/${NAME}`) && !url.includes('/status'))
-        frozen = true;
+        watch.freeze();
       return undefined;
     },
-    (method, url) =>
-      method === 'GET' && url.includes('/sandboxes') && url.includes('watch=')
-        ? () => (frozen ? thawed : Promise.resolve())
-        : undefined,
+    watch.valve,
   );
   operator = startOperator(namespace, [], undefined, proxy.kubeConfig);
 });
 afterAll(async () => {
-  thaw();
+  watch.thaw();
   await operator.stop();
   await proxy.close();
 });
@@ -91,7 +86,7 @@ describe('a pass over a past incarnation of a Sandbox', () => {
     armed = true;
     await deleteSandbox(namespace, NAME);
     await sandboxGone(namespace, NAME);
-    expect(frozen).toBe(true); // the operator's store still holds the deleting first incarnation
+    expect(watch.frozen).toBe(true); // the operator's store still holds the deleting first incarnation
 
     await createSandbox(namespace, NAME, { worktree: 'wt-1' });
     const reborn = await getSandbox(namespace, NAME);
@@ -141,7 +136,7 @@ describe('a pass over a past incarnation of a Sandbox', () => {
     expect((await getReference(namespace, 'reborn-session'))?.spec.state).toBe('Attached');
     expect((await getSandbox(namespace, NAME))?.status?.decision).toBeUndefined();
 
-    thaw();
+    watch.thaw();
     const current = await untilSandbox(
       namespace,
       NAME,
