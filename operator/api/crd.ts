@@ -26,6 +26,8 @@ function definition(options: {
   columns: PrinterColumn[];
   selectableFields: string[];
   rootRules: Rule[];
+  /** The /scale subresource, for kinds that own pods (the disruption controller reads their replicas). */
+  scale?: { specReplicasPath: string; statusReplicasPath: string };
 }) {
   const { names } = options;
   return {
@@ -48,7 +50,7 @@ function definition(options: {
           name: VERSION,
           served: true,
           storage: true,
-          subresources: { status: {} },
+          subresources: { status: {}, ...(options.scale ? { scale: options.scale } : {}) },
           additionalPrinterColumns: options.columns,
           selectableFields: options.selectableFields.map((jsonPath) => ({ jsonPath })),
           schema: {
@@ -93,6 +95,9 @@ export const sandboxCrd = definition({
   spec: sandboxSpecSchema,
   status: sandboxStatusSchema,
   statusDefault: UNOBSERVED_STATUS,
+  // The eviction guard's maxUnavailable: 0 is computed against the pods' controller's replicas, which the
+  // disruption controller reads through /scale: without it every guard sits in SyncFailed (issue 27).
+  scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.pods.total' },
   columns: [
     {
       name: 'Phase',

@@ -71,6 +71,22 @@ describe('a sandbox pod', () => {
     expect((await pod())?.metadata?.deletionTimestamp).toBeUndefined();
   });
 
+  it('has a healthy eviction guard: the disruption controller computes it, expecting spec.replicas pods', async () => {
+    // maxUnavailable needs the pods' controller's scale (the disruption controller asks the Sandbox's /scale):
+    // without it the budget sits in SyncFailed and refuses evictions only because its sync fails (issue 27).
+    const status = await eventually('the guard computed by the disruption controller', async () => {
+      const budget = await budgetOf('guarded-sandbox');
+      const condition = budget?.status?.conditions?.find((c) => c.type === 'DisruptionAllowed');
+      return condition?.reason === 'InsufficientPods' && budget?.status?.expectedPods === 1
+        ? budget.status
+        : pending({ status: budget?.status });
+    });
+    expect(status.disruptionsAllowed).toBe(0);
+    expect(status.currentHealthy).toBe(1);
+    expect(status.desiredHealthy).toBe(1);
+    expect(status.observedGeneration).toBeGreaterThan(0);
+  });
+
   it('keeps its eviction guard: a deleted or altered budget is put back', async () => {
     // As an operator user, whom the guard-protection policy lets through: what the controller does where
     // no policy is installed (a kubectl-only install without crds/policies).

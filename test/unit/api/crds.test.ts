@@ -34,10 +34,16 @@ function structuralProblems(node: Schema, path: string): string[] {
   return problems;
 }
 
+// A Sandbox owns pods: its eviction guard's maxUnavailable is computed against /scale (issue 27).
+const sandboxSubresources = {
+  status: {},
+  scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.pods.total' },
+};
+
 describe.each([
-  ['Sandbox', sandboxCrd, 'sbx'],
-  ['SessionReference', sessionReferenceCrd, 'sref'],
-])('the %s CRD', (_kind, crd, shortName) => {
+  ['Sandbox', sandboxCrd, 'sbx', sandboxSubresources],
+  ['SessionReference', sessionReferenceCrd, 'sref', { status: {} }],
+])('the %s CRD', (_kind, crd, shortName, subresources) => {
   const version = crd.spec.versions[0]!;
   const schema = version.schema.openAPIV3Schema as Schema;
 
@@ -45,10 +51,21 @@ describe.each([
     expect(structuralProblems(schema, '')).toEqual([]);
   });
 
-  it('has the status subresource, short name and category', () => {
-    expect(version.subresources).toEqual({ status: {} });
+  it('has its subresources, short name and category', () => {
+    expect(version.subresources).toEqual(subresources);
     expect(crd.spec.names.shortNames).toEqual([shortName]);
     expect(crd.spec.names.categories).toEqual(['sandbox-operator']);
+  });
+
+  it('points /scale at integer fields of its own schema', () => {
+    const scale = (version.subresources as { scale?: Record<string, string> }).scale ?? {};
+    for (const path of Object.values(scale)) {
+      const field = path
+        .slice(1)
+        .split('.')
+        .reduce<Schema | undefined>((node, key) => node?.properties?.[key], schema);
+      expect(field?.type, path).toBe('integer');
+    }
   });
 
   it('describes every spec field for kubectl explain', () => {
