@@ -12,6 +12,7 @@ export const CONDITION_TYPES = [
   'ReferencesReconciled',
   'CapacityExceeded',
   'Misconfigured',
+  'DisruptionBlocked',
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 

@@ -4,6 +4,7 @@ import type { Misconfigurations } from './misconfiguration.ts';
 import type { SidecarSettings } from './pod-template.ts';
 import type { ControllerPorts, LegacyWalks } from './ports.ts';
 import type { StoreReader } from './cache/store.ts';
+import type { NodeDrain } from './cache/node-drains.ts';
 
 export type DecisionRecorder = {
   readonly onDecision?: (verdict: string, evidence: string) => void;
@@ -32,6 +33,8 @@ export type ReconcilerContext = {
   readonly recorder: DecisionRecorder;
   /** Refusals only a person can fix, as the runner met them: the status writer records them. */
   readonly misconfigurations: Misconfigurations;
+  /** Which nodes are being drained (cache/node-drains.ts); absent where Nodes are not watched. */
+  readonly nodes?: { readonly drainOf: (node: string) => NodeDrain | undefined };
   /** Called right after each deletion step writes: crash tests' failpoints (deletion/failpoints.ts), else a no-op. */
   readonly failpoint: (step: string) => void;
 };

@@ -16,6 +16,10 @@ import { healthConditions } from './health-conditions.ts';
 import type { ReconciliationStatus } from './lifecycle.ts';
 import { misconfiguredCondition, type MisconfigurationState } from './misconfiguration.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
+import type { NodeDrain } from './cache/node-drains.ts';
+
+/** A sandbox pod on a node being drained: a drain its eviction guard holds up. */
+export type PodDrain = NodeDrain & { readonly pod: string };
 
 export type StatusInput = {
   readonly sandbox: Sandbox;
@@ -28,6 +32,8 @@ export type StatusInput = {
   readonly erasedFor: string | undefined;
   /** What this process knows of a refusal only a person can fix (misconfiguration.ts). */
   readonly misconfiguration?: MisconfigurationState;
+  /** Its pods on nodes being drained (cache/node-drains.ts); none when the operator cannot watch Nodes. */
+  readonly drains?: readonly PodDrain[];
   readonly now: Date;
 };
 
@@ -124,6 +130,7 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
         }
       : { type: 'CapacityExceeded', status: 'False', reason: 'WithinCapacity', message: '' },
   );
+  set(disruptionBlocked(input.drains ?? []));
   const misconfigured = misconfiguredCondition(input.misconfiguration, conditions);
   if (misconfigured) set(misconfigured);
   for (const update of healthConditions(conditions, deleting)) set(update);
@@ -156,6 +163,30 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
     reconciliation,
     ...(input.unreferencedSince === undefined ? {} : { unreferencedSince: input.unreferencedSince }),
     conditions,
+  };
+}
+
+/**
+ * Whether a node drain waits on this sandbox. The eviction guard refuses every eviction of its pods (the
+ * disruption policy Block: a sandbox without a persistent workspace cannot move), so `kubectl drain`, the
+ * cluster autoscaler or Karpenter retries until the sandbox is deleted or the drain is called off; this makes
+ * that visible (issue 27) instead of a drain stalled on an unexplained 429.
+ */
+function disruptionBlocked(drains: readonly PodDrain[]): Parameters<typeof setCondition>[1] {
+  if (drains.length === 0)
+    return { type: 'DisruptionBlocked', status: 'False', reason: 'NoDrain', message: '' };
+  const nodes = [...new Set(drains.map((d) => `${d.node} (${d.cause})`))];
+  const pods = drains.map((d) => d.pod);
+  return {
+    type: 'DisruptionBlocked',
+    status: 'True',
+    reason: 'NodeDraining',
+    message: clip(
+      `${nodes.length === 1 ? 'node' : 'nodes'} ${nodes.join(', ')} being drained; the eviction guard ` +
+        `refuses to evict ${pods.length === 1 ? 'pod' : 'pods'} ${pods.join(', ')} (disruption policy ` +
+        `Block: the workspace lives in the pod), so the drain waits until the sandbox is deleted or the drain ` +
+        `is called off`,
+    ),
   };
 }
 

@@ -7,7 +7,8 @@ import { incarnationOf } from './incarnation.ts';
 import type { ReconciliationStatus } from './lifecycle.ts';
 import { unreferencedSince } from './lifecycle.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
-import { changedStatusFields, sandboxStatus } from './status.ts';
+import { changedStatusFields, sandboxStatus, type PodDrain } from './status.ts';
+import type { SandboxStatus } from '../api/sandbox.ts';
 import { sandboxRef } from './erase.ts';
 import { keyOf } from './cache/store.ts';
 
@@ -40,18 +41,42 @@ export async function writeStatus(
     unreferencedSince: unreferencedSince(sandbox, facts.index, now),
     erasedFor: facts.erasedFor ?? sandbox.status?.capacity?.erasedFor,
     misconfiguration,
+    drains: drainsOf(ctx, facts.pods),
     now,
   });
   const changed = changedStatusFields(sandbox.status, status);
   if (!changed) return;
   if (facts.notAlone && Object.keys(changed).every((field) => facts.notAlone?.includes(field))) return;
-  const was = sandbox.status?.conditions?.find((c) => c.type === 'Misconfigured');
-  const is = status.conditions?.find((c) => c.type === 'Misconfigured');
-  // The Event follows the condition: once when a refusal is first recorded (or changes), not per turn. "First"
-  // is judged on the Sandbox as read, so that write must land on that very version: a second turn on a cache
-  // that has yet to see the first write would otherwise record it, and say it, again.
-  const announces = is?.status === 'True' && (was?.status !== 'True' || was.message !== is.message);
-  const readVersion = facts.asRead || announces ? (sandbox.metadata.resourceVersion ?? '') : undefined;
+  // The Events follow their conditions: once when one first turns True (or its message changes), not per turn.
+  // "First" is judged on the Sandbox as read, so that write must land on that very version: a second turn on
+  // a cache that has yet to see the first write would otherwise record it, and say it, again.
+  const announced = ANNOUNCED.map((type) => turnedTrue(sandbox.status, status, type)).filter(
+    (condition) => condition !== undefined,
+  );
+  const readVersion =
+    facts.asRead || announced.length > 0 ? (sandbox.metadata.resourceVersion ?? '') : undefined;
   await ctx.ports.sandboxes.patchStatus(incarnationOf(sandbox), sandbox.status, changed, readVersion);
-  if (announces) ctx.ports.events.record(sandboxRef(sandbox), 'Warning', is.reason, is.message);
+  for (const is of announced)
+    ctx.ports.events.record(sandboxRef(sandbox), 'Warning', is.event ?? is.reason, is.message);
+}
+
+/** Conditions whose turning True a person should hear of; DisruptionBlocked's Event is named for the act. */
+const ANNOUNCED = ['Misconfigured', 'DisruptionBlocked'] as const;
+const EVENT_REASONS: Readonly<Record<string, string>> = { DisruptionBlocked: 'DrainBlocked' };
+
+function turnedTrue(before: SandboxStatus | undefined, after: SandboxStatus, type: string) {
+  const was = before?.conditions?.find((c) => c.type === type);
+  const is = after.conditions?.find((c) => c.type === type);
+  if (is?.status !== 'True' || (was?.status === 'True' && was.message === is.message)) return undefined;
+  return { reason: is.reason, message: is.message, event: EVENT_REASONS[type] };
+}
+
+/** Its pods on nodes being drained, as the node watch sees them. */
+function drainsOf(ctx: ReconcilerContext, pods: readonly PodSummary[]): PodDrain[] {
+  const drains: PodDrain[] = [];
+  for (const pod of pods) {
+    const drain = pod.node === undefined || pod.deleting ? undefined : ctx.nodes?.drainOf(pod.node);
+    if (drain) drains.push({ ...drain, pod: pod.name });
+  }
+  return drains;
 }

@@ -272,6 +272,7 @@ export function pod(sandboxName: string, ordinal: number, overrides: Partial<Pod
     finalizers: [EXCLUSIVITY_FINALIZER],
     ready: true,
     phase: 'Running',
+    node: undefined,
     ...overrides,
   };
 }

@@ -24,6 +24,8 @@ export type DeletionView = {
   /** For a sandbox not being deleted: the references that would block its deletion now. */
   readonly wouldBlock: readonly ReferenceRow[];
   readonly condition: Condition | undefined;
+  /** DisruptionBlocked, when True: a node drain waits on this sandbox's eviction guard. */
+  readonly drain: Condition | undefined;
   readonly reconciliation: SandboxStatus['reconciliation'];
   readonly capacity: SandboxStatus['capacity'];
   readonly heldPods: readonly PodSummary[];
@@ -62,12 +64,20 @@ export function deletionView(
     blocking,
     wouldBlock: deleting ? [] : rows.filter((row) => row.foreign),
     condition: status?.conditions?.find((condition) => condition.type === 'DeletionBlocked'),
+    drain: status?.conditions?.find((c) => c.type === 'DisruptionBlocked' && c.status === 'True'),
     reconciliation: status?.reconciliation,
     capacity: status?.capacity,
     heldPods: pods.filter((pod) => pod.finalizers.includes(EXCLUSIVITY_FINALIZER)),
     events: events.slice(-RECENT_EVENTS),
   };
-  return { ...view, advice: adviceFor(view) };
+  const drain = view.drain
+    ? [
+        'A node drain waits on this sandbox: its eviction guard refuses to evict its pods (their workspace ' +
+          'lives in them). The drain goes on once the sandbox is deleted and released, or stops when it is ' +
+          'called off (kubectl uncordon <node>).',
+      ]
+    : [];
+  return { ...view, advice: [...drain, ...adviceFor(view)] };
 }
 
 function timestamp(value: string | Date | undefined): string | undefined {

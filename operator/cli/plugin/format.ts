@@ -107,6 +107,8 @@ export function renderDeletion(view: DeletionView, now: Date): string {
         (view.condition.message ? `: ${view.condition.message}` : '') +
         '\n',
     );
+  if (view.drain)
+    out.push(`Drain:      DisruptionBlocked=True (${view.drain.reason}): ${view.drain.message}\n`);
   if (view.blocking.length > 0) {
     const total = decision?.blockingCount ?? view.blocking.length;
     out.push(

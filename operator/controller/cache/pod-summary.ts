@@ -11,6 +11,8 @@ export type PodSummary = {
   readonly finalizers: readonly string[];
   readonly ready: boolean;
   readonly phase: string | undefined;
+  /** The node it was scheduled to (`spec.nodeName`), if any: a drain of that node is one the guard holds up. */
+  readonly node: string | undefined;
 };
 
 /** Released by a deletion: being deleted, and free of our finalizer, so nothing of ours holds it any more. */
@@ -27,6 +29,7 @@ type RawPod = {
     finalizers?: string[];
     deletionTimestamp?: unknown;
   };
+  spec?: { nodeName?: string };
   status?: { phase?: string; conditions?: { type?: string; status?: string }[] };
 };
 
@@ -57,5 +60,6 @@ export function podSummaryOf(raw: unknown): PodSummary | undefined {
     finalizers: meta.finalizers ?? [],
     ready: pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
     phase: pod?.status?.phase,
+    node: pod?.spec?.nodeName === '' ? undefined : pod?.spec?.nodeName,
   };
 }

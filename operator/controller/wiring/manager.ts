@@ -7,12 +7,12 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { INDEX_LIMITS } from '../../api/limits.ts';
 import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION, API_VERSION, LABELS } from '../../api/names.ts';
-import { reconcileSandboxReferences, systemClock } from '../../ledger-walk/index.ts';
 import type { OperatorConfig } from './config.ts';
 import type { ReconcilerContext } from '../context.ts';
 import { failpoints } from '../deletion/failpoints.ts';
-import { WALK_LANES, WalkLane, type WalkLaneOptions } from '../walk-lane/lane.ts';
-import type { ControllerPorts, LegacyWalk } from '../ports.ts';
+import { WALK_LANES } from '../walk-lane/lane.ts';
+import { walkLane } from './legacy-lane.ts';
+import type { ControllerPorts } from '../ports.ts';
 import { kubeClients } from '../../kube/clients.ts';
 import { kubeEventRecorder } from '../adapters/events.ts';
 import { kubeGuardApi, kubeNamespaceApi, kubePodApi } from '../adapters/pod-api.ts';
@@ -26,7 +26,6 @@ import {
   identityAdvice,
   reportIdentity,
 } from './identity.ts';
-import { httpLedger, httpLocator, legacyEndpoints } from '../../ledger-walk/adapters/http.ts';
 import { CONTROLLER, createMetrics, queueMetrics, reconcileMetrics } from './metrics.ts';
 import { serveProbes } from '../../runtime/probes.ts';
 import { registerStateGauges } from './state-metrics.ts';
@@ -37,6 +36,7 @@ import { Misconfigurations, observingMisconfigurations } from '../misconfigurati
 import { ClusterStore } from '../cache/store.ts';
 import { Watcher, type WatchedResource, type WatchSink } from '../../runtime/watcher.ts';
 import { namespaceWatches } from '../cache/namespace-watches.ts';
+import { NodeDrains, nodeDrainResource } from '../cache/node-drains.ts';
 
 export type ManagerOptions = {
   readonly kubeConfig: KubeConfig;
@@ -76,12 +76,19 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     ]),
     ...namespaces.sinks,
   ];
-  const watchers = sinks.map(
-    ([resource, sink]) =>
-      new Watcher(kubeConfig, resource, sink, log.child({ component: 'watcher' }), {
-        onRestart: (name, reason) => metrics.watchRestarts.inc({ resource: name, reason }),
-      }),
-  );
+  const watcherOf = <T>(resource: WatchedResource, sink: WatchSink<T>) =>
+    new Watcher(kubeConfig, resource, sink, log.child({ component: 'watcher' }), {
+      onRestart: (name, reason) => metrics.watchRestarts.inc({ resource: name, reason }),
+    });
+  const watchers = sinks.map(([resource, sink]) => watcherOf(resource, sink));
+  // A drain's start or end may change DisruptionBlocked on the sandboxes with pods on that node. The node
+  // watch only informs (it protects nothing): readiness and the start do not wait on it, and a 403 on Nodes
+  // is said once by the watcher while everything else goes on.
+  const nodes = new NodeDrains((node) => {
+    for (const key of store.sandboxKeys())
+      if (store.pods(key).some((pod) => pod.node === node)) queue.add(key);
+  });
+  const nodeWatcher = watcherOf(nodeDrainResource, nodes);
   const misconfigurations = new Misconfigurations();
   const ctx: ReconcilerContext = {
     store,
@@ -117,12 +124,13 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       onDecision: (verdict, evidence) => metrics.decisions.inc({ verdict, evidence }),
     },
     failpoint: failpoints(config.failpoints),
+    nodes,
   };
 
   registerStateGauges(metrics.registry, () => cachedSandboxes(store));
 
   const watching = new AbortController();
-  const watchRuns = watchers.map((watcher) => watcher.run(watching.signal));
+  const watchRuns = [...watchers, nodeWatcher].map((watcher) => watcher.run(watching.signal));
   let stopping = false;
   const params = admissionParamsRef(config.admissionParams);
   const identity = await checkIdentity(clients.json, params);
@@ -261,34 +269,6 @@ function resources(namespace: string | undefined): [WatchedResource, Sink][] {
       'budgetSink',
     ],
   ];
-}
-
-function walkLane(config: OperatorConfig, options: WalkLaneOptions): WalkLane | undefined {
-  const endpoints = legacyEndpoints(config);
-  if (!endpoints) return undefined;
-  const ledger = httpLedger(endpoints.ledger);
-  const locator = httpLocator(endpoints.locator);
-  const limits = {
-    budgetMs: config.reconcileBudgetMs,
-    perCallMs: config.reconcileCallMs,
-    concurrency: config.reconcileConcurrency,
-  };
-  const walk: LegacyWalk = {
-    run: (sandbox) =>
-      reconcileSandboxReferences({
-        target: {
-          namespace: sandbox.metadata.namespace,
-          sandbox: sandbox.metadata.name,
-          provider: sandbox.spec.provider,
-          worktree: sandbox.spec.worktree,
-        },
-        ledger,
-        locator,
-        clock: systemClock,
-        limits,
-      }),
-  };
-  return new WalkLane(walk, options);
 }
 
 const storeCounts = (store: ClusterStore) => store.counts;

@@ -18,6 +18,8 @@ export type SandboxStates = {
   readonly oldestBlockedSeconds: number;
   readonly overflowed: number;
   readonly adoptedWithoutMarker: number;
+  /** Sandboxes holding up a node drain (DisruptionBlocked True). */
+  readonly drainsBlocked: number;
 };
 
 const conditionTrue = (sandbox: Sandbox, type: string) =>
@@ -32,6 +34,7 @@ export function sandboxStates(sandboxes: Iterable<Sandbox>, now: Date): SandboxS
   let oldestBlockedSeconds = 0;
   let overflowed = 0;
   let adoptedWithoutMarker = 0;
+  let drainsBlocked = 0;
   for (const sandbox of sandboxes) {
     byPhase[sandbox.status?.phase ?? 'Unknown'] += 1;
     const deleting = sandbox.metadata.deletionTimestamp;
@@ -41,10 +44,11 @@ export function sandboxStates(sandboxes: Iterable<Sandbox>, now: Date): SandboxS
       oldestBlockedSeconds = Math.max(oldestBlockedSeconds, waited);
     }
     if (conditionTrue(sandbox, 'CapacityExceeded')) overflowed += 1;
+    if (conditionTrue(sandbox, 'DisruptionBlocked')) drainsBlocked += 1;
     const adopted = sandbox.metadata.annotations?.[ANNOTATIONS.adoptedFrom] !== undefined;
     if (adopted && sandbox.status?.reconciliation?.marker !== true) adoptedWithoutMarker += 1;
   }
-  return { byPhase, deletionsBlocked, oldestBlockedSeconds, overflowed, adoptedWithoutMarker };
+  return { byPhase, deletionsBlocked, oldestBlockedSeconds, overflowed, adoptedWithoutMarker, drainsBlocked };
 }
 
 /** Registers the state gauges; `read` lists the cached sandboxes that parsed. */
@@ -93,5 +97,10 @@ export function registerStateGauges(
     'sandbox_operator_adopted_without_marker',
     'Adopted sandboxes whose legacy reconciliation has not yet earned the marker.',
     (s) => s.adoptedWithoutMarker,
+  );
+  single(
+    'sandbox_operator_drains_blocked',
+    'Sandboxes whose DisruptionBlocked condition is True: a node drain waits on their eviction guard.',
+    (s) => s.drainsBlocked,
   );
 }

@@ -107,7 +107,8 @@ describe('the chart with non-default values', () => {
         { kind: 'User', name: 'sandbox-operator-dev' },
       ],
     });
-    // The one cluster-wide binding reads the watched namespace alone (its PodSecurity label), by name.
+    // The one cluster-wide binding reads the watched namespace alone (its PodSecurity label), by name, and
+    // which nodes are being drained (cluster-scoped, read only).
     expect(
       rendered.objects.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name),
     ).toEqual(['sbx-operator-namespace']);
@@ -119,6 +120,7 @@ describe('the chart with non-default values', () => {
           resourceNames: ['team-a'],
           verbs: ['get', 'list', 'watch'],
         },
+        { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
       ],
     });
     expect(find(rendered, 'ConfigMap')).toMatchObject({

@@ -73,10 +73,11 @@ describe('alerts and dashboard', () => {
     expect(rendered).not.toContain('ConfigMap/sandbox-operator-dashboard');
   });
 
-  it('alert on blocked deletions, overflow, reconcile errors, watch restarts and a missing leader', () => {
+  it('alert on blocked deletions, overflow, blocked drains, reconcile errors, watch restarts and a missing leader', () => {
     expect(alerts().map((a) => a.alert)).toEqual([
       'SandboxDeletionBlocked',
       'SandboxIndexOverflowed',
+      'SandboxBlocksNodeDrain',
       'SandboxOperatorReconcileErrors',
       'SandboxOperatorWatchRestarts',
       'SandboxOperatorNoLeader',
@@ -87,7 +88,7 @@ describe('alerts and dashboard', () => {
 
   it('parse with promtool check rules', async () => {
     const result = await promtoolRun(['check', 'rules', 'rules.yaml']);
-    expect(result.out).toContain('SUCCESS: 5 rules found');
+    expect(result.out).toContain('SUCCESS: 6 rules found');
     expect(result.code).toBe(0);
   });
 
@@ -113,6 +114,7 @@ describe('alerts and dashboard', () => {
           input_series: [
             { series: `sandbox_operator_oldest_blocked_deletion_seconds{${target}}`, values: '0 3600x20' },
             { series: `sandbox_operator_overflowed_sandboxes{${target}}`, values: '1x20' },
+            { series: `sandbox_operator_drains_blocked{${target}}`, values: '1x20' },
             {
               series: `controller_runtime_reconcile_total{${target}, controller="sandbox", result="error"}`,
               values: '0+5x40',
@@ -139,6 +141,11 @@ describe('alerts and dashboard', () => {
               exp_alerts: [{ exp_labels: { severity: 'warning', team: 'platform' } }],
             },
             {
+              eval_time: '16m',
+              alertname: 'SandboxBlocksNodeDrain',
+              exp_alerts: [{ exp_labels: { severity: 'warning', team: 'platform' } }],
+            },
+            {
               eval_time: '35m',
               alertname: 'SandboxOperatorReconcileErrors',
               exp_alerts: [{ exp_labels: { severity: 'warning', team: 'platform' } }],
@@ -161,6 +168,7 @@ describe('alerts and dashboard', () => {
           input_series: [
             { series: `sandbox_operator_oldest_blocked_deletion_seconds{${target}}`, values: '0x40' },
             { series: `sandbox_operator_overflowed_sandboxes{${target}}`, values: '0x40' },
+            { series: `sandbox_operator_drains_blocked{${target}}`, values: '0x40' },
             {
               series: `controller_runtime_reconcile_total{${target}, controller="sandbox", result="success"}`,
               values: '0+5x40',
@@ -174,6 +182,7 @@ describe('alerts and dashboard', () => {
           alert_rule_test: [
             'SandboxDeletionBlocked',
             'SandboxIndexOverflowed',
+            'SandboxBlocksNodeDrain',
             'SandboxOperatorReconcileErrors',
             'SandboxOperatorWatchRestarts',
             'SandboxOperatorNoLeader',

@@ -109,6 +109,7 @@ describe('the metrics endpoint', () => {
       'sandbox_operator_oldest_blocked_deletion_seconds',
       'sandbox_operator_overflowed_sandboxes',
       'sandbox_operator_adopted_without_marker',
+      'sandbox_operator_drains_blocked',
     ])
       expect(series(samples, name), name).toHaveLength(1);
   });

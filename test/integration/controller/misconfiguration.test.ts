@@ -68,7 +68,7 @@ async function accountKubeConfig(): Promise<KubeConfig> {
       },
     });
   // As the chart does for a scoped operator: a RoleBinding cannot grant reading its (cluster-scoped)
-  // Namespace, whose PodSecurity label picks the shell reaper's mode; a ClusterRole naming it does.
+  // Namespace, whose PodSecurity label picks the shell reaper's mode, nor watching Nodes; a ClusterRole does.
   const rbac = kubeConfig().makeApiClient(RbacAuthorizationV1Api);
   await rbac.createClusterRole({
     body: {
@@ -80,6 +80,8 @@ async function accountKubeConfig(): Promise<KubeConfig> {
           resourceNames: [namespace],
           verbs: ['get', 'list', 'watch'],
         },
+        // And, as the chart does, the nodes being drained (cluster-scoped too).
+        { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
       ],
     },
   });

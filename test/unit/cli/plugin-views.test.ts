@@ -137,6 +137,25 @@ describe('the deletion view', () => {
     expect(view.advice.at(-1)).toContain('would be blocked by 1 foreign reference(s)');
   });
 
+  it('says first when a node drain waits on the sandbox, and nothing of drains when none does', () => {
+    const condition = (status: 'True' | 'False') => ({
+      type: 'DisruptionBlocked',
+      status,
+      reason: status === 'True' ? 'NodeDraining' : 'NoDrain',
+      message: status === 'True' ? 'node n1 (Cordoned) being drained; …' : '',
+      lastTransitionTime: minutesAgo(2).toISOString(),
+    });
+    const held = deletionView(sandbox({ status: { conditions: [condition('True')] } }), [], [], []);
+    expect(held.drain).toMatchObject({
+      reason: 'NodeDraining',
+      message: 'node n1 (Cordoned) being drained; …',
+    });
+    expect(held.advice[0]).toContain('A node drain waits on this sandbox');
+    const free = deletionView(sandbox({ status: { conditions: [condition('False')] } }), [], [], []);
+    expect(free.drain).toBeUndefined();
+    expect(free.advice.join(' ')).not.toContain('drain');
+  });
+
   it('keeps the ten most recent Events', () => {
     const events = Array.from({ length: 12 }, (_, i) => event('DeletionBlocked', `#${i}`, 12 - i));
     const view = deletionView(sandbox({ deleting: true }), [], [], events);

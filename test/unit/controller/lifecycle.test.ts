@@ -47,6 +47,7 @@ describe('missingOrdinals', () => {
       finalizers: [],
       ready: true,
       phase: undefined,
+      node: undefined,
     });
     expect(missingOrdinals(base, [pod(1, true)])).toEqual([0, 2]);
   });

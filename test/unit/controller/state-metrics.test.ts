@@ -18,6 +18,8 @@ const cache: Sandbox[] = [
     .inPhase('Blocked')
     .withCondition('DeletionBlocked', 'True'),
   sandbox('full').inPhase('Running').withCondition('CapacityExceeded', 'True'),
+  sandbox('on-drained-node').inPhase('Running').withCondition('DisruptionBlocked', 'True'),
+  sandbox('drain-over').inPhase('Running').withCondition('DisruptionBlocked', 'False'),
   sandbox('adopted').adopted().inPhase('Running').withReconciliation('Pending', false),
   sandbox('adopted-done').adopted().inPhase('Running').withReconciliation('Complete', true),
 ].map((builder) => builder.build());
@@ -25,11 +27,12 @@ const cache: Sandbox[] = [
 describe('sandbox state gauges', () => {
   it('count phases, blocked deletions with the oldest wait, overflow and adopted sandboxes without marker', () => {
     expect(sandboxStates(cache, now)).toEqual({
-      byPhase: { Pending: 0, Running: 4, Terminating: 0, Blocked: 2, Unknown: 1 },
+      byPhase: { Pending: 0, Running: 6, Terminating: 0, Blocked: 2, Unknown: 1 },
       deletionsBlocked: 2,
       oldestBlockedSeconds: 3600,
       overflowed: 1,
       adoptedWithoutMarker: 1,
+      drainsBlocked: 1,
     });
   });
 
@@ -53,5 +56,6 @@ describe('sandbox state gauges', () => {
     expect(text).toContain('sandbox_operator_oldest_blocked_deletion_seconds 3600');
     expect(text).toContain('sandbox_operator_overflowed_sandboxes 1');
     expect(text).toContain('sandbox_operator_adopted_without_marker 1');
+    expect(text).toContain('sandbox_operator_drains_blocked 1');
   });
 });

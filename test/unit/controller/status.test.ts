@@ -99,6 +99,42 @@ describe('sandboxStatus', () => {
   });
 });
 
+describe('the DisruptionBlocked condition', () => {
+  const statusWith = (drains: Parameters<typeof sandboxStatus>[0]['drains']) =>
+    sandboxStatus({
+      sandbox: sandbox(),
+      index,
+      pods: [pod(0, true), pod(1, true)],
+      reconciliation: born,
+      decision: undefined,
+      unreferencedSince: undefined,
+      erasedFor: undefined,
+      ...(drains === undefined ? {} : { drains }),
+      now,
+    }).conditions?.find((c) => c.type === 'DisruptionBlocked');
+
+  it('is False while no pod is on a node being drained, and when the operator cannot watch Nodes', () => {
+    expect(statusWith([])).toMatchObject({ status: 'False', reason: 'NoDrain' });
+    expect(statusWith(undefined)).toMatchObject({ status: 'False', reason: 'NoDrain' });
+  });
+
+  it('is True naming each node, what drains it and each pod the guard keeps', () => {
+    expect(statusWith([{ node: 'n1', cause: 'Cordoned', pod: 'sbx-0' }])).toMatchObject({
+      status: 'True',
+      reason: 'NodeDraining',
+      message: expect.stringMatching(
+        /^node n1 \(Cordoned\) being drained; the eviction guard refuses to evict pod sbx-0 /,
+      ),
+    });
+    const two = statusWith([
+      { node: 'n1', cause: 'Karpenter', pod: 'sbx-0' },
+      { node: 'n2', cause: 'ClusterAutoscaler', pod: 'sbx-1' },
+    ]);
+    expect(two?.message).toContain('nodes n1 (Karpenter), n2 (ClusterAutoscaler) being drained');
+    expect(two?.message).toContain('pods sbx-0, sbx-1');
+  });
+});
+
 describe('setCondition', () => {
   it('keeps lastTransitionTime while the status is unchanged and moves it when the status changes', () => {
     const first = setCondition(
