@@ -10,7 +10,7 @@
  *   may keep its own capabilities (operator-reach.ts); never in a system namespace nor the release's own;
  * - pod UPDATE/PATCH: only of a sandbox pod, and only adding or removing the exclusivity finalizer — spec,
  *   labels, annotations and owner references stay as they were;
- * - pod DELETE: only sandbox pods;
+ * - pod DELETE: only sandbox pods, and an unowned pod holding a sandbox pod name (a restore's: it is replaced);
  * - budgets, Events and Sandboxes: only a sandbox's eviction guard, only Events about Sandboxes, never a
  *   Sandbox's spec (operator-reach.ts);
  * - and, when the parameters list `watchNamespaces`, only in those namespaces.
@@ -30,6 +30,15 @@ const controller = `r.kind == 'Sandbox' && r.apiVersion.startsWith('${GROUP}/') 
 const others = (o: string) => `${o}.metadata.?finalizers.orValue([]).filter(f, f != ${finalizer})`;
 const same = (field: string) =>
   `object.metadata.?${field}.orValue({}) == oldObject.metadata.?${field}.orValue({})`;
+
+/**
+ * An unowned pod that holds a sandbox's pod name and label, as a backup restore leaves one (Velero strips
+ * owner references): the live turn replaces it (controller/live/pod-name.ts).
+ */
+const holdsPodName =
+  "(variables.oldLabel != '' && !oldObject.metadata.?ownerReferences.orValue([]).exists(r, r.?controller.orValue(false)) && " +
+  "oldObject.metadata.name.startsWith(variables.oldLabel + '-') && " +
+  "oldObject.metadata.name.substring(size(variables.oldLabel) + 1).matches('^[0-9]+$'))";
 
 /** A pod rule: passes anything that is not the operator acting on a pod. */
 const onPods = (validation: Validation): Validation => ({
@@ -100,9 +109,10 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
         reason: 'Forbidden',
       }),
       onPods({
-        expression: "request.operation != 'DELETE' || variables.oldOwned",
+        expression: `request.operation != 'DELETE' || variables.oldOwned || ${holdsPodName}`,
         messageExpression:
-          "'the operator may delete only sandbox pods (owned by a Sandbox); refused pod ' + variables.pod",
+          "'the operator may delete only sandbox pods (owned by a Sandbox), or an unowned pod that holds a " +
+          "sandbox pod name (<sandbox>-<ordinal>, labelled for it); refused pod ' + variables.pod",
         reason: 'Forbidden',
       }),
       ...reachValidations().map((validation) => ({

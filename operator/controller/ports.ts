@@ -92,9 +92,22 @@ export type ListedReference = {
 /** What a listed, preconditioned delete did: gone (deleted now or before), or kept because it changed. */
 export type Deleted = { readonly deleted: readonly string[]; readonly changed: readonly string[] };
 
+/** The pod that holds a name the operator's create needed (read after the 409), as live/pod-name.ts judges it. */
+export type PodNameHolder = {
+  readonly uid: string;
+  /** Its `sandbox.agents.dev/sandbox` label, if any. */
+  readonly sandboxLabel: string | undefined;
+  /** Its controller owner reference, if any. */
+  readonly controller: { readonly kind: string; readonly name: string; readonly uid: string } | undefined;
+  readonly deleting: boolean;
+};
+
 export interface PodApi {
-  /** Creates the pod; `Exists` when a pod of that name is already there. */
-  create(pod: V1Pod): Promise<'Created' | 'Exists'>;
+  /**
+   * Creates the pod; when a pod of that name is already there, which one (read right after; `Created` too
+   * when it is gone by then, for the next turn to see).
+   */
+  create(pod: V1Pod): Promise<'Created' | { readonly taken: PodNameHolder }>;
   /** The sandbox's pods, by a consistent LIST. */
   listLive(namespace: string, sandbox: string): Promise<PodSummary[]>;
   /** Deletes the pod, preconditioned on its uid; already gone is fine. */

@@ -6,7 +6,7 @@ import { budgetSummaryOf, disruptionBudgetName } from '../cache/budget-summary.t
 import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
 import type { JsonPatchOp } from '../finalizer.ts';
 import { podSummaryOf, type PodSummary } from '../cache/pod-summary.ts';
-import type { GuardApi, NamespaceApi, PodApi } from '../ports.ts';
+import type { GuardApi, NamespaceApi, PodApi, PodNameHolder } from '../ports.ts';
 import { FIELD_MANAGER, type KubeClients } from '../../kube/clients.ts';
 import { segment } from '../../kube/plain-json.ts';
 
@@ -26,9 +26,11 @@ export function kubePodApi({ json }: KubeClients): PodApi {
         );
         return 'Created';
       } catch (error) {
-        if (error instanceof KubeRequestError && error.status === 409) return 'Exists';
-        throw error;
+        if (!(error instanceof KubeRequestError && error.status === 409)) throw error;
       }
+      const path = `${podsPath(namespace)}/${segment(pod.metadata?.name ?? '')}`;
+      const holder = await requestUnlessGone('Get', target, () => json({ method: 'GET', path }));
+      return holder === undefined ? 'Created' : { taken: podNameHolderOf(holder) };
     },
     async listLive(namespace, sandbox) {
       // Plain JSON: the summary reads a few fields, so the generated V1PodList walk would be spent for nothing.
@@ -65,6 +67,28 @@ export function kubePodApi({ json }: KubeClients): PodApi {
         }),
       );
     },
+  };
+}
+
+type RawHolder = {
+  metadata?: {
+    uid?: string;
+    labels?: Record<string, string>;
+    deletionTimestamp?: unknown;
+    ownerReferences?: { kind?: string; name?: string; uid?: string; controller?: boolean }[];
+  };
+};
+
+function podNameHolderOf(raw: unknown): PodNameHolder {
+  const meta = (raw as RawHolder | null)?.metadata;
+  const controller = meta?.ownerReferences?.find((owner) => owner.controller === true);
+  return {
+    uid: meta?.uid ?? '',
+    sandboxLabel: meta?.labels?.[LABELS.sandbox],
+    controller: controller
+      ? { kind: controller.kind ?? '', name: controller.name ?? '', uid: controller.uid ?? '' }
+      : undefined,
+    deleting: meta?.deletionTimestamp !== undefined && meta.deletionTimestamp !== null,
   };
 }
 

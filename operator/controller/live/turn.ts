@@ -21,6 +21,9 @@ import { reaperModeRefusal, sandboxPod } from '../pod-template.ts';
 import { legacyEvidence, nextLegacyWalkInMs } from '../walk-lane/evidence.ts';
 import { writeStatus } from '../write-status.ts';
 import { cleanUpWhenDue, raiseFencePatch } from './cleanup.ts';
+import { judgePodNameHolder } from './pod-name.ts';
+import type { PodNameHolder } from '../ports.ts';
+import { sandboxRef } from '../erase.ts';
 
 /**
  * A pod of a live sandbox that is terminating (an override delete, an eviction) is already being stopped by
@@ -53,14 +56,45 @@ async function createPods(
   log: Logger,
 ): Promise<void> {
   for (const ordinal of ordinals) {
+    const pod = sandboxPod(sandbox, ordinal, ctx.sidecar);
+    let result: Awaited<ReturnType<typeof ctx.ports.pods.create>>;
     try {
-      const result = await ctx.ports.pods.create(sandboxPod(sandbox, ordinal, ctx.sidecar));
-      log.info({ ordinal, result }, 'sandbox pod created');
+      result = await ctx.ports.pods.create(pod);
     } catch (error) {
       if (!(error instanceof KubeRequestError && error.namespaceTerminating)) throw error;
       log.info({ ordinal }, 'namespace is terminating; no pod is created');
       return;
     }
+    if (result === 'Created') log.info({ ordinal }, 'sandbox pod created');
+    else await podNameTaken(ctx, sandbox, pod.metadata?.name ?? '', result.taken, log);
+  }
+}
+
+/** A pod create met a pod of that name: the sandbox's own, one going, one to replace, or someone else's. */
+async function podNameTaken(
+  ctx: ReconcilerContext,
+  sandbox: Sandbox,
+  pod: string,
+  holder: PodNameHolder,
+  log: Logger,
+): Promise<void> {
+  const { namespace, name, uid } = sandbox.metadata;
+  const judgement = judgePodNameHolder({ name, uid: uid ?? '' }, pod, holder);
+  switch (judgement.kind) {
+    case 'Ours':
+      log.info({ pod }, 'sandbox pod already exists');
+      return;
+    case 'Wait':
+      log.info({ pod }, judgement.why);
+      return;
+    case 'Replace':
+      // Preconditioned on the uid read: a pod re-created under the name meanwhile is not deleted.
+      await ctx.ports.pods.delete(namespace, pod, judgement.uid);
+      log.warn({ pod, uid: judgement.uid }, judgement.why);
+      ctx.ports.events.record(sandboxRef(sandbox), 'Warning', 'UnownedPodReplaced', judgement.why);
+      return;
+    case 'Taken':
+      throw new MisconfigurationError(judgement.misconfiguration, { cause: holder });
   }
 }
 

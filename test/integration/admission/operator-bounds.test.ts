@@ -131,6 +131,36 @@ describe('the operator’s identity', () => {
       'the operator may delete only sandbox pods',
     );
   });
+
+  it('may delete an unowned pod that holds a sandbox pod name, as a restore leaves one, and no other unowned pod', async () => {
+    // The live turn replaces a pod that carries a sandbox's label and its pod name but no owner (issue 27,
+    // a Velero restore): nothing else unowned, whatever it is labelled or named.
+    const unowned = (name: string, label: string) =>
+      core().createNamespacedPod({ namespace, body: pod(name, { labels: { [LABELS.sandbox]: label } }) });
+    await unowned('restored-0', 'restored');
+    await unowned('restored-x', 'restored');
+    await unowned('elsewhere-0', 'restored');
+    // Controlled by something else (an owner that exists: the garbage collector takes a dangling one's pod).
+    const owner = await core().createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: 'owner' } },
+    });
+    const controller = { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', controller: true };
+    await core().createNamespacedPod({
+      namespace,
+      body: pod('restored-1', {
+        labels: { [LABELS.sandbox]: 'restored' },
+        ownerReferences: [{ ...controller, uid: owner.metadata?.uid ?? '' }],
+      }),
+    });
+    for (const name of ['restored-x', 'elsewhere-0', 'restored-1'])
+      expect(await outcome(asOperator().deleteNamespacedPod({ namespace, name })), name).toContain(
+        'the operator may delete only sandbox pods',
+      );
+    expect(await outcome(asOperator().deleteNamespacedPod({ namespace, name: 'restored-0' }))).toBe(
+      'allowed',
+    );
+  });
 });
 
 function patchAs(name: string, ops: object[]): Promise<string> {

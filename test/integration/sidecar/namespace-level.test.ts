@@ -36,7 +36,7 @@ const observeCreates = (ports: ControllerPorts): ControllerPorts => ({
     async create(pod) {
       try {
         const result = await ports.pods.create(pod);
-        creates.push({ pod, outcome: result });
+        creates.push({ pod, outcome: result === 'Created' ? result : 'Taken' });
         return result;
       } catch (error) {
         creates.push({ pod, outcome: error instanceof Error ? error.message : String(error) });
