@@ -49,6 +49,12 @@ export const MANAGED_BY = 'sandbox-operator';
  */
 export const REAPER_CONTAINER = 'shell-reaper';
 
+/**
+ * The shell reaper's own ServiceAccount, for templates that keep none (`--sidecar-service-account`,
+ * `shellReaper.serviceAccountName`); admission narrows it whatever rights it is given (reaper-rights.ts).
+ */
+export const SHELL_REAPER_ACCOUNT = 'sandbox-shell-reaper';
+
 export const ANNOTATIONS = {
   /**
    * On a Sandbox: it existed before the reference index (adopted). Its value says where from. Such a

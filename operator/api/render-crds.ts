@@ -22,6 +22,14 @@ import {
 import { OPERATOR_BOUNDS_POLICY, operatorBoundsBinding, operatorBoundsPolicy } from './operator-bounds.ts';
 import { REAPER_ACCESS_POLICY, reaperAccessBinding, reaperAccessPolicy } from './reaper-access.ts';
 import {
+  DEFAULT_REAPER_ACCOUNT_LITERAL,
+  REAPER_EVENTS_POLICY,
+  REAPER_STATUS_POLICY,
+  reaperEventsPolicy,
+  reaperRightsBinding,
+  reaperStatusPolicy,
+} from './reaper-rights.ts';
+import {
   DEFAULT_TEMPLATE_LEVEL,
   TEMPLATE_POLICY_NAME,
   templatePolicy,
@@ -51,6 +59,10 @@ export type AdmissionNames = {
   readonly guardProtection: string;
   readonly budgetProtection: string;
   readonly reaperAccess: string;
+  readonly reaperStatus: string;
+  readonly reaperEvents: string;
+  /** The shell reaper's own account, as a CEL string literal. */
+  readonly reaperAccount: string;
   readonly params: string;
 };
 
@@ -62,6 +74,9 @@ export const KUBECTL_ADMISSION_NAMES: AdmissionNames = {
   guardProtection: GUARD_PROTECTION_POLICY,
   budgetProtection: BUDGET_PROTECTION_POLICY,
   reaperAccess: REAPER_ACCESS_POLICY,
+  reaperStatus: REAPER_STATUS_POLICY,
+  reaperEvents: REAPER_EVENTS_POLICY,
+  reaperAccount: DEFAULT_REAPER_ACCOUNT_LITERAL,
   params: ADMISSION_PARAMS,
 };
 
@@ -74,8 +89,8 @@ const scopedTo = <T extends { readonly spec: object }>(binding: T, scope: unknow
   scope === undefined ? binding : { ...binding, spec: { ...binding.spec, matchResources: scope } };
 
 /**
- * The six policies and their bindings, all but reaper access (which excepts nobody) reading the one
- * parameters ConfigMap in `namespace`.
+ * The eight policies and their bindings, all but the reaper's (reaper access excepts nobody; the reaper's
+ * rights are chosen by the authorizer) reading the one parameters ConfigMap in `namespace`.
  */
 export const admissionPolicies = (
   namespace: string,
@@ -94,6 +109,10 @@ export const admissionPolicies = (
   scopedTo(policyBinding(names.budgetProtection, namespace, names.params), scope),
   reaperAccessPolicy(names.reaperAccess),
   scopedTo(reaperAccessBinding(names.reaperAccess), scope),
+  reaperStatusPolicy(names.reaperStatus, names.reaperAccount),
+  scopedTo(reaperRightsBinding(names.reaperStatus), scope),
+  reaperEventsPolicy(names.reaperEvents, names.reaperAccount),
+  scopedTo(reaperRightsBinding(names.reaperEvents), scope),
 ];
 
 /** crds/policies/: the admission policies with their parameters, for kubectl-only installs. */
@@ -131,6 +150,9 @@ export const CHART_PLACEHOLDERS = {
   guardProtectionName: 'HELM_GUARD_PROTECTION_NAME',
   budgetProtectionName: 'HELM_BUDGET_PROTECTION_NAME',
   reaperAccessName: 'HELM_REAPER_ACCESS_NAME',
+  reaperStatusName: 'HELM_REAPER_STATUS_NAME',
+  reaperEventsName: 'HELM_REAPER_EVENTS_NAME',
+  reaperAccount: 'HELM_REAPER_ACCOUNT',
   paramsName: 'HELM_ADMISSION_PARAMS',
   watchScope: 'HELM_WATCH_SCOPE',
 } as const;
@@ -150,6 +172,9 @@ const HELM_EXPRESSIONS: Record<keyof typeof CHART_PLACEHOLDERS, (indent: number)
   guardProtectionName: () => ' {{ include "sandbox-operator.guardProtectionPolicy" . }}',
   budgetProtectionName: () => ' {{ include "sandbox-operator.budgetProtectionPolicy" . }}',
   reaperAccessName: () => ' {{ include "sandbox-operator.reaperAccessPolicy" . }}',
+  reaperStatusName: () => ' {{ include "sandbox-operator.reaperStatusPolicy" . }}',
+  reaperEventsName: () => ' {{ include "sandbox-operator.reaperEventsPolicy" . }}',
+  reaperAccount: () => ` {{ printf "'%s'" .Values.shellReaper.serviceAccountName | quote }}`,
   paramsName: () => ' {{ include "sandbox-operator.admissionParams" . }}',
   watchScope: (indent) => {
     const pad = (n: number) => ' '.repeat(indent + n);
@@ -189,6 +214,9 @@ export function renderChartAdmissionPolicy(): string {
     guardProtection: p.guardProtectionName,
     budgetProtection: p.budgetProtectionName,
     reaperAccess: p.reaperAccessName,
+    reaperStatus: p.reaperStatusName,
+    reaperEvents: p.reaperEventsName,
+    reaperAccount: p.reaperAccount,
     params: p.paramsName,
   };
   const objects = [

@@ -60,11 +60,27 @@ export function testNamespace(prefix: string): string {
 export async function serviceAccountKubeConfig(namespace: string, account: string): Promise<KubeConfig> {
   const core = kubeConfig().makeApiClient(CoreV1Api);
   await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: account } } });
-  const token = await core.createNamespacedServiceAccountToken({
-    name: account,
-    namespace,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
+  return accountTokenKubeConfig(namespace, account);
+}
+
+/**
+ * A kubeconfig as ServiceAccount `account` (which must exist) with a TokenRequest token, bound to `pod` when
+ * given, as the kubelet projects one: the API server then adds the pod's name to the user's extra
+ * (`authentication.kubernetes.io/pod-name`) on every request the token makes.
+ */
+export async function accountTokenKubeConfig(
+  namespace: string,
+  account: string,
+  pod?: { readonly name: string; readonly uid: string },
+): Promise<KubeConfig> {
+  const bound = pod === undefined ? {} : { boundObjectRef: { kind: 'Pod', apiVersion: 'v1', ...pod } };
+  const token = await kubeConfig()
+    .makeApiClient(CoreV1Api)
+    .createNamespacedServiceAccountToken({
+      name: account,
+      namespace,
+      body: { spec: { audiences: [], expirationSeconds: 3600, ...bound } },
+    });
   const cluster = kubeConfig().getCurrentCluster();
   if (!cluster) throw new Error('the admin kubeconfig has no cluster');
   const kc = new KubeConfig();

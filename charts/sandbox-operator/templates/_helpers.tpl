@@ -29,6 +29,8 @@ Cluster-scoped and shared names carry the release, so two releases never collide
 {{- define "sandbox-operator.guardProtectionPolicy" -}}{{ .Release.Name }}-guard-protection.sandbox.agents.dev{{- end -}}
 {{- define "sandbox-operator.budgetProtectionPolicy" -}}{{ .Release.Name }}-budget-protection.sandbox.agents.dev{{- end -}}
 {{- define "sandbox-operator.reaperAccessPolicy" -}}{{ .Release.Name }}-reaper-access.sandbox.agents.dev{{- end -}}
+{{- define "sandbox-operator.reaperStatusPolicy" -}}{{ .Release.Name }}-shell-reaper-status.sandbox.agents.dev{{- end -}}
+{{- define "sandbox-operator.reaperEventsPolicy" -}}{{ .Release.Name }}-shell-reaper-events.sandbox.agents.dev{{- end -}}
 {{- define "sandbox-operator.operatorUser" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "sandbox-operator.serviceAccount" . }}{{- end -}}
 
 {{/* Who the pod protection policy lets delete sandbox pods: the operator, plus listed users. */}}

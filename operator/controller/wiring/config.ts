@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { SHELL_REAPER_ACCOUNT } from '../../api/names.ts';
 import { FAILPOINTS, type Failpoint } from '../deletion/failpoints.ts';
 
 const duration = (flag: string, fallback: number) =>
@@ -86,7 +87,7 @@ const configSchema = z.object({
     .string()
     .default('ghcr.io/sandbox-operator/sandbox-operator:0.1.0')
     .describe('--sidecar-image'),
-  sidecarServiceAccount: z.string().default('sandbox-shell-reaper').describe('--sidecar-service-account'),
+  sidecarServiceAccount: z.string().default(SHELL_REAPER_ACCOUNT).describe('--sidecar-service-account'),
   logLevel: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace'])
     .default('info')

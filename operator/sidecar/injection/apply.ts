@@ -3,8 +3,9 @@
  * the mode (mode.ts), the native sidecar first among the init containers, the agent containers' mounts
  * and environment, and the pod's account. The template's own ServiceAccount is kept (issue 12): the agent
  * keeps its identity (image pull secrets, workload identity) and the sidecar's projected token is that
- * account's, so the reaper's Role must be bound to it (docs/sidecar.md). Only a template without an
- * account gets the reaper's account, with no token for the agent containers.
+ * account's, so the reaper's Role must be bound to it (docs/sidecar.md); admission narrows it to this pod's
+ * sandbox as it narrows the reaper's own (operator/api/reaper-rights.ts), since the agent holds its token
+ * too. Only a template without an account gets the reaper's account, with no token for the agent containers.
  */
 import type { V1Container, V1EnvVar, V1PodSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { SidecarError } from '../contract/errors.ts';

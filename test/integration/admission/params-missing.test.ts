@@ -19,6 +19,9 @@ const names = {
   guardProtection: 'params-gone-guard-protection.sandbox.agents.dev',
   budgetProtection: 'params-gone-budget-protection.sandbox.agents.dev',
   reaperAccess: 'params-gone-reaper-access.sandbox.agents.dev',
+  reaperStatus: 'params-gone-shell-reaper-status.sandbox.agents.dev',
+  reaperEvents: 'params-gone-shell-reaper-events.sandbox.agents.dev',
+  reaperAccount: "'sandbox-shell-reaper'",
   params: 'no-such-parameters',
 };
 const scope = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } };

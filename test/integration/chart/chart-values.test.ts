@@ -91,6 +91,22 @@ describe('the chart with non-default values', () => {
     });
   });
 
+  it('binds the accounts templates keep to the shell reaper’s role, beside its own, in each namespace', async () => {
+    const rendered = await template(NON_DEFAULT_VALUES, { release: 'sbx' });
+    const bindings = rendered.objects.filter(
+      (o) => o.kind === 'RoleBinding' && o.metadata.name === 'sbx-shell-reaper',
+    );
+    expect(bindings.map((b) => [b.metadata.namespace, b['subjects']])).toEqual(
+      ['team-a', 'team-b'].map((namespace) => [
+        namespace,
+        [
+          { kind: 'ServiceAccount', name: 'sandbox-shell-reaper', namespace },
+          { kind: 'ServiceAccount', name: 'agent-identity', namespace },
+        ],
+      ]),
+    );
+  });
+
   it('leaves the user ids to the platform when asked, and keeps the rest of the hardening', async () => {
     const pod = deployment(await template(NON_DEFAULT_VALUES)).spec!.template.spec!;
     expect(pod.securityContext).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });

@@ -21,7 +21,11 @@ export const NON_DEFAULT_VALUES = {
     budgetMs: 15000,
     concurrency: 4,
   },
-  shellReaper: { namespaces: ['team-a', 'team-b'], image: 'registry.example.com/platform/reaper:1.0.0' },
+  shellReaper: {
+    namespaces: ['team-a', 'team-b'],
+    keptAccounts: ['agent-identity'],
+    image: 'registry.example.com/platform/reaper:1.0.0',
+  },
   admissionPolicy: { extraOperatorUsers: ['break-glass-admin'] },
   rbac: {
     extraSubjects: [{ kind: 'User', name: 'sandbox-operator-dev', apiGroup: 'rbac.authorization.k8s.io' }],

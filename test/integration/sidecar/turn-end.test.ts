@@ -1,7 +1,9 @@
 /**
  * The sidecar as a process against the real control plane: a `status.turn` update on a SessionReference
  * of its sandbox makes it retire that session's shell groups, record `status.shells` and an Event. It runs
- * as a ServiceAccount (kubeconfig impersonation) bound only to the Role docs/sidecar.md documents.
+ * as a ServiceAccount bound only to the Role docs/sidecar.md documents, with a token bound to its pod
+ * `sbx-a-0` as the kubelet projects one: admission narrows that Role to the pod's sandbox
+ * (operator/api/reaper-rights.ts, installed with crds/policies/), so a token bound to no pod is refused.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -11,7 +13,6 @@ import { join, resolve } from 'node:path';
 import {
   CoreV1Api,
   CustomObjectsApi,
-  KubeConfig,
   PatchStrategy,
   RbacAuthorizationV1Api,
   setHeaderOptions,
@@ -24,7 +25,7 @@ import {
   spawnRegisteredShell,
   type SpawnedShell,
 } from '../../../operator/sidecar/host/index.ts';
-import { kubeConfig, testNamespace } from '../../harness/kube.ts';
+import { accountTokenKubeConfig, kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { pending } from '../../harness/eventually.ts';
 import { killMarked, liveMembers, waitFor } from '../../process/sidecar/fixtures/process-fixtures.ts';
 
@@ -106,18 +107,24 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
         subjects: [{ kind: 'ServiceAccount', name: ACCOUNT, namespace }],
       },
     });
-    const admin = kubeConfig();
-    const impersonating = new KubeConfig();
-    impersonating.loadFromOptions({
-      clusters: admin.clusters,
-      contexts: admin.contexts,
-      currentContext: admin.currentContext,
-      users: admin.users.map((u) => ({
-        ...u,
-        impersonateUser: `system:serviceaccount:${namespace}:${ACCOUNT}`,
-      })),
+    const core = kubeConfig().makeApiClient(CoreV1Api);
+    await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: ACCOUNT } } });
+    // The pod is never scheduled: a token bound to it needs only the object.
+    const pod = await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: `${SANDBOX}-0` },
+        spec: {
+          serviceAccountName: ACCOUNT,
+          containers: [{ name: 'agent', image: 'registry.invalid/agent:1' }],
+        },
+      },
     });
-    await writeFile(join(dir, 'kubeconfig'), impersonating.exportConfig());
+    const reaper = await accountTokenKubeConfig(namespace, ACCOUNT, {
+      name: `${SANDBOX}-0`,
+      uid: pod.metadata?.uid ?? '',
+    });
+    await writeFile(join(dir, 'kubeconfig'), reaper.exportConfig());
 
     await createReference('child', SANDBOX, `${prefix}-child`, 'Subagent');
     await createReference('parent', SANDBOX, `${prefix}-parent`, 'Root');
@@ -135,7 +142,7 @@ describe('the sidecar against the control plane', { timeout: 120_000 }, () => {
         KUBECONFIG: join(dir, 'kubeconfig'),
         SANDBOX_REAPER_NAMESPACE: namespace,
         SANDBOX_REAPER_SANDBOX: SANDBOX,
-        SANDBOX_REAPER_POD_NAME: 'sbx-a-0',
+        SANDBOX_REAPER_POD_NAME: `${SANDBOX}-0`,
         SANDBOX_REAPER_SOCKET: join(dir, 'reaper.sock'),
         SANDBOX_REAPER_STATE_DIR: join(dir, 'state'),
         SANDBOX_REAPER_OUTPUT_DIR: dir,

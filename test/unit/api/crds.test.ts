@@ -179,6 +179,15 @@ describe('the chart’s admission policy template', () => {
         '{{ include "sandbox-operator.reaperAccessPolicy" . }}',
         'rel-reaper-access.sandbox.agents.dev',
       )
+      .replaceAll(
+        '{{ include "sandbox-operator.reaperStatusPolicy" . }}',
+        'rel-shell-reaper-status.sandbox.agents.dev',
+      )
+      .replaceAll(
+        '{{ include "sandbox-operator.reaperEventsPolicy" . }}',
+        'rel-shell-reaper-events.sandbox.agents.dev',
+      )
+      .replaceAll(`{{ printf "'%s'" .Values.shellReaper.serviceAccountName | quote }}`, `"'team-reaper'"`)
       .replaceAll('{{ include "sandbox-operator.admissionParams" . }}', 'rel-admission')
       .replaceAll(
         '{{ include "sandbox-operator.operatorUsers" . | quote }}',
@@ -209,6 +218,9 @@ describe('the chart’s admission policy template', () => {
       guardProtection: 'rel-guard-protection.sandbox.agents.dev',
       budgetProtection: 'rel-budget-protection.sandbox.agents.dev',
       reaperAccess: 'rel-reaper-access.sandbox.agents.dev',
+      reaperStatus: 'rel-shell-reaper-status.sandbox.agents.dev',
+      reaperEvents: 'rel-shell-reaper-events.sandbox.agents.dev',
+      reaperAccount: "'team-reaper'",
       params: 'rel-admission',
     };
     expect(documents).toEqual(
@@ -250,17 +262,18 @@ describe('the chart’s admission policy template', () => {
       'ValidatingAdmissionPolicyBinding/rel-budget-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/rel-reaper-access.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/rel-reaper-access.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/rel-shell-reaper-status.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/rel-shell-reaper-status.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/rel-shell-reaper-events.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/rel-shell-reaper-events.sandbox.agents.dev',
     ]);
-    // Every binding names its own policy and the one release-scoped parameters ConfigMap, but reaper
-    // access's, which excepts nobody and so reads none.
-    for (const binding of objects.filter((d) => d.kind === 'ValidatingAdmissionPolicyBinding'))
-      expect(binding.spec).toMatchObject({
-        policyName: binding.metadata.name,
-        ...(binding.metadata.name.includes('reaper-access')
-          ? {}
-          : { paramRef: { name: 'rel-admission', namespace: 'ops' } }),
-      });
-    expect(objects.at(-1)?.spec).not.toHaveProperty('paramRef');
+    // Every binding names its own policy and the one release-scoped parameters ConfigMap, but the reaper's
+    // (reaper access excepts nobody; the reaper's rights are chosen by the authorizer), which read none.
+    for (const binding of objects.filter((d) => d.kind === 'ValidatingAdmissionPolicyBinding')) {
+      expect(binding.spec).toMatchObject({ policyName: binding.metadata.name });
+      if (binding.metadata.name.includes('reaper')) expect(binding.spec).not.toHaveProperty('paramRef');
+      else expect(binding.spec).toMatchObject({ paramRef: { name: 'rel-admission', namespace: 'ops' } });
+    }
   });
 
   it('is switched by admissionPolicy.enabled', () => {
