@@ -4,12 +4,19 @@
  * — TokenReview for the bearer token, SubjectAccessReview for `get` on the non-resource URL /metrics. Real
  * API server, real ServiceAccount tokens; the listener binds to loopback only.
  */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { Counter, Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../operator/controller/wiring/config.ts';
+import { serveEndpoints } from '../../../operator/controller/wiring/metrics-serving.ts';
 import { kubeClients } from '../../../operator/kube/clients.ts';
 import { kubeAccessReviews } from '../../../operator/runtime/access-reviews.ts';
 import { metricsGuard } from '../../../operator/runtime/metrics-access.ts';
@@ -83,6 +90,66 @@ describe('/metrics with --metrics-auth', () => {
     const response = await scrape(tokens.reader);
     expect(response.status).toBe(200);
     expect(await response.text()).toContain('scraped_marker_total');
+  });
+});
+
+describe('/metrics with --metrics-auth and --metrics-cert-dir, as the operator wires them', () => {
+  it('speaks HTTPS with the certificate given, and still asks for the token', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'metrics-tls-'));
+    await promisify(execFile)('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      join(dir, 'tls.key'),
+      '-out',
+      join(dir, 'tls.crt'),
+    ]);
+    const port = await freePort();
+    const flags = [
+      '--metrics-auth',
+      'true',
+      '--metrics-cert-dir',
+      dir,
+      '--metrics-bind',
+      `127.0.0.1:${port}`,
+    ];
+    const config = loadConfig([...flags, '--probe-bind', '127.0.0.1:0'], {});
+    const tlsServer = await serveEndpoints(
+      config,
+      kubeClients(kubeConfig()).json,
+      new Registry(),
+      { notReady: () => undefined, healthy: () => true },
+      log,
+    );
+    try {
+      const ca = await readFile(join(dir, 'tls.crt'));
+      const scrapeTls = (token?: string) =>
+        new Promise<number>((resolve, reject) => {
+          const headers = token === undefined ? {} : { authorization: `Bearer ${token}` };
+          httpsGet(`https://127.0.0.1:${port}/metrics`, { ca, headers }, (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          }).on('error', reject);
+        });
+      expect(await scrapeTls()).toBe(401);
+      expect(await scrapeTls(tokens.stranger)).toBe(403);
+      expect(await scrapeTls(tokens.reader)).toBe(200);
+      // Plain HTTP gets no metrics from the TLS listener.
+      await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
+    } finally {
+      await new Promise((resolve) => tlsServer.close(resolve));
+    }
   });
 });
 
