@@ -3,7 +3,8 @@
  * people; the runtime pulls by digest), and /metrics exposed only behind the API server's reviews, with
  * the review rights granted only then and a `metrics-reader` role for the scrapers.
  */
-import type { V1ClusterRole, V1ClusterRoleBinding, V1Deployment } from '@kubernetes/client-node';
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import type { V1ClusterRole, V1ClusterRoleBinding, V1Deployment, V1Secret } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../operator/controller/wiring/config.ts';
 import { find, template, templateResult, type Rendered } from './helm.ts';
@@ -79,7 +80,26 @@ describe('/metrics behind TokenReview and SubjectAccessReview', () => {
     expect(reader.rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
   });
 
-  it('scrapes with the scraper’s token, over HTTPS when a TLS Secret is given', async () => {
+  it('serves HTTPS with a self-signed certificate for the Service it makes when no TLS Secret is given', async () => {
+    const rendered = await template(AUTH);
+    const config = loadConfig(container(rendered).args!, {});
+    expect(config.metricsCertDir).toBeDefined();
+    const secret = find(rendered, 'Secret', 'sandbox-operator-metrics-tls') as unknown as V1Secret;
+    expect(secret.type).toBe('kubernetes.io/tls');
+    const pem = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
+    const certificate = new X509Certificate(pem('tls.crt'));
+    expect(certificate.checkPrivateKey(createPrivateKey(pem('tls.key')))).toBe(true);
+    expect(certificate.subjectAltName).toContain('DNS:sandbox-operator-metrics.sandbox-system.svc');
+    const pod = (find(rendered, 'Deployment') as unknown as V1Deployment).spec!.template.spec!;
+    expect(pod.volumes).toContainEqual(
+      expect.objectContaining({
+        name: 'metrics-tls',
+        secret: expect.objectContaining({ secretName: secret.metadata?.name }),
+      }),
+    );
+  });
+
+  it('scrapes with the scraper’s token, over HTTPS with the TLS Secret given', async () => {
     const rendered = await template({
       metrics: {
         authentication: { enabled: true, tlsSecret: 'metrics-tls' },
@@ -94,6 +114,9 @@ describe('/metrics behind TokenReview and SubjectAccessReview', () => {
       mountPath: config.metricsCertDir,
       readOnly: true,
     });
+    expect(rendered.objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+    const pod = (find(rendered, 'Deployment') as unknown as V1Deployment).spec!.template.spec!;
+    expect(pod.volumes?.find((v) => v.name === 'metrics-tls')?.secret?.secretName).toBe('metrics-tls');
     const endpoint = (find(rendered, 'ServiceMonitor').spec as { endpoints: Record<string, unknown>[] })
       .endpoints[0];
     expect(endpoint).toMatchObject({
