@@ -7,8 +7,10 @@
 # Build: docker build -t sandbox-operator:dev .   (scripts/e2e-kind.sh builds and loads it into kind)
 
 ARG NODE_VERSION=24.21.0
-# Pin the base by digest for reproducible, tamper-evident builds (docs/install.md, "Pinning images"):
-#   docker build --build-arg NODE_IMAGE=node@sha256:<digest> .
+# The builds pin the base by digest (docs/install.md, "Pinning images"): `npm run image:build` passes
+# NODE_IMAGE=<its local base>@sha256:<digest> and records it in the provenance beside the tar
+# (tools/local-cluster/images/operator-image.ts); scripts/e2e-kind.sh resolves the tag's digest first. By hand:
+#   docker build --build-arg NODE_IMAGE=node:24.21.0-bookworm-slim@sha256:<digest> .
 ARG NODE_IMAGE=node:${NODE_VERSION}-bookworm-slim
 
 # Compile and bundle to dist/ with the dev dependencies; install scripts are not needed to compile.

@@ -42,7 +42,13 @@ kind create cluster --name "$CLUSTER" --config scripts/kind-config.yaml --kubeco
   ${KIND_NODE_IMAGE:+--image "$KIND_NODE_IMAGE"} --wait 180s
 
 step "docker build $IMAGE"
+# The base by digest, as every build of the image takes it (Dockerfile, NODE_IMAGE): the tag is resolved
+# once, here, and the build cannot pick up another image pushed under it meanwhile.
+NODE_BASE="node:$(sed -n 's/^ARG NODE_VERSION=//p' Dockerfile)-bookworm-slim"
+docker pull --quiet "$NODE_BASE" >/dev/null
+NODE_BASE_PINNED="$(docker image inspect --format '{{index .RepoDigests 0}}' "$NODE_BASE")"
 docker build --tag "$IMAGE" \
+  --build-arg NODE_IMAGE="$NODE_BASE_PINNED" \
   --build-arg VERSION="$(node -p 'require("./package.json").version')" \
   --build-arg REVISION="$(git rev-parse HEAD 2>/dev/null || echo unknown)" .
 kind load docker-image "$IMAGE" --name "$CLUSTER"

@@ -1,13 +1,15 @@
 /**
  * The operator's HTTP endpoints: /healthz (the process serves) and /readyz (caches synced) on the probe
  * listener, where the kubelet reaches them; /metrics (Prometheus) on the metrics listener, loopback by
- * default, because metrics are served without authentication (issue 15; docs/security.md says how to
- * scrape them). When both binds are the same, one listener serves all three.
+ * default, because metrics are served without authentication unless a guard is given (issue 15, issue 26;
+ * docs/security.md says how to scrape them). When both binds are the same, one listener serves all three.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { MetricsGuard } from './metrics-access.ts';
 
 export type ProbeState = {
   /** Undefined when ready; otherwise why not, in words /readyz answers with. */
@@ -15,7 +17,13 @@ export type ProbeState = {
   readonly healthy: () => boolean;
 };
 export type EndpointBinds = { readonly probe: string; readonly metrics: string };
-type Route = (path: string, res: ServerResponse) => boolean;
+export type MetricsServing = {
+  /** Who may read /metrics (metrics-access.ts); absent: anyone who reaches the listener. */
+  readonly guard?: MetricsGuard;
+  /** PEM certificate and key: the metrics listener speaks HTTPS, so a scraper's token is not sent in clear. */
+  readonly tls?: { readonly cert: string; readonly key: string };
+};
+type Route = (path: string, req: IncomingMessage, res: ServerResponse) => boolean;
 
 const answer = (res: ServerResponse, code: number, body: string, type = 'text/plain') => {
   res.writeHead(code, { 'content-type': type });
@@ -23,7 +31,7 @@ const answer = (res: ServerResponse, code: number, body: string, type = 'text/pl
 };
 
 function probeRoute(state: ProbeState): Route {
-  return (path, res) => {
+  return (path, _req, res) => {
     if (path === '/healthz') answer(res, state.healthy() ? 200 : 500, state.healthy() ? 'ok' : 'unhealthy');
     else if (path === '/readyz') {
       const reason = state.notReady();
@@ -33,25 +41,40 @@ function probeRoute(state: ProbeState): Route {
   };
 }
 
-function metricsRoute(registry: Registry, log: Logger): Route {
-  return (path, res) => {
+function metricsRoute(registry: Registry, log: Logger, guard: MetricsGuard | undefined): Route {
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
+    if (guard !== undefined) {
+      const verdict = await guard(req.headers.authorization);
+      if (verdict.code !== 200) {
+        log.debug({ code: verdict.code, reason: verdict.reason }, 'scrape of /metrics refused');
+        answer(res, verdict.code, verdict.code === 401 ? 'Unauthorized' : `Forbidden: ${verdict.reason}`);
+        return;
+      }
+    }
+    answer(res, 200, await registry.metrics(), registry.contentType);
+  };
+  return (path, req, res) => {
     if (path !== '/metrics') return false;
-    registry
-      .metrics()
-      .then((text) => answer(res, 200, text, registry.contentType))
-      .catch((error: unknown) => {
-        log.error({ err: error }, 'rendering metrics failed');
-        answer(res, 500, 'metrics unavailable');
-      });
+    serve(req, res).catch((error: unknown) => {
+      log.error({ err: error }, 'serving /metrics failed (a review or the rendering)');
+      answer(res, 500, 'metrics unavailable');
+    });
     return true;
   };
 }
 
-async function listen(bind: string, routes: readonly Route[], what: string, log: Logger): Promise<Server> {
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+async function listen(
+  bind: string,
+  routes: readonly Route[],
+  what: string,
+  log: Logger,
+  tls?: MetricsServing['tls'],
+): Promise<Server> {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    if (!routes.some((route) => route(path, res))) answer(res, 404, 'not found');
-  });
+    if (!routes.some((route) => route(path, req, res))) answer(res, 404, 'not found');
+  };
+  const server = tls === undefined ? createServer(handle) : createTlsServer(tls, handle);
   const { host, port } = parseBind(bind);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -68,12 +91,20 @@ export async function serveProbes(
   registry: Registry,
   state: ProbeState,
   log: Logger,
+  serving: MetricsServing = {},
 ): Promise<Server> {
   const probes = probeRoute(state);
-  const metrics = metricsRoute(registry, log);
-  if (binds.probe === binds.metrics)
+  const metrics = metricsRoute(registry, log, serving.guard);
+  if (binds.probe === binds.metrics) {
+    // The kubelet probes over plain HTTP and without a token: a guarded or TLS /metrics needs its own port.
+    if (serving.guard !== undefined || serving.tls !== undefined)
+      throw new Error(
+        `--metrics-bind must differ from --probe-bind (${binds.probe}) with --metrics-auth or --metrics-cert-dir`,
+      );
     return listen(binds.probe, [probes, metrics], '/healthz, /readyz and /metrics', log);
-  const metricsServer = await listen(binds.metrics, [metrics], '/metrics', log);
+  }
+  const guarded = serving.guard === undefined ? '' : ' (TokenReview + SubjectAccessReview)';
+  const metricsServer = await listen(binds.metrics, [metrics], `/metrics${guarded}`, log, serving.tls);
   try {
     const probeServer = await listen(binds.probe, [probes], '/healthz and /readyz', log);
     probeServer.on('close', () => metricsServer.close());

@@ -38,11 +38,14 @@ Cluster-scoped and shared names carry the release, so two releases never collide
 {{- prepend .Values.admissionPolicy.extraOperatorUsers (include "sandbox-operator.operatorUser" .) | join "," -}}
 {{- end -}}
 
-{{/* The operator image; the shell reaper sidecar runs the same image unless shellReaper.image is set. */}}
+{{/*
+The operator image; the shell reaper sidecar runs the same image unless shellReaper.image is set. With a
+digest it is repository:tag@digest: the runtime pulls by the digest alone, the tag stays for people.
+*/}}
 {{- define "sandbox-operator.image" -}}
 {{- $tag := .Values.image.tag | default .Chart.AppVersion -}}
 {{- if .Values.image.digest -}}
-{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{ .Values.image.repository }}:{{ $tag }}@{{ .Values.image.digest }}
 {{- else -}}
 {{ .Values.image.repository }}:{{ $tag }}
 {{- end -}}

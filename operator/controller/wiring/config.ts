@@ -32,6 +32,16 @@ const configSchema = z.object({
     .describe(
       '--metrics-bind: /metrics, loopback by default (docs/security.md); equal to --probe-bind: one listener',
     ),
+  metricsAuth: z
+    .stringbool()
+    .default(false)
+    .describe(
+      '--metrics-auth: /metrics only to bearer tokens the API server authenticates and authorizes for get /metrics',
+    ),
+  metricsCertDir: z
+    .string()
+    .optional()
+    .describe('--metrics-cert-dir: tls.crt and tls.key here: /metrics over HTTPS (its own --metrics-bind)'),
   admissionParams: z
     .string()
     .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, 'expected <namespace>/<name>')
@@ -125,6 +135,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
   }
   const config = parsed.data;
   requireHttps(config);
+  requireOwnMetricsPort(config);
   const ledgerToken = config.ledgerTokenFile
     ? readFileSync(config.ledgerTokenFile, 'utf8').trim()
     : env['SANDBOX_OPERATOR_LEDGER_TOKEN'];
@@ -132,6 +143,15 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
     ? readFileSync(config.locatorTokenFile, 'utf8').trim()
     : env['SANDBOX_OPERATOR_LOCATOR_TOKEN'];
   return { ...config, ledgerToken, locatorToken };
+}
+
+/** The kubelet probes over plain HTTP without a token: a guarded or HTTPS /metrics needs its own listener. */
+function requireOwnMetricsPort(config: z.infer<typeof configSchema>): void {
+  if ((config.metricsAuth || config.metricsCertDir !== undefined) && config.metricsBind === config.probeBind)
+    throw new ConfigError(
+      `--metrics-bind (or ${envName('metricsBind')}): must differ from --probe-bind (${config.probeBind}) ` +
+        'with --metrics-auth or --metrics-cert-dir',
+    );
 }
 
 /**

@@ -27,8 +27,8 @@ import {
   reportIdentity,
 } from './identity.ts';
 import { CONTROLLER, createMetrics, queueMetrics, reconcileMetrics } from './metrics.ts';
-import { serveProbes } from '../../runtime/probes.ts';
 import { registerStateGauges } from './state-metrics.ts';
+import { serveEndpoints } from './metrics-serving.ts';
 import { DEFAULT_BACKOFF, WorkQueue } from '../../runtime/queue.ts';
 import { Runner } from '../../runtime/runner.ts';
 import { reconcileSandbox } from '../sandbox-reconciler.ts';
@@ -135,8 +135,9 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const params = admissionParamsRef(config.admissionParams);
   const identity = await checkIdentity(clients.json, params);
   reportIdentity(identity, log);
-  const server = await serveProbes(
-    { probe: config.probeBind, metrics: config.metricsBind },
+  const server = await serveEndpoints(
+    config,
+    clients.json,
     metrics.registry,
     {
       healthy: () => !stopping,

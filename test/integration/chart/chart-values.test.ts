@@ -60,7 +60,7 @@ describe('the chart with non-default values', () => {
     const rendered = await template(NON_DEFAULT_VALUES, { release: 'sbx', namespace: 'platform' });
     const pod = deployment(rendered).spec!.template.spec!;
     const main = pod.containers[0]!;
-    expect(main.image).toBe(`registry.example.com/platform/sandbox-operator@sha256:${'a'.repeat(64)}`);
+    expect(main.image).toBe(`registry.example.com/platform/sandbox-operator:0.1.0@sha256:${'a'.repeat(64)}`);
     const mount = main.volumeMounts!.find((m) => m.name === 'ledger-token')!;
     expect(pod.volumes!.find((v) => v.name === 'ledger-token')?.secret).toEqual({
       secretName: 'ledger-token',

@@ -34,4 +34,14 @@ describe('operator settings', () => {
       /--failpoints \(or SANDBOX_OPERATOR_FAILPOINTS\): unknown failpoint\(s\) no-such-step; known: /,
     );
   });
+
+  it('keeps /metrics unauthenticated on loopback by default, and guarded only on a port of its own', () => {
+    const defaults = loadConfig([], {});
+    expect(defaults.metricsAuth).toBe(false);
+    expect(defaults.metricsBind).toBe('127.0.0.1:8080');
+    expect(loadConfig(['--metrics-auth', 'true', '--metrics-bind', ':8443'], {}).metricsAuth).toBe(true);
+    // The kubelet's probes carry no token: the probe port cannot be the guarded one.
+    const shared = () => loadConfig(['--metrics-auth', 'true', '--metrics-bind', ':8081'], {});
+    expect(shared).toThrow(/--metrics-bind .*must differ from --probe-bind \(:8081\)/);
+  });
 });

@@ -1,6 +1,8 @@
 // The operator image, built from the repository's Dockerfile with buildah (Debian's), on the base image
-// node-base.ts assembles under the tag the Dockerfile names; no registry, no Docker. The result is a
-// docker-archive tar cached under <cache>/images/, keyed by a hash of everything the Dockerfile copies.
+// node-base.ts assembles under the tag the Dockerfile names, pinned by its digest (NODE_IMAGE=<tag>@sha256:…:
+// buildah refuses any other image under that tag); no registry, no Docker. The result is a docker-archive
+// tar cached under <cache>/images/, keyed by a hash of everything the Dockerfile copies, with its SBOM and
+// provenance beside it (attestations.ts).
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -8,6 +10,7 @@ import { access, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { runStep, type BuildReporter } from '../run-step.ts';
+import { attestationPaths, writeAttestations } from './attestations.ts';
 import { DOCKERFILE, ensureNodeBase } from './node-base.ts';
 import { imagesDir, type LocalImage } from './node-images.ts';
 
@@ -63,16 +66,36 @@ async function trustMounts(): Promise<string[]> {
   return mounts;
 }
 
+async function allExist(paths: readonly string[]): Promise<boolean> {
+  try {
+    await Promise.all(paths.map((path) => access(path)));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The digest buildah gave the base it pulled: what NODE_IMAGE pins. */
+async function pulledDigest(tag: string): Promise<string> {
+  const { stdout } = await run('buildah', [
+    'inspect',
+    '--type',
+    'image',
+    '--format',
+    '{{.FromImageDigest}}',
+    tag,
+  ]);
+  return stdout.trim();
+}
+
 export async function ensureOperatorImage(root: string, report: BuildReporter): Promise<LocalImage> {
-  const id = (await inputsHash()).slice(0, 12);
+  const hash = await inputsHash();
+  const id = hash.slice(0, 12);
   const tag = `${OPERATOR_IMAGE_NAME}:dev-${id}`;
   const archive = join(imagesDir(root), `sandbox-operator-${id}.tar`);
-  try {
-    await access(archive);
-    return { tag, archive };
-  } catch {
-    // not built yet for these inputs
-  }
+  const { sbom, provenance } = attestationPaths(archive);
+  // A tar without its SBOM and provenance (built before they were) is built again: buildah keeps the layers.
+  if (await allExist([archive, sbom, provenance])) return { tag, archive };
   const base = await ensureNodeBase(root, report);
   const step = (name: string, args: readonly string[]) =>
     runStep({
@@ -87,7 +110,9 @@ export async function ensureOperatorImage(root: string, report: BuildReporter): 
       retryHint: 'Rerun the command; buildah keeps the layers it finished.',
     });
   await step('buildah pull (the local base)', ['pull', '--quiet', `docker-archive:${base.archive}`]);
-  await step('buildah bud (the Dockerfile)', [
+  const pinnedBase = `${base.tag}@${await pulledDigest(base.tag)}`;
+  const startedOn = new Date();
+  const bud = [
     'bud',
     '--network',
     'host',
@@ -95,19 +120,32 @@ export async function ensureOperatorImage(root: string, report: BuildReporter): 
     '--layers',
     ...(await trustMounts()),
     '--build-arg',
+    `NODE_IMAGE=${pinnedBase}`,
+    '--build-arg',
     `REVISION=local-${id}`,
     '-t',
     tag,
     '-f',
     DOCKERFILE,
     REPO,
-  ]);
+  ];
+  await step('buildah bud (the Dockerfile)', bud);
   // Older builds of this cache go: one operator image is kept.
   for (const entry of await readdir(imagesDir(root)))
-    if (entry.startsWith('sandbox-operator-') && entry.endsWith('.tar'))
+    if (entry.startsWith('sandbox-operator-') && /\.(tar|sbom\.cdx\.json|provenance\.json)$/.test(entry))
       await rm(join(imagesDir(root), entry), { force: true });
   const partial = `${archive}.partial-${process.pid}`;
   await step('buildah push (docker-archive)', ['push', '--quiet', tag, `docker-archive:${partial}:${tag}`]);
   await run('mv', [partial, archive]);
+  await writeAttestations({
+    repo: REPO,
+    archive,
+    tag,
+    inputsHash: hash,
+    base: pinnedBase,
+    command: ['buildah', ...bud],
+    startedOn,
+    finishedOn: new Date(),
+  });
   return { tag, archive };
 }
