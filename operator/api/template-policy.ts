@@ -141,9 +141,8 @@ export function checkValidation(check: TemplateCheck, target: CheckTarget): Vali
  * template: the operator's own metadata writes and a tenant's annotation never need it.
  */
 const AUTHOR_MAY_CREATE_PODS: Validation = {
-  expression:
-    "(request.operation == 'UPDATE' && object.spec.podTemplate == oldObject.spec.podTemplate) || " +
-    "authorizer.group('').resource('pods').namespace(request.namespace).check('create').allowed()",
+  // An UPDATE that keeps the template never gets here (the policy's match condition).
+  expression: "authorizer.group('').resource('pods').namespace(request.namespace).check('create').allowed()",
   messageExpression:
     "'spec.podTemplate: ' + request.userInfo.username + ' may not create pods in namespace ' + request.namespace + " +
     "': the operator creates the pods of a Sandbox from its template, so its author needs that right (grant create on pods, as the built-in edit role does)'",
@@ -162,6 +161,16 @@ export function templatePolicy(name: string = TEMPLATE_POLICY_NAME) {
         },
       ],
     },
+    // A template is judged when it is written. A Sandbox admitted before its namespace's checks tightened
+    // (a level raised, a runtime class pinned, an upgrade adding a check) must still take the operator's
+    // metadata writes — its finalizer's removal above all, or its deletion waits forever; the pods the
+    // operator would build from it meet the same checks in the operator bounds (operator-reach.ts).
+    matchConditions: [
+      {
+        name: 'template-written',
+        expression: "request.operation == 'CREATE' || object.spec.podTemplate != oldObject.spec.podTemplate",
+      },
+    ],
     variables: VARIABLES,
     validations: [
       {

@@ -7,13 +7,14 @@
 import { describe, expect, it } from 'vitest';
 import { kwokNodeName } from '@sandbox-operator/local-cluster';
 import { GROUP, RUNTIME_CLASSES_ANNOTATION, VERSION } from '../../../operator/api/names.ts';
-import { kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { sandboxManifest } from '../controller/fixtures.ts';
 import { customObjects } from '../controller/operator.ts';
 
 const namespace = testNamespace('template-baseline');
 const pinned = testNamespace('template-runtime');
 const privileged = testNamespace('template-privileged');
+const tightened = testNamespace('template-tightened');
 
 type Spec = Record<string, unknown>;
 type Change = { spec?: Spec; container?: Spec; annotations?: Record<string, string> };
@@ -159,5 +160,29 @@ describe('runtime classes an administrator pins per namespace', () => {
       expect(message).toContain(RUNTIME_CLASSES_ANNOTATION);
     }
     expect(await createWith(pinned, { spec: { runtimeClassName: 'kata' } })).toBe('created');
+  });
+});
+
+describe('a Sandbox admitted before its namespace’s checks tightened', () => {
+  it('stays writable while its template is untouched (the operator’s finalizer), and a template change is checked', async () => {
+    const level = (value: string) =>
+      kubectlOk([
+        'label',
+        'namespace',
+        tightened,
+        `sandbox.agents.dev/pod-template-level=${value}`,
+        '--overwrite',
+      ]);
+    await level('privileged');
+    const name = `tb-${serial}`;
+    expect(await createWith(tightened, { spec: { nodeName: 'control-plane-0' } })).toBe('created');
+    await level('baseline');
+    // As the operator writes it: metadata only. Refused, it would hold the Sandbox's deletion forever.
+    const annotated = await kubectl(['annotate', 'sandbox', name, '-n', tightened, 'team=billing']);
+    expect(annotated.stderr).toBe('');
+    const image =
+      '[{"op":"replace","path":"/spec/podTemplate/spec/containers/0/image","value":"registry.example/b:2"}]';
+    const changed = await kubectl(['patch', 'sandbox', name, '-n', tightened, '--type=json', '-p', image]);
+    expect(changed.stderr).toContain('spec.podTemplate.spec.nodeName');
   });
 });
