@@ -234,6 +234,8 @@ export type AdmissionSettings = {
   readonly podTemplateLevel?: string;
   /** Namespaces whose Sandboxes the pod-template policy does not check. */
   readonly podTemplateExemptNamespaces?: readonly string[];
+  /** Nodes a template may name in `nodeName` (template-placement.ts); empty: none. */
+  readonly podTemplateNodeNames?: readonly string[];
   /** Groups whose members may set a Sandbox's administrator annotations (guard-protection.ts). */
   readonly administratorGroups?: readonly string[];
 };
@@ -257,6 +259,7 @@ export function admissionParams(
       ...(s.podTemplateExemptNamespaces
         ? { podTemplateExemptNamespaces: s.podTemplateExemptNamespaces.join(',') }
         : {}),
+      ...(s.podTemplateNodeNames ? { podTemplateNodeNames: s.podTemplateNodeNames.join(',') } : {}),
       ...(s.administratorGroups ? { administratorGroups: s.administratorGroups.join(',') } : {}),
     },
   };

@@ -55,6 +55,25 @@ export const REAPER_CONTAINER = 'shell-reaper';
  */
 export const SHELL_REAPER_ACCOUNT = 'sandbox-shell-reaper';
 
+/**
+ * The volumes the operator adds to a sandbox pod with the shell reaper (operator/sidecar/injection): reserved,
+ * so a template can neither declare nor mount them (template-policy.ts) — a mount by name would hand the agent
+ * the reaper's token or journal, or let it replace the socket.
+ */
+export const REAPER_VOLUMES = {
+  socket: 'sandbox-reaper-socket',
+  output: 'sandbox-reaper-output',
+  state: 'sandbox-reaper-state',
+  token: 'sandbox-reaper-token',
+  tmp: 'sandbox-reaper-tmp',
+} as const;
+
+/**
+ * On a namespace, set by an administrator (tenants cannot write namespaces): the runtime classes its
+ * Sandboxes must use, comma-separated (e.g. `gvisor,kata`). An annotation, as a label value cannot hold a comma.
+ */
+export const RUNTIME_CLASSES_ANNOTATION = `${GROUP}/runtime-classes`;
+
 export const ANNOTATIONS = {
   /**
    * On a Sandbox: it existed before the reference index (adopted). Its value says where from. Such a

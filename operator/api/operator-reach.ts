@@ -15,10 +15,11 @@
  * only over the node's loopback, puts the reaper's pods on the host network after the operator asked for them,
  * which no bound here can tell from the operator's own request (docs/security.md).
  */
-import { GROUP, LABELS, MANAGED_BY, SANDBOX, VERSION } from './names.ts';
+import { GROUP, LABELS, MANAGED_BY, REAPER_VOLUMES, SANDBOX, VERSION } from './names.ts';
 import type { Validation, Variable } from './admission.ts';
-import { BASELINE_CAPABILITIES, TEMPLATE_CHECKS, type TemplateCheck } from './template-checks.ts';
-import { checkValidation, LEVEL_VARIABLES } from './template-policy.ts';
+import { BASELINE_CAPABILITIES, type TemplateCheck } from './template-checks.ts';
+import { checkValidation, LEVEL_VARIABLES, POD_CHECKS } from './template-policy.ts';
+import { PLACEMENT_VARIABLES, runtimeClassValidation } from './template-placement.ts';
 
 /** The injected sidecar's container name and the capabilities its privileged mode adds beyond baseline's. */
 export const REAPER_CONTAINER_NAME = 'shell-reaper';
@@ -74,7 +75,9 @@ export const REACH_VARIABLES: readonly Variable[] = [
   },
   // What the pod-template checks read, of the pod being created.
   { name: 'template', expression: 'object.spec' },
+  { name: 'annotations', expression: 'object.metadata.?annotations.orValue({})' },
   ...LEVEL_VARIABLES,
+  ...PLACEMENT_VARIABLES,
   { name: 'podSecurity', expression: 'variables.template.?securityContext.orValue({})' },
 ];
 
@@ -86,6 +89,30 @@ const reaperSpared = (check: TemplateCheck, list: string): string | undefined =>
     : undefined;
 
 const CHECKED = 'the operator may create only pods that pass the pod-template checks of their namespace: ';
+
+/**
+ * The reaper's volumes as the injection mounts them: its token, journal and scratch space for the reaper alone,
+ * its socket read-only for everyone else (an agent that could write there could replace the socket).
+ */
+const REAPER_ONLY = [REAPER_VOLUMES.token, REAPER_VOLUMES.state, REAPER_VOLUMES.tmp];
+const agentMountOk =
+  `c.?volumeMounts.orValue([]).all(m, !(m.name in ${quoted(REAPER_ONLY)}) && ` +
+  `(m.name != '${REAPER_VOLUMES.socket}' || m.?readOnly.orValue(false)))`;
+const REAPER_MOUNTS: Validation = {
+  expression:
+    '!variables.podCreate || ' +
+    ['containers', 'initContainers', 'ephemeralContainers']
+      .map(
+        (list) =>
+          `variables.template.?${list}.orValue([]).all(c, ` +
+          `${list === 'initContainers' ? `c.name == '${REAPER_CONTAINER_NAME}' || ` : ''}${agentMountOk})`,
+      )
+      .join(' && '),
+  messageExpression:
+    `'${CHECKED}only the shell reaper mounts ${REAPER_ONLY.join(', ')}, and others mount ` +
+    `${REAPER_VOLUMES.socket} read-only; refused pod ' + variables.pod`,
+  reason: 'Forbidden',
+};
 
 export function reachValidations(): Validation[] {
   const reaperCapabilities = [...BASELINE_CAPABILITIES, ...REAPER_EXTRA_CAPABILITIES];
@@ -99,14 +126,17 @@ export function reachValidations(): Validation[] {
         'request.resource.resource + " " + variables.pod',
       reason: 'Forbidden',
     },
-    ...TEMPLATE_CHECKS.filter((check) => check.field !== 'hostNetwork').map((check) =>
+    ...POD_CHECKS.filter((check) => check.field !== 'hostNetwork').map((check) =>
       checkValidation(check, {
         path: 'spec',
+        metadataPath: 'metadata',
         skip: '!variables.podCreate',
         exempt: reaperSpared,
         prefix: CHECKED,
       }),
     ),
+    runtimeClassValidation('spec', '!variables.podCreate', CHECKED),
+    REAPER_MOUNTS,
     {
       expression:
         "!variables.podCreate || variables.level == 'privileged' || " +

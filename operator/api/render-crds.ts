@@ -125,6 +125,7 @@ export function renderPolicies(): Record<string, string> {
         watchNamespaces: [],
         podTemplateLevel: DEFAULT_TEMPLATE_LEVEL,
         podTemplateExemptNamespaces: [],
+        podTemplateNodeNames: [],
         administratorGroups: [DEFAULT_ADMINISTRATOR_GROUP],
       }),
       ...admissionPolicies(DEFAULT_NAMESPACE),
@@ -142,6 +143,7 @@ export const CHART_PLACEHOLDERS = {
   watchNamespaces: 'HELM_WATCH_NAMESPACES',
   podTemplateLevel: 'HELM_POD_TEMPLATE_LEVEL',
   podTemplateExemptNamespaces: 'HELM_POD_TEMPLATE_EXEMPT',
+  podTemplateNodeNames: 'HELM_POD_TEMPLATE_NODE_NAMES',
   administratorGroups: 'HELM_ADMINISTRATOR_GROUPS',
   labels: 'HELM_CHART_LABELS',
   podProtectionName: 'HELM_POD_PROTECTION_NAME',
@@ -164,6 +166,7 @@ const HELM_EXPRESSIONS: Record<keyof typeof CHART_PLACEHOLDERS, (indent: number)
   watchNamespaces: () => ' {{ .Values.operator.watchNamespace | quote }}',
   podTemplateLevel: () => ' {{ .Values.podTemplatePolicy.level | quote }}',
   podTemplateExemptNamespaces: () => ' {{ join "," .Values.podTemplatePolicy.exemptNamespaces | quote }}',
+  podTemplateNodeNames: () => ' {{ join "," .Values.podTemplatePolicy.allowedNodeNames | quote }}',
   administratorGroups: () => ' {{ join "," .Values.admissionPolicy.administratorGroups | quote }}',
   labels: (indent) => ` {{- include "sandbox-operator.labels" . | nindent ${indent + 2} }}`,
   podProtectionName: () => ' {{ include "sandbox-operator.podProtectionPolicy" . }}',
@@ -200,8 +203,8 @@ const withLabels = <T extends { metadata: object }>(object: T): T => ({
 /**
  * templates/admission-policy.yaml: the same objects as crds/policies/, with names carrying the release (so
  * two releases never collide), the release namespace, the operator's ServiceAccount user (plus
- * `admissionPolicy.extraOperatorUsers`), the watched namespace, the pod-template level and exemptions
- * (`podTemplatePolicy`), the administrator groups (`admissionPolicy.administratorGroups`) and the chart's
+ * `admissionPolicy.extraOperatorUsers`), the watched namespace, the pod-template level, exemptions and
+ * allowed nodes (`podTemplatePolicy`), the administrator groups (`admissionPolicy.administratorGroups`) and the chart's
  * labels filled in by Helm. Throws if a placeholder is not substituted
  * where expected, so a change in the printer's output cannot silently leave one behind.
  */
@@ -227,6 +230,7 @@ export function renderChartAdmissionPolicy(): string {
         watchNamespaces: [p.watchNamespaces],
         podTemplateLevel: p.podTemplateLevel,
         podTemplateExemptNamespaces: [p.podTemplateExemptNamespaces],
+        podTemplateNodeNames: [p.podTemplateNodeNames],
         administratorGroups: [p.administratorGroups],
       },
       names.params,

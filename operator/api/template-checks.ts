@@ -1,14 +1,17 @@
 /**
  * The Pod Security Standards (kubernetes.io/docs/concepts/security/pod-security-standards, v1.36) as CEL
  * over a Sandbox's pod template, one check per control. `ok` is CEL over `variables.template` (the pod spec)
- * and `variables.podSecurity` (its securityContext), plus `c` (each container of every list) or `v` (each
- * volume). The first failing check is the one the API server reports, so the most telling come first.
+ * and `variables.podSecurity` (its securityContext), plus `c` (each container of every list), `v` (each
+ * volume) or `k` (each key of `variables.annotations`, the template's metadata.annotations). The first failing check is the one the API server reports, so the most telling come first.
  */
 
 export type TemplateCheck = {
   readonly level: 'baseline' | 'restricted';
-  readonly on: 'pod' | 'container' | 'volume';
-  /** The field, relative to the pod spec (pod), or the suffix after `containers[name]` / `volumes[name]`. */
+  readonly on: 'pod' | 'container' | 'volume' | 'annotation';
+  /**
+   * The field, relative to the pod spec (pod), or the suffix after `containers[name]` / `volumes[name]`;
+   * unused for an annotation, which is named by its key.
+   */
   readonly field: string;
   readonly rule: string;
   readonly ok: string;
@@ -141,6 +144,15 @@ export const TEMPLATE_CHECKS: readonly TemplateCheck[] = [
     field: '.securityContext.appArmorProfile',
     rule: 'must not be Unconfined',
     ok: `${sc}.?appArmorProfile.?type.orValue('') != 'Unconfined'`,
+  },
+  {
+    level: 'baseline',
+    on: 'annotation',
+    field: '',
+    rule: 'must be runtime/default or localhost/<profile>',
+    ok:
+      "!k.startsWith('container.apparmor.security.beta.kubernetes.io/') || " +
+      "variables.annotations[k] in ['', 'runtime/default'] || variables.annotations[k].startsWith('localhost/')",
   },
   {
     level: 'baseline',

@@ -10,11 +10,18 @@
  *    with `edit` cannot label namespaces);
  * 3. else the stricter of the parameters' `podTemplateLevel` (the chart's `podTemplatePolicy.level`,
  *    default baseline) and the namespace's `pod-security.kubernetes.io/enforce` level.
- * An unknown level refuses every Sandbox in the namespace (fail closed) with a message naming it.
+ * An unknown level refuses every Sandbox in the namespace (fail closed) with a message naming it. The
+ * operator's reserved names and a namespace's pinned runtime classes apply at every level (template-placement.ts).
  */
 import { GROUP, SANDBOX, VERSION } from './names.ts';
 import { policyBinding, type Validation, type Variable, validatingPolicy } from './admission.ts';
 import { TEMPLATE_CHECKS, type TemplateCheck } from './template-checks.ts';
+import {
+  PLACEMENT_CHECKS,
+  PLACEMENT_VARIABLES,
+  reservedNameValidations,
+  runtimeClassValidation,
+} from './template-placement.ts';
 
 export const TEMPLATE_POLICY_NAME = `sandbox-pod-template.${GROUP}`;
 export const TEMPLATE_LEVEL_LABEL = `${GROUP}/pod-template-level`;
@@ -41,9 +48,14 @@ export const LEVEL_VARIABLES: readonly Variable[] = [
   },
 ];
 
+/** Every check a pod template passes at its level: the Pod Security Standards, then placement. */
+export const POD_CHECKS: readonly TemplateCheck[] = [...TEMPLATE_CHECKS, ...PLACEMENT_CHECKS];
+
 const VARIABLES: readonly Variable[] = [
   { name: 'template', expression: 'object.spec.podTemplate.spec' },
+  { name: 'annotations', expression: 'object.spec.podTemplate.?metadata.?annotations.orValue({})' },
   ...LEVEL_VARIABLES,
+  ...PLACEMENT_VARIABLES,
   {
     name: 'podSecurity',
     expression: 'variables.template.?securityContext.orValue({})',
@@ -59,6 +71,8 @@ const SUFFIX =
 export type CheckTarget = {
   /** The pod spec's path in the object, e.g. `spec.podTemplate.spec` (a Sandbox) or `spec` (a pod). */
   readonly path: string;
+  /** The metadata's path, e.g. `spec.podTemplate.metadata` or `metadata`. */
+  readonly metadataPath: string;
   /** CEL that, when true, passes the check without looking (e.g. "not the operator's CREATE"). */
   readonly skip?: string;
   /** Per check, CEL over `c` for a container the check does not apply to (the injected sidecar). */
@@ -78,6 +92,16 @@ export function checkValidation(check: TemplateCheck, target: CheckTarget): Vali
     return {
       expression: `${gate} || (${check.ok})`,
       messageExpression: `${lead}'${path}.${check.field} ${check.rule}' + ${SUFFIX}`,
+      reason: 'Forbidden',
+    };
+  }
+  if (check.on === 'annotation') {
+    const annotations = 'variables.annotations';
+    return {
+      expression: `${gate} || ${annotations}.all(k, ${check.ok})`,
+      messageExpression:
+        `${lead}${annotations}.filter(k, !(${check.ok})).map(k, '${target.metadataPath}.annotations[' + k + ']')` +
+        `.join(', ') + ' ${check.rule}' + ${SUFFIX}`,
       reason: 'Forbidden',
     };
   }
@@ -117,9 +141,8 @@ export function checkValidation(check: TemplateCheck, target: CheckTarget): Vali
  * template: the operator's own metadata writes and a tenant's annotation never need it.
  */
 const AUTHOR_MAY_CREATE_PODS: Validation = {
-  expression:
-    "(request.operation == 'UPDATE' && object.spec.podTemplate == oldObject.spec.podTemplate) || " +
-    "authorizer.group('').resource('pods').namespace(request.namespace).check('create').allowed()",
+  // An UPDATE that keeps the template never gets here (the policy's match condition).
+  expression: "authorizer.group('').resource('pods').namespace(request.namespace).check('create').allowed()",
   messageExpression:
     "'spec.podTemplate: ' + request.userInfo.username + ' may not create pods in namespace ' + request.namespace + " +
     "': the operator creates the pods of a Sandbox from its template, so its author needs that right (grant create on pods, as the built-in edit role does)'",
@@ -138,6 +161,16 @@ export function templatePolicy(name: string = TEMPLATE_POLICY_NAME) {
         },
       ],
     },
+    // A template is judged when it is written. A Sandbox admitted before its namespace's checks tightened
+    // (a level raised, a runtime class pinned, an upgrade adding a check) must still take the operator's
+    // metadata writes — its finalizer's removal above all, or its deletion waits forever; the pods the
+    // operator would build from it meet the same checks in the operator bounds (operator-reach.ts).
+    matchConditions: [
+      {
+        name: 'template-written',
+        expression: "request.operation == 'CREATE' || object.spec.podTemplate != oldObject.spec.podTemplate",
+      },
+    ],
     variables: VARIABLES,
     validations: [
       {
@@ -147,7 +180,11 @@ export function templatePolicy(name: string = TEMPLATE_POLICY_NAME) {
           `parameter podTemplateLevel or the namespace label ${TEMPLATE_LEVEL_LABEL}'`,
         reason: 'Invalid',
       },
-      ...TEMPLATE_CHECKS.map((check) => checkValidation(check, { path: 'spec.podTemplate.spec' })),
+      ...reservedNameValidations('spec.podTemplate.spec'),
+      ...POD_CHECKS.map((check) =>
+        checkValidation(check, { path: 'spec.podTemplate.spec', metadataPath: 'spec.podTemplate.metadata' }),
+      ),
+      runtimeClassValidation('spec.podTemplate.spec'),
       AUTHOR_MAY_CREATE_PODS,
     ],
   });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
-import { startControllerManager, startKwok } from './addons.ts';
+import { kwokNodeName, startControllerManager, startKwok } from './addons.ts';
 import { RESTRICTED_USER, ADMIN_USER, writeCredentials } from './auth.ts';
 import { ensureBinaries, type BinaryPaths } from './build.ts';
 import { cacheRoot, runStateDir } from './cache.ts';
@@ -17,7 +17,7 @@ import {
   type ApiServerAudit,
   type ComponentContext,
 } from './components.ts';
-import { installCrds, type CrdSummary } from './crds.ts';
+import { allowTemplateNodes, installCrds, type CrdSummary } from './crds.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { runKubectl, type KubectlOptions, type KubectlResult } from './kubectl.ts';
 import { registry } from './process-registry.ts';
@@ -182,6 +182,8 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
         : phase('kwok', () => startKwok(ctx, binaries.kwok, kubeconfigPath, kc, { nodes: kwokNodes })),
     ]);
     for (const proc of addons) if (proc !== null) running.push(proc);
+    const kwokNames = Array.from({ length: kwokNodes }, (_, i) => kwokNodeName(i));
+    await phase('template nodes', () => allowTemplateNodes({ kubectl }, installed, kwokNames));
     const nodeEnv = { root, kubeconfigPath, kc, report: options.report, apiPort: api.port, kubectl };
     const node =
       options.realNode === undefined || options.realNode === false

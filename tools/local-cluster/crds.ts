@@ -90,6 +90,45 @@ export async function installCrds(options: InstallCrdsOptions): Promise<Installe
   return { crds, files: [...crdFiles, ...policyFiles] };
 }
 
+/**
+ * The admission parameters crds/policies/ installs (operator/api/admission.ts; named here, as this package
+ * imports nothing of operator/): kwok nodes are reached only by naming them (there is no scheduler without a
+ * real node), and the pod-template policy refuses a `nodeName` not in `podTemplateNodeNames`, so the local
+ * control plane lists its own kwok nodes there, as an administrator would list nodes a template may name.
+ */
+const ADMISSION_PARAMS = { name: 'sandbox-operator-admission', namespace: 'sandbox-system' } as const;
+
+export async function allowTemplateNodes(
+  options: Pick<InstallCrdsOptions, 'kubectl'>,
+  installed: InstalledManifests,
+  nodes: readonly string[],
+): Promise<void> {
+  if (nodes.length === 0 || !installed.files.some((f) => f.includes('/policies/'))) return;
+  const patch = JSON.stringify({ data: { podTemplateNodeNames: nodes.join(',') } });
+  const { name, namespace } = ADMISSION_PARAMS;
+  const result = await options.kubectl([
+    'patch',
+    'configmap',
+    name,
+    '-n',
+    namespace,
+    '--type=merge',
+    '-p',
+    patch,
+  ]);
+  if (result.exitCode !== 0) {
+    throw new LocalClusterError(
+      'crd-install-failed',
+      `kubectl patch of configmap ${namespace}/${name} failed`,
+      {
+        step: 'allow the kwok nodes in Sandbox templates',
+        outputTail: result.stderr,
+        hint: 'crds/policies/ should create this ConfigMap; regenerate it with `npm run crds`.',
+      },
+    );
+  }
+}
+
 interface CrdStatus {
   status?: { conditions?: { type?: string; status?: string; message?: string }[] };
 }

@@ -19,23 +19,16 @@
  * mount) and the output volume read-write; the sidecar mounts the output volume read-write too, so it can
  * bound and remove the files it tails.
  */
-import { REAPER_CONTAINER } from '../../api/names.ts';
+import { REAPER_CONTAINER, REAPER_VOLUMES } from '../../api/names.ts';
 import { CONFIG_ENV } from '../contract/config.ts';
 
-export { REAPER_CONTAINER };
+export { REAPER_CONTAINER, REAPER_VOLUMES };
 export const REAPER_PATHS = {
   socketDir: '/var/run/sandbox-reaper',
   socket: '/var/run/sandbox-reaper/reaper.sock',
   outputDir: '/var/run/sandbox-reaper-output',
   stateDir: '/var/lib/sandbox-reaper',
   token: '/var/run/secrets/kubernetes.io/serviceaccount',
-} as const;
-export const REAPER_VOLUMES = {
-  socket: 'sandbox-reaper-socket',
-  output: 'sandbox-reaper-output',
-  state: 'sandbox-reaper-state',
-  token: 'sandbox-reaper-token',
-  tmp: 'sandbox-reaper-tmp',
 } as const;
 
 export type ReaperMode =

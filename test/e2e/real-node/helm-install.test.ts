@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { cacheRoot, ensureBinaries } from '@sandbox-operator/local-cluster';
+import { cacheRoot, ensureBinaries, kwokNodeName } from '@sandbox-operator/local-cluster';
 import { operatorImageOnNode } from '@sandbox-operator/local-cluster/images/on-node';
 import { freePort } from '@sandbox-operator/local-cluster/net';
 import { eventually, pending } from '../../integration/controller/operator.ts';
@@ -101,6 +101,10 @@ function installArgs(real: RealNodeInfo, repository: string, tag: string, port: 
     `tolerations=${JSON.stringify([realNodeToleration])}`,
     '--set',
     `shellReaper.namespaces={${tenant}}`,
+    // The release takes over the harness's admission parameters: keep the kwok nodes that later tests'
+    // Sandbox templates name (the local control plane allows them, tools/local-cluster/crds.ts).
+    '--set',
+    `podTemplatePolicy.allowedNodeNames={${[0, 1, 2].map(kwokNodeName).join(',')}}`,
     '--wait',
     '--timeout',
     '150s',

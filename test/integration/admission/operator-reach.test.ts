@@ -7,10 +7,16 @@
  */
 import { CoreV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION, EXCLUSIVITY_FINALIZER, LABELS, MANAGED_BY } from '../../../operator/api/names.ts';
+import {
+  API_VERSION,
+  EXCLUSIVITY_FINALIZER,
+  LABELS,
+  MANAGED_BY,
+  RUNTIME_CLASSES_ANNOTATION,
+} from '../../../operator/api/names.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
 import { sandboxPod } from '../../../operator/controller/pod-template.ts';
-import { kubeConfig, kubectl, testNamespace } from '../../harness/kube.ts';
+import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { createSandbox, getSandbox } from '../controller/fixtures.ts';
 import { grantOperatorRbac, OPERATOR_NAMESPACE } from '../controller/operator.ts';
 
@@ -96,12 +102,57 @@ describe('pods the operator’s identity creates', () => {
         context.allowPrivilegeEscalation = true;
       },
     ],
+    // Past the securityContext (issue 26, item 3): what the pod-template policy refuses a template, too.
+    [
+      'an unconfined AppArmor annotation',
+      (p: V1Pod) =>
+        (p.metadata!.annotations = { 'container.apparmor.security.beta.kubernetes.io/agent': 'unconfined' }),
+    ],
+    ['a node of its own choosing', (p: V1Pod) => (spec(p).nodeName = 'control-plane-0')],
+    ['a toleration of every taint', (p: V1Pod) => (spec(p).tolerations = [{ operator: 'Exists' }])],
+    ['a system priority class', (p: V1Pod) => (spec(p).priorityClassName = 'system-node-critical')],
+    [
+      'a gitRepo volume',
+      (p: V1Pod) =>
+        (spec(p).volumes = [...(spec(p).volumes ?? []), { name: 'repo', gitRepo: { repository: 'x' } }]),
+    ],
   ])('are refused with %s at the namespace’s level (baseline)', async (what, change) => {
     const refused = await create(
       operatorPod(`reach-${what.toLowerCase().replaceAll(/[^a-z]/g, '')}`, change),
     );
     expect(refused).toContain('the operator may create only pods');
     expect(refused).toContain('at pod-template level baseline');
+  });
+
+  it.each([
+    [
+      'the reaper’s token',
+      (p: V1Pod) =>
+        spec(p).containers[0]!.volumeMounts!.push({
+          name: 'sandbox-reaper-token',
+          mountPath: '/t',
+          readOnly: true,
+        }),
+    ],
+    [
+      'the reaper’s socket read-write',
+      (p: V1Pod) =>
+        (spec(p).containers[0]!.volumeMounts!.find((m) => m.name === 'sandbox-reaper-socket')!.readOnly =
+          false),
+    ],
+  ])('are refused with an agent mounting %s', async (what, change) => {
+    const refused = await create(operatorPod(`reach-mount-${what.length}`, change));
+    expect(refused).toContain('only the shell reaper mounts sandbox-reaper-token');
+  });
+
+  it('are refused without the runtime class the namespace pins', async () => {
+    await kubectlOk(['annotate', 'namespace', namespace, `${RUNTIME_CLASSES_ANNOTATION}=gvisor`]);
+    try {
+      const refused = await create(operatorPod('reach-runc'));
+      expect(refused).toContain('spec.runtimeClassName must be one of gvisor');
+    } finally {
+      await kubectlOk(['annotate', 'namespace', namespace, `${RUNTIME_CLASSES_ANNOTATION}-`]);
+    }
   });
 
   it('are refused in the system namespaces and the release’s own', async () => {

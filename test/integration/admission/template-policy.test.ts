@@ -8,6 +8,7 @@ import { GROUP, VERSION } from '../../../operator/api/names.ts';
 import { TEMPLATE_LEVEL_LABEL } from '../../../operator/api/template-policy.ts';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
+import { eventually, pending } from '../../harness/eventually.ts';
 import { kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { sandboxManifest } from '../controller/fixtures.ts';
 import { core, customObjects, OPERATOR_NAMESPACE } from '../controller/operator.ts';
@@ -140,23 +141,33 @@ describe('the configured level (admission parameter podTemplateLevel, chart podT
       },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
     );
+  // The API server reads the parameters through an informer: a change is in force a moment after the patch.
+  const createdOnce = (seen: (message: string) => boolean) =>
+    eventually('the parameters in force', async () => {
+      const message = await createWith(namespace, {});
+      return seen(message) ? message : pending(message);
+    });
+  const restore = async () => {
+    await setLevel('baseline');
+    await createdOnce((message) => message === 'created');
+  };
 
   it('applies to namespaces without a label of their own', async () => {
     await setLevel('restricted');
     try {
-      expect(await createWith(namespace, {})).toContain('runAsNonRoot');
+      expect(await createdOnce((message) => message !== 'created')).toContain('runAsNonRoot');
     } finally {
-      await setLevel('baseline');
+      await restore();
     }
   });
 
   it('fails closed on an unknown level, naming the setting', async () => {
     await setLevel('lenient');
     try {
-      const message = await createWith(namespace, {});
+      const message = await createdOnce((seen) => seen !== 'created');
       expect(message).toContain('pod-template level lenient is not one of privileged, baseline, restricted');
     } finally {
-      await setLevel('baseline');
+      await restore();
     }
   });
 });

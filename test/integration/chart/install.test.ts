@@ -7,7 +7,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESTRICTED_USER } from '@sandbox-operator/local-cluster';
+import { kwokNodeName, RESTRICTED_USER } from '@sandbox-operator/local-cluster';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import {
   createReference,
@@ -36,6 +36,8 @@ const values = () => ({
   shellReaper: { namespaces: [namespace] },
   rbac: { extraSubjects: [{ kind: 'User', name: RESTRICTED_USER, apiGroup: 'rbac.authorization.k8s.io' }] },
   admissionPolicy: { extraOperatorUsers: [RESTRICTED_USER] },
+  // The fixtures' Sandboxes name a kwok node, as the local control plane allows (tools/local-cluster/crds.ts).
+  podTemplatePolicy: { allowedNodeNames: [0, 1, 2].map(kwokNodeName) },
 });
 
 /** `kubectl auth can-i`, asked by the admin on behalf of `user`. */

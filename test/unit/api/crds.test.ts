@@ -196,6 +196,7 @@ describe('the chart’s admission policy template', () => {
       .replaceAll('{{ .Values.operator.watchNamespace | quote }}', '"team-a"')
       .replaceAll('{{ .Values.podTemplatePolicy.level | quote }}', '"restricted"')
       .replaceAll('{{ join "," .Values.podTemplatePolicy.exemptNamespaces | quote }}', '"ci,infra"')
+      .replaceAll('{{ join "," .Values.podTemplatePolicy.allowedNodeNames | quote }}', '"node-a"')
       .replaceAll(
         '{{ join "," .Values.admissionPolicy.administratorGroups | quote }}',
         '"system:masters,ops"',
@@ -232,6 +233,7 @@ describe('the chart’s admission policy template', () => {
             watchNamespaces: ['team-a'],
             podTemplateLevel: 'restricted',
             podTemplateExemptNamespaces: ['ci', 'infra'],
+            podTemplateNodeNames: ['node-a'],
             administratorGroups: ['system:masters', 'ops'],
           },
           names.params,
