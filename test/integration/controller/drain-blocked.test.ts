@@ -5,7 +5,9 @@
  * eviction is still refused; when the drain is called off the condition turns False. The test makes its own
  * kwok node, so cordoning it disturbs no other test's pods.
  */
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
 import { GROUP, LABELS, SANDBOX, VERSION } from '../../../operator/api/names.ts';
 import { kubectl, testNamespace } from '../../harness/kube.ts';
 import { getSandbox, sandboxManifest, untilSandbox } from './fixtures.ts';
@@ -14,6 +16,7 @@ import {
   customObjects,
   eventually,
   grantOperatorRbac,
+  OPERATOR_NAMESPACE,
   pending,
   startOperator,
   type RunningOperator,
@@ -27,8 +30,27 @@ let operator: RunningOperator | undefined;
 const disruption = async () =>
   (await getSandbox(namespace, 'held'))?.status?.conditions?.find((c) => c.type === 'DisruptionBlocked');
 
+/** The admission parameters' nodes a template may name (tools/local-cluster/crds.ts lists the kwok nodes). */
+async function setTemplateNodes(nodes: string): Promise<void> {
+  await core().patchNamespacedConfigMap(
+    {
+      name: ADMISSION_PARAMS,
+      namespace: OPERATOR_NAMESPACE,
+      body: { data: { podTemplateNodeNames: nodes } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+let templateNodes = '';
+
 beforeAll(async () => {
   if (!local) return;
+  const params = await core().readNamespacedConfigMap({
+    name: ADMISSION_PARAMS,
+    namespace: OPERATOR_NAMESPACE,
+  });
+  templateNodes = params.data?.['podTemplateNodeNames'] ?? '';
+  await setTemplateNodes([templateNodes, node].filter(Boolean).join(','));
   await core().createNode({
     body: {
       metadata: { name: node, labels: { 'kubernetes.io/hostname': node, type: 'kwok' } },
@@ -42,18 +64,28 @@ beforeAll(async () => {
     ...manifest,
     spec: { ...manifest.spec, podTemplate: { spec: { ...manifest.spec.podTemplate.spec, nodeName: node } } },
   };
-  await customObjects().createNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace,
-    plural: SANDBOX.plural,
-    body,
-  });
+  // The policies read their parameters through an informer: the node is allowed once the create goes through.
+  await eventually('the template may name the test’s node', () =>
+    customObjects()
+      .createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: SANDBOX.plural,
+        body,
+      })
+      .then(
+        () => true,
+        (error: unknown) => pending({ refused: String((error as { body?: unknown }).body ?? error) }),
+      ),
+  );
   await untilSandbox(namespace, 'held', 'pod running', (sandbox) => sandbox.status?.phase === 'Running');
 });
 afterAll(async () => {
   await operator?.stop();
-  if (local) await kubectl(['delete', 'node', node, '--wait=false']);
+  if (!local) return;
+  await setTemplateNodes(templateNodes);
+  await kubectl(['delete', 'node', node, '--wait=false']);
 });
 
 describe.skipIf(!local)('a sandbox on a node being drained', () => {
