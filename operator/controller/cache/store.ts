@@ -6,7 +6,7 @@
  * by itself — the deletion path confirms it with a consistent LIST first.
  */
 import type { MalformedObjectError, Parsed } from '../../api/parse.ts';
-import type { Sandbox } from '../../api/objects.ts';
+import type { SandboxState } from '../../api/objects.ts';
 import type { ReferenceEntry } from '../../exclusivity/reference.ts';
 import type { BudgetSummary } from './budget-summary.ts';
 import type { PodSummary } from './pod-summary.ts';
@@ -26,7 +26,7 @@ import {
 export { keyOf } from './store-records.ts';
 
 export interface StoreReader {
-  sandbox(key: string): Parsed<Sandbox> | undefined;
+  sandbox(key: string): Parsed<SandboxState> | undefined;
   sandboxKeys(): string[];
   references(sandboxKey: string): ReferenceEntry[];
   /** Malformed references that name this sandbox, or whose sandbox cannot be read (fail closed). */
@@ -44,7 +44,7 @@ export type Enqueue = (sandboxKeys: Iterable<string>, finishing?: boolean) => vo
 
 export class ClusterStore implements StoreReader {
   private readonly strings = new SharedStrings();
-  private readonly sandboxes = new Map<string, Parsed<Sandbox>>();
+  private readonly sandboxes = new Map<string, Parsed<SandboxState>>();
   private readonly referenceRecords = new Map<string, ReferenceRecord>();
   private readonly referencesBySandbox = new Map<string, Map<string, ReferenceRecord>>();
   private readonly unattributed = new Map<string, Map<string, MalformedObjectError>>();
@@ -83,7 +83,7 @@ export class ClusterStore implements StoreReader {
     (key) => this.dropBudget(key),
   );
 
-  sandbox(key: string): Parsed<Sandbox> | undefined {
+  sandbox(key: string): Parsed<SandboxState> | undefined {
     return this.sandboxes.get(key);
   }
   sandboxKeys(): string[] {
@@ -142,7 +142,7 @@ export class ClusterStore implements StoreReader {
     };
   }
 
-  private putSandbox({ key, value }: Decoded<Parsed<Sandbox>>): string[] {
+  private putSandbox({ key, value }: Decoded<Parsed<SandboxState>>): string[] {
     this.sandboxes.set(key, value);
     return [key];
   }
