@@ -1,9 +1,9 @@
 /**
  * What the store keeps of each watched object, decoded as the object arrives (the watcher calls `decode` per
  * LIST item and per event), so neither a LIST's pages nor an event's raw object outlive their arrival: a
- * Sandbox as parsed (unknown metadata such as managedFields dropped), a reference as its index entry, a pod and
- * a guard as their summaries. Strings that repeat across objects (namespaces, sandbox keys, worktrees, states)
- * are shared, not kept once per object as JSON.parse makes them.
+ * Sandbox as its state (parsed, then without its template and others' metadata), a reference as its index
+ * entry, a pod and a guard as their summaries. Strings that repeat across objects (namespaces, sandbox keys,
+ * worktrees, states) are shared, not kept once per object as JSON.parse makes them.
  */
 import {
   parseSandbox,

@@ -1,6 +1,7 @@
 /**
- * The controller's cache: Sandboxes (parsed), SessionReferences indexed by the sandbox they name, and sandbox
- * pods indexed by their sandbox label. Watchers write; reconcilers read through `StoreReader`.
+ * The controller's cache: Sandboxes (their state, no template: objects.ts `SandboxState`), SessionReferences
+ * indexed by the sandbox they name, and sandbox pods indexed by their sandbox label. Watchers write;
+ * reconcilers read through `StoreReader`.
  *
  * Caveat: the cache can be stale. A hit (a reference is present) may keep a sandbox; a miss never releases one
  * by itself — the deletion path confirms it with a consistent LIST first.
