@@ -7,6 +7,7 @@ import { CATEGORY, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from './names.ts
 import { sandboxSpecSchema, sandboxStatusSchema, UNOBSERVED_STATUS } from './sandbox.ts';
 import { sessionReferenceSpecSchema, sessionReferenceStatusSchema } from './session-reference.ts';
 import { SANDBOX_NAME_MAX } from './limits.ts';
+import { withPodSpec } from './pod-template-bounds.ts';
 import { toStructural } from './structural.ts';
 
 type Names = { kind: string; plural: string; singular: string; shortName: string };
@@ -21,6 +22,8 @@ function definition(options: {
   description: string;
   spec: z.ZodType;
   status: z.ZodType;
+  /** A last change to the spec's schema, past what zod can say (the Sandbox's vendored PodSpec). */
+  refineSpec?: (schema: Record<string, unknown>) => Record<string, unknown>;
   /** What a GET returns as status before anyone wrote one (a structural default, applied on read). */
   statusDefault?: Record<string, unknown>;
   columns: PrinterColumn[];
@@ -65,7 +68,7 @@ function definition(options: {
                 },
                 kind: { type: 'string', description: 'Kind of the REST resource this object represents.' },
                 metadata: { type: 'object' },
-                spec: jsonSchema(options.spec),
+                spec: (options.refineSpec ?? ((schema) => schema))(jsonSchema(options.spec)),
                 status: {
                   ...jsonSchema(options.status),
                   ...(options.statusDefault ? { default: options.statusDefault } : {}),
@@ -93,6 +96,7 @@ export const sandboxCrd = definition({
     'A sandbox for AI-agent sessions. Its pods are kept until the exclusivity decision says no session foreign ' +
     'to its worktree references it.',
   spec: sandboxSpecSchema,
+  refineSpec: withPodSpec,
   status: sandboxStatusSchema,
   statusDefault: UNOBSERVED_STATUS,
   // The eviction guard's maxUnavailable: 0 is computed against the pods' controller's replicas, which the

@@ -47,3 +47,17 @@ export const IDENTIFIER_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9._:-]*[A-Za-z0-9])?$';
 /** Kubernetes object names (DNS subdomain, as the API server checks them). */
 export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 export const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+
+/**
+ * Bounds of a Sandbox's pod template (issue 26, #5): the vendored PodSpec (pod-spec.schema.json) has none, so
+ * pod-template-bounds.ts puts these on every string, list and map in it. Text a container runs or reads
+ * (command, args, an env value) may hold a script or a certificate chain; everything else is a name, a path
+ * or a short value. The template's total stays bounded by the API server's object limit (1.5 MiB in etcd),
+ * which is why the operator's cache never holds the template (docs/security.md, "Memory").
+ */
+export const TEMPLATE_STRING_MAX = 4096;
+export const TEMPLATE_TEXT_MAX = 32 * 1024;
+export const TEMPLATE_LIST_MAX = 64;
+/** Environment variables and command or argument words of one container. */
+export const TEMPLATE_LONG_LIST_MAX = 256;
+export const TEMPLATE_MAP_MAX = 64;

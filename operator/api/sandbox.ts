@@ -64,7 +64,7 @@ const containerSchema = z
     image: z.string().min(1).max(1024).describe('Container image reference.'),
   })
   .meta({ 'x-kubernetes-preserve-unknown-fields': true })
-  .describe('A container, in the core/v1 Container shape; fields other than name and image pass through.');
+  .describe('A core/v1 Container; the CRD holds its whole schema, bounded (pod-template-bounds.ts).');
 
 /**
  * The deletion override must be set on a pod by someone entitled to it, never pre-set by a template for every
@@ -93,7 +93,9 @@ export const podTemplateSchema = z
       })
       .meta({ 'x-kubernetes-preserve-unknown-fields': true })
       .describe(
-        'A core/v1 PodSpec. The API server validates the whole spec when the controller creates a pod.',
+        'A core/v1 PodSpec, bounded: a field no PodSpec has is pruned (refused under strict field validation), ' +
+          'and strings, lists and maps have limits. The API server validates the whole spec again when the ' +
+          'controller creates a pod.',
       ),
   })
   .describe('Template for the sandbox pods (a core/v1 PodTemplateSpec).');

@@ -5,7 +5,7 @@
  * still holding references an erase just deleted would latch the sandbox again. A new overflow is therefore
  * confirmed by a consistent LIST before it is recorded; a persisted latch is kept as it is.
  */
-import type { Sandbox } from '../api/objects.ts';
+import type { SandboxState } from '../api/objects.ts';
 import { referenceEntryOf } from '../exclusivity/reference.ts';
 import { buildReferenceIndex, type ReferenceIndex } from '../exclusivity/reference-index.ts';
 import type { ReconcilerContext } from './context.ts';
@@ -15,7 +15,7 @@ import { keyOf } from './cache/store.ts';
 
 export async function currentIndex(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   erased: Erased | undefined,
   exclude: ReadonlySet<string> = new Set(),
 ): Promise<ReferenceIndex> {

@@ -8,13 +8,13 @@
  */
 import type { Logger } from 'pino';
 import { ANNOTATIONS, API_VERSION, SANDBOX } from '../api/names.ts';
-import type { Sandbox } from '../api/objects.ts';
+import type { SandboxState } from '../api/objects.ts';
 import type { Parsed } from '../api/parse.ts';
 import type { SessionReference } from '../api/objects.ts';
 import type { ReconcilerContext } from './context.ts';
 import type { ObjectRef } from './ports.ts';
 
-export const sandboxRef = (sandbox: Sandbox): ObjectRef => ({
+export const sandboxRef = (sandbox: SandboxState): ObjectRef => ({
   kind: SANDBOX.kind,
   apiVersion: API_VERSION,
   namespace: sandbox.metadata.namespace,
@@ -33,7 +33,7 @@ export type Erased = {
 
 export async function eraseReferences(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   request: string,
   log: Logger,
 ): Promise<Erased> {

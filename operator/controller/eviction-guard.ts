@@ -9,7 +9,7 @@
  * exclusive sandbox's release needs no guard; a shared one stays blocked, its refusal said).
  */
 import type { Logger } from 'pino';
-import type { Sandbox } from '../api/objects.ts';
+import type { SandboxState } from '../api/objects.ts';
 import { LABELS, MANAGED_BY } from '../api/names.ts';
 import { controllerErrorOf, MisconfigurationError, type Misconfiguration } from '../runtime/error-policy.ts';
 import type { ReconcilerContext } from './context.ts';
@@ -25,7 +25,7 @@ export type GuardOutcome =
 
 export async function keepEvictionGuard(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   log: Logger,
 ): Promise<GuardOutcome> {
   const { namespace, name } = sandbox.metadata;

@@ -4,10 +4,10 @@
  * one. Writes to the Sandbox carry its uid (the API server refuses them on any other); the pods and
  * references of a sandbox are found by name, so a deleting pass first reads the Sandbox live.
  */
-import type { Sandbox } from '../api/objects.ts';
+import type { SandboxState } from '../api/objects.ts';
 import type { LiveSandbox, SandboxIncarnation } from './ports.ts';
 
-export const incarnationOf = (sandbox: Sandbox): SandboxIncarnation => ({
+export const incarnationOf = (sandbox: SandboxState): SandboxIncarnation => ({
   namespace: sandbox.metadata.namespace,
   name: sandbox.metadata.name,
   uid: sandbox.metadata.uid ?? '',
@@ -20,7 +20,7 @@ export type Staleness = 'Current' | 'Gone' | 'Replaced' | 'NotDeleting';
  * exclusivity finalizer only the operator removes, no other Sandbox can take its name: the writes that follow
  * by name reach only its own pods and references.
  */
-export function stalenessOf(cached: Sandbox, live: LiveSandbox | undefined): Staleness {
+export function stalenessOf(cached: SandboxState, live: LiveSandbox | undefined): Staleness {
   if (live === undefined) return 'Gone';
   if (live.uid !== cached.metadata.uid) return 'Replaced';
   return live.deleting ? 'Current' : 'NotDeleting';

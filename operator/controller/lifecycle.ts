@@ -3,7 +3,7 @@
  * automatic cleanup clock, and the administrator's erase request.
  */
 import { ANNOTATIONS } from '../api/names.ts';
-import type { Sandbox } from '../api/objects.ts';
+import type { SandboxState } from '../api/objects.ts';
 import type { SandboxStatus } from '../api/sandbox.ts';
 import type { CapacityLatch, ReferenceIndex } from '../exclusivity/reference-index.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
@@ -12,7 +12,10 @@ import { rfc3339 } from './conditions.ts';
 export type ReconciliationStatus = NonNullable<SandboxStatus['reconciliation']>;
 
 /** A sandbox the operator created is born with the marker; an adopted one earns it by a legacy walk. */
-export function initialReconciliation(sandbox: Sandbox, ledgerConfigured: boolean): ReconciliationStatus {
+export function initialReconciliation(
+  sandbox: SandboxState,
+  ledgerConfigured: boolean,
+): ReconciliationStatus {
   const adoptedFrom = sandbox.metadata.annotations?.[ANNOTATIONS.adoptedFrom];
   if (adoptedFrom === undefined) return { state: 'NotRequired', marker: true };
   if (!ledgerConfigured) {
@@ -30,7 +33,7 @@ export function initialReconciliation(sandbox: Sandbox, ledgerConfigured: boolea
 }
 
 /** Ordinals 0..replicas-1 with no pod. Pods being deleted count as present: they are never replaced. */
-export function missingOrdinals(sandbox: Sandbox, pods: readonly PodSummary[]): number[] {
+export function missingOrdinals(sandbox: SandboxState, pods: readonly PodSummary[]): number[] {
   const present = new Set(pods.map((pod) => pod.ordinal));
   return Array.from({ length: sandbox.spec.replicas }, (_, i) => i).filter((i) => !present.has(i));
 }
@@ -49,7 +52,7 @@ export function capacityLatch(status: SandboxStatus | undefined): CapacityLatch 
  * inherited (a GitOps tool keeps the annotation on every Sandbox it re-creates; a restore brings it back
  * without the status), not a request: `inheritedErase` records it, and it erases nothing (issue 25, #10).
  */
-export function pendingErase(sandbox: Sandbox): string | undefined {
+export function pendingErase(sandbox: SandboxState): string | undefined {
   const requested = sandbox.metadata.annotations?.[ANNOTATIONS.eraseReferences];
   if (requested === undefined || !statusWritten(sandbox)) return undefined;
   if (requested === sandbox.status?.capacity?.erasedFor) return undefined;
@@ -57,7 +60,7 @@ export function pendingErase(sandbox: Sandbox): string | undefined {
 }
 
 /** The erase value a first status write records as done, unacted: see `pendingErase`. */
-export const inheritedErase = (sandbox: Sandbox): string | undefined =>
+export const inheritedErase = (sandbox: SandboxState): string | undefined =>
   statusWritten(sandbox) ? undefined : sandbox.metadata.annotations?.[ANNOTATIONS.eraseReferences];
 
 /**
@@ -65,7 +68,7 @@ export const inheritedErase = (sandbox: Sandbox): string | undefined =>
  * API server returns the CRD's default (`UNOBSERVED_STATUS`, observedGeneration 0). Every status the operator
  * writes records `reconciliation`, which the guard-protection policy also reads as "the status was written".
  */
-export const statusWritten = (sandbox: Sandbox): boolean => sandbox.status?.reconciliation !== undefined;
+export const statusWritten = (sandbox: SandboxState): boolean => sandbox.status?.reconciliation !== undefined;
 
 export type CleanupClock =
   | { readonly kind: 'Off' }
@@ -74,7 +77,7 @@ export type CleanupClock =
   | { readonly kind: 'Due'; readonly since: string };
 
 /** When the TTL of DeleteWhenUnreferenced runs out; the clock restarts whenever a reference appears. */
-export function cleanupClock(sandbox: Sandbox, index: ReferenceIndex, now: Date): CleanupClock {
+export function cleanupClock(sandbox: SandboxState, index: ReferenceIndex, now: Date): CleanupClock {
   if (index.entries.length > 0 || index.overflowed) return { kind: 'Referenced' };
   const since = sandbox.status?.unreferencedSince ?? rfc3339(now);
   if (sandbox.spec.cleanup.policy !== 'DeleteWhenUnreferenced') return { kind: 'Off' };
@@ -84,7 +87,11 @@ export function cleanupClock(sandbox: Sandbox, index: ReferenceIndex, now: Date)
 }
 
 /** `status.unreferencedSince` as it should be now: set while unreferenced, cleared when referenced. */
-export function unreferencedSince(sandbox: Sandbox, index: ReferenceIndex, now: Date): string | undefined {
+export function unreferencedSince(
+  sandbox: SandboxState,
+  index: ReferenceIndex,
+  now: Date,
+): string | undefined {
   if (index.entries.length > 0 || index.overflowed) return undefined;
   return sandbox.status?.unreferencedSince ?? rfc3339(now);
 }

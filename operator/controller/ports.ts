@@ -5,7 +5,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { Sandbox, SessionReference } from '../api/objects.ts';
+import type { Sandbox, SandboxState, SessionReference } from '../api/objects.ts';
 import type { Parsed } from '../api/parse.ts';
 import type { ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
 import type { JsonPatchOp } from './finalizer.ts';
@@ -36,8 +36,15 @@ export type WrittenSandbox = WrittenVersion & { readonly sandbox?: (() => Parsed
  */
 export type SandboxIncarnation = { readonly namespace: string; readonly name: string; readonly uid: string };
 
-/** What a live read says of a Sandbox: the incarnation under the name now, and whether it is being deleted. */
-export type LiveSandbox = { readonly uid: string; readonly deleting: boolean };
+/**
+ * What a live read says of a Sandbox: the incarnation under the name now, whether it is being deleted, and its
+ * pod template when the object parses (the cache keeps none: objects.ts, `SandboxState`).
+ */
+export type LiveSandbox = {
+  readonly uid: string;
+  readonly deleting: boolean;
+  readonly podTemplate?: Sandbox['spec']['podTemplate'];
+};
 
 export interface SandboxApi {
   /** The Sandbox under the name now, by a live GET; undefined when none is there. */
@@ -120,7 +127,7 @@ export interface GuardApi {
    * Ensures the PodDisruptionBudget (maxUnavailable 0) that makes evictions of the sandbox's pods fail:
    * creates it, or puts back a changed one (preconditioned on the version it read).
    */
-  ensureDisruptionBudget(sandbox: Sandbox): Promise<'Created' | 'Repaired' | 'Unchanged'>;
+  ensureDisruptionBudget(sandbox: SandboxState): Promise<'Created' | 'Repaired' | 'Unchanged'>;
   /** Deletes the budget once the pods are released, preconditioned on its uid; already gone is fine. */
   removeDisruptionBudget(namespace: string, name: string, uid: string): Promise<void>;
 }
@@ -153,7 +160,7 @@ export type ControllerPorts = {
 
 /** Runs the bounded legacy walk for one sandbox against the configured ledger and locator. */
 export interface LegacyWalk {
-  run(sandbox: Sandbox, log: Logger): Promise<ReconciliationOutcome>;
+  run(sandbox: SandboxState, log: Logger): Promise<ReconciliationOutcome>;
 }
 
 /** A finished walk of one incarnation, not yet seen persisted. */
@@ -167,11 +174,11 @@ export type WalkState =
 
 /** The port the reconcile sees: the walk's state, its start, and forgetting what is persisted or gone. */
 export interface LegacyWalks {
-  state(sandbox: Sandbox): WalkState;
+  state(sandbox: SandboxState): WalkState;
   /** Starts a walk unless one of this incarnation is under way; `onKept` runs once its outcome is kept. */
-  start(sandbox: Sandbox, log: Logger, onKept?: () => void): void;
+  start(sandbox: SandboxState, log: Logger, onKept?: () => void): void;
   /** The status now carries the kept outcome (or a newer one): it is no longer needed. */
-  settle(sandbox: Sandbox): void;
+  settle(sandbox: SandboxState): void;
   /** The sandbox left the cache: whatever is kept or queued for it goes. */
   forget(key: string): void;
 }

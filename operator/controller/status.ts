@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Condition } from '../api/fields.ts';
 import { MESSAGE_MAX } from '../api/limits.ts';
-import type { Sandbox } from '../api/objects.ts';
+import type { SandboxState } from '../api/objects.ts';
 import type { SandboxDecision, SandboxPhase, SandboxStatus } from '../api/sandbox.ts';
 import type { Verdict } from '../exclusivity/exclusivity.ts';
 import { foreignReferences } from '../exclusivity/foreign.ts';
@@ -22,7 +22,7 @@ import type { NodeDrain } from './cache/node-drains.ts';
 export type PodDrain = NodeDrain & { readonly pod: string };
 
 export type StatusInput = {
-  readonly sandbox: Sandbox;
+  readonly sandbox: SandboxState;
   readonly index: ReferenceIndex;
   readonly pods: readonly PodSummary[];
   readonly reconciliation: ReconciliationStatus;

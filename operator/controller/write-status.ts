@@ -1,5 +1,5 @@
 /** Computes the Sandbox status from the cache and what was decided, and writes only what changed. */
-import type { Sandbox } from '../api/objects.ts';
+import type { SandboxState } from '../api/objects.ts';
 import type { SandboxDecision } from '../api/sandbox.ts';
 import type { ReferenceIndex } from '../exclusivity/reference-index.ts';
 import type { ReconcilerContext } from './context.ts';
@@ -30,7 +30,7 @@ export type StatusFacts = {
 
 export async function writeStatus(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   facts: StatusFacts,
 ): Promise<void> {
   const now = ctx.now();

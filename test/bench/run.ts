@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- suite...]`: prints figures and ratios against baselines measured in the same run.
  * Suites: core (index and legacy walk), sidecar (shell reaper), controller (deletions and memory on a local
- * control plane), store-memory (the cache's heap alone, no control plane), peer (issue 13: ours compiled vs kubernetes-sigs/agent-sandbox vs raw pod requests, on a local
+ * control plane), store-memory (the cache's heap alone, no control plane), sandbox-cache (bytes per cached
+ * Sandbox, compiled, against keeping it whole), peer (issue 13: ours compiled vs kubernetes-sigs/agent-sandbox vs raw pod requests, on a local
  * control plane; see test/bench/peer/bench.ts for its settings), real-node (real containers vs kwok), reaper-pod
  * (the shell reaper inside a real pod, issue 12).
  */
@@ -10,6 +11,7 @@ import { coreBenchmarks } from './core/bench.ts';
 import { peerBenchmarks } from './peer/bench.ts';
 import { sidecarBenchmarks } from './sidecar/bench.ts';
 import { storeMemoryBenchmarks } from './controller/store-memory.ts';
+import { sandboxCacheBenchmarks } from './controller/sandbox-cache.ts';
 import { realNodeBenchmarks } from './real-node/bench.ts';
 import { reaperPodBenchmarks } from './real-node/reaper-pod.ts';
 
@@ -17,6 +19,7 @@ const suites: Record<string, () => Promise<void>> = {
   core: coreBenchmarks,
   sidecar: sidecarBenchmarks,
   'store-memory': storeMemoryBenchmarks,
+  'sandbox-cache': sandboxCacheBenchmarks,
   controller: controllerBenchmarks,
   peer: peerBenchmarks,
   'real-node': realNodeBenchmarks,

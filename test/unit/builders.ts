@@ -153,10 +153,12 @@ export class SandboxBuilder {
 
   store(): StoreReader {
     const key = keyOf(NAMESPACE, this.name);
-    const built = this.build();
+    // As the cache keeps it: no pod template (objects.ts, `SandboxState`); a turn reads that live.
+    const { podTemplate: _template, ...spec } = this.build().spec;
+    const state = { ...this.build(), spec };
     const mine = (sandboxKey: string) => sandboxKey === key;
     return {
-      sandbox: (k) => (mine(k) ? { ok: true, value: built } : undefined),
+      sandbox: (k) => (mine(k) ? { ok: true, value: state } : undefined),
       sandboxKeys: () => [key],
       references: (k) => (mine(k) ? [...this.references] : []),
       unreadableReferences: () => [],
@@ -172,6 +174,15 @@ export class SandboxBuilder {
 
   livePods(): readonly PodSummary[] {
     return [...this.pods];
+  }
+
+  /** What a live GET of the Sandbox says (ports.ts, `LiveSandbox`): its incarnation and its pod template. */
+  live(): { uid: string; deleting: boolean; podTemplate: Spec['podTemplate'] } {
+    return {
+      uid: this.metadata.uid ?? '',
+      deleting: this.metadata.deletionTimestamp !== undefined,
+      podTemplate: this.spec.podTemplate,
+    };
   }
 }
 

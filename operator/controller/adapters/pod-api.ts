@@ -1,7 +1,7 @@
 /** PodApi and GuardApi over the API server, as plain JSON (no generated-model walk of pods or budgets). */
 import { PatchStrategy, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { LABELS, MANAGED_BY } from '../../api/names.ts';
-import type { Sandbox } from '../../api/objects.ts';
+import type { SandboxState } from '../../api/objects.ts';
 import { budgetSummaryOf, disruptionBudgetName } from '../cache/budget-summary.ts';
 import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
 import type { JsonPatchOp } from '../finalizer.ts';
@@ -98,7 +98,7 @@ const podsPath = (namespace: string) => `/api/v1/namespaces/${segment(namespace)
  * The budget as it must be: maxUnavailable 0 over the sandbox's pods, and no owner reference, so no cascade
  * of the Sandbox removes it before the pods are released (the release deletes it).
  */
-function desiredBudget(sandbox: Sandbox): V1PodDisruptionBudget {
+function desiredBudget(sandbox: SandboxState): V1PodDisruptionBudget {
   const { name, namespace } = sandbox.metadata;
   return {
     apiVersion: 'policy/v1',

@@ -20,7 +20,12 @@ export function kubeSandboxApi({ json }: KubeClients): SandboxApi {
           json({ method: 'GET', path: sandboxPath(namespace, name) }),
         )) as { metadata?: { uid?: string; deletionTimestamp?: unknown } } | undefined;
         const deletion = live?.metadata?.deletionTimestamp;
-        return { uid: live?.metadata?.uid ?? '', deleting: deletion !== undefined && deletion !== null };
+        const parsed = parseSandbox(live);
+        return {
+          uid: live?.metadata?.uid ?? '',
+          deleting: deletion !== undefined && deletion !== null,
+          ...(parsed.ok ? { podTemplate: parsed.value.spec.podTemplate } : {}),
+        };
       } catch (error) {
         if (error instanceof KubeRequestError && error.notFound) return undefined;
         throw error;

@@ -1,9 +1,9 @@
 /**
  * What the store keeps of each watched object, decoded as the object arrives (the watcher calls `decode` per
  * LIST item and per event), so neither a LIST's pages nor an event's raw object outlive their arrival: a
- * Sandbox as parsed (unknown metadata such as managedFields dropped), a reference as its index entry, a pod and
- * a guard as their summaries. Strings that repeat across objects (namespaces, sandbox keys, worktrees, states)
- * are shared, not kept once per object as JSON.parse makes them.
+ * Sandbox as its state (parsed, then without its template and others' metadata), a reference as its index
+ * entry, a pod and a guard as their summaries. Strings that repeat across objects (namespaces, sandbox keys,
+ * worktrees, states) are shared, not kept once per object as JSON.parse makes them.
  */
 import {
   parseSandbox,
@@ -11,7 +11,8 @@ import {
   type MalformedObjectError,
   type Parsed,
 } from '../../api/parse.ts';
-import type { Sandbox } from '../../api/objects.ts';
+import { GROUP } from '../../api/names.ts';
+import type { Sandbox, SandboxState } from '../../api/objects.ts';
 import { referenceEntryOf, type ReferenceEntry } from '../../exclusivity/reference.ts';
 import { budgetSummaryOf, type BudgetSummary } from './budget-summary.ts';
 import { podSummaryOf, type PodSummary } from './pod-summary.ts';
@@ -59,16 +60,38 @@ function rawKey(raw: unknown, strings: SharedStrings): string | undefined {
     : undefined;
 }
 
-export function decodeSandbox(raw: unknown, strings: SharedStrings): Decoded<Parsed<Sandbox>> | undefined {
+/**
+ * A Sandbox parsed whole (a malformed template still makes it malformed: fail closed), kept as its state
+ * (objects.ts, `SandboxState`): the template, the labels and annotations not the operator's own are dropped.
+ */
+export function decodeSandbox(
+  raw: unknown,
+  strings: SharedStrings,
+): Decoded<Parsed<SandboxState>> | undefined {
   const key = rawKey(raw, strings);
   if (key === undefined) return undefined;
   const parsed = parseSandbox(raw);
-  if (parsed.ok) {
-    const { metadata, spec } = parsed.value;
-    metadata.namespace = strings.share(metadata.namespace);
-    spec.worktree = strings.share(spec.worktree);
-  }
-  return { key, value: parsed };
+  return { key, value: parsed.ok ? { ok: true, value: stateOf(parsed.value, strings) } : parsed };
+}
+
+const OWN_ANNOTATION = `${GROUP}/`;
+
+function stateOf(sandbox: Sandbox, strings: SharedStrings): SandboxState {
+  const { podTemplate: _template, ...spec } = sandbox.spec;
+  const { labels: _labels, annotations, ...metadata } = sandbox.metadata;
+  // An empty map stays a map: the cleanup fence's patch adds to it, or adds it when there is none.
+  const own =
+    annotations &&
+    Object.fromEntries(Object.entries(annotations).filter(([name]) => name.startsWith(OWN_ANNOTATION)));
+  return {
+    ...sandbox,
+    metadata: {
+      ...metadata,
+      namespace: strings.share(metadata.namespace),
+      ...(own ? { annotations: own } : {}),
+    },
+    spec: { ...spec, worktree: strings.share(spec.worktree) },
+  };
 }
 
 export function decodeReference(raw: unknown, strings: SharedStrings): Decoded<ReferenceRecord> | undefined {

@@ -1,12 +1,13 @@
 /**
- * The controller's cache: Sandboxes (parsed), SessionReferences indexed by the sandbox they name, and sandbox
- * pods indexed by their sandbox label. Watchers write; reconcilers read through `StoreReader`.
+ * The controller's cache: Sandboxes (their state, no template: objects.ts `SandboxState`), SessionReferences
+ * indexed by the sandbox they name, and sandbox pods indexed by their sandbox label. Watchers write;
+ * reconcilers read through `StoreReader`.
  *
  * Caveat: the cache can be stale. A hit (a reference is present) may keep a sandbox; a miss never releases one
  * by itself — the deletion path confirms it with a consistent LIST first.
  */
 import type { MalformedObjectError, Parsed } from '../../api/parse.ts';
-import type { Sandbox } from '../../api/objects.ts';
+import type { SandboxState } from '../../api/objects.ts';
 import type { ReferenceEntry } from '../../exclusivity/reference.ts';
 import type { BudgetSummary } from './budget-summary.ts';
 import type { PodSummary } from './pod-summary.ts';
@@ -26,7 +27,7 @@ import {
 export { keyOf } from './store-records.ts';
 
 export interface StoreReader {
-  sandbox(key: string): Parsed<Sandbox> | undefined;
+  sandbox(key: string): Parsed<SandboxState> | undefined;
   sandboxKeys(): string[];
   references(sandboxKey: string): ReferenceEntry[];
   /** Malformed references that name this sandbox, or whose sandbox cannot be read (fail closed). */
@@ -44,7 +45,7 @@ export type Enqueue = (sandboxKeys: Iterable<string>, finishing?: boolean) => vo
 
 export class ClusterStore implements StoreReader {
   private readonly strings = new SharedStrings();
-  private readonly sandboxes = new Map<string, Parsed<Sandbox>>();
+  private readonly sandboxes = new Map<string, Parsed<SandboxState>>();
   private readonly referenceRecords = new Map<string, ReferenceRecord>();
   private readonly referencesBySandbox = new Map<string, Map<string, ReferenceRecord>>();
   private readonly unattributed = new Map<string, Map<string, MalformedObjectError>>();
@@ -83,7 +84,7 @@ export class ClusterStore implements StoreReader {
     (key) => this.dropBudget(key),
   );
 
-  sandbox(key: string): Parsed<Sandbox> | undefined {
+  sandbox(key: string): Parsed<SandboxState> | undefined {
     return this.sandboxes.get(key);
   }
   sandboxKeys(): string[] {
@@ -142,7 +143,7 @@ export class ClusterStore implements StoreReader {
     };
   }
 
-  private putSandbox({ key, value }: Decoded<Parsed<Sandbox>>): string[] {
+  private putSandbox({ key, value }: Decoded<Parsed<SandboxState>>): string[] {
     this.sandboxes.set(key, value);
     return [key];
   }

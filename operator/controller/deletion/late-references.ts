@@ -3,7 +3,7 @@
  * them with the rest, and they are said, since each is an attach that was refused (or a withdraw that failed).
  */
 import type { Logger } from 'pino';
-import type { Sandbox, SessionReference } from '../../api/objects.ts';
+import type { SandboxState, SessionReference } from '../../api/objects.ts';
 import type { Parsed } from '../../api/parse.ts';
 import { isForeignReference } from '../../exclusivity/foreign.ts';
 import { referenceEntryOf } from '../../exclusivity/reference.ts';
@@ -19,7 +19,7 @@ import { sandboxRef } from '../erase.ts';
  */
 export function lateErase(
   live: readonly Parsed<SessionReference>[],
-  sandbox: Sandbox,
+  sandbox: SandboxState,
 ): { readonly listed: readonly ListedReference[]; readonly late: ReadonlySet<string> } {
   const target = { worktree: sandbox.spec.worktree };
   const listed: ListedReference[] = [];
@@ -42,7 +42,7 @@ export function lateErase(
 
 export function reportLate(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   late: ReadonlySet<string>,
   deleted: readonly string[],
   log: Logger,

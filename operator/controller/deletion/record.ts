@@ -3,7 +3,7 @@
  * verdict changed. Released and blocked deletions say here what was decided and why.
  */
 import type { Logger } from 'pino';
-import type { Sandbox } from '../../api/objects.ts';
+import type { SandboxState } from '../../api/objects.ts';
 import type { ReconcilerContext } from '../context.ts';
 import type { Decided } from './steps.ts';
 import { sandboxRef } from '../erase.ts';
@@ -16,7 +16,7 @@ const RELEASED_POD_COUNTS = ['pods', 'ready'] as const;
 
 export async function recordDecision(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   decided: Decided & { readonly legacy: LegacyResult; readonly erasedFor: string | undefined },
   log: Logger,
 ): Promise<void> {

@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { EXCLUSIVITY_FINALIZER } from '../../api/names.ts';
-import type { Sandbox, SessionReference } from '../../api/objects.ts';
+import type { SandboxState, SessionReference } from '../../api/objects.ts';
 import type { MalformedObjectError } from '../../api/parse.ts';
 import { decideExclusivity, type Verdict } from '../../exclusivity/exclusivity.ts';
 import { releasedByNamespaceDeletion } from '../../exclusivity/namespace-deletion.ts';
@@ -39,7 +39,7 @@ const ERASE_AGAIN_MS = 1_000;
 
 export async function reconcileDeletion(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   log: Logger,
 ): Promise<Action> {
   const pods = cachedPods(ctx, sandbox);
@@ -66,18 +66,18 @@ export async function reconcileDeletion(
   }
 }
 
-const cachedPods = (ctx: ReconcilerContext, sandbox: Sandbox): PodSummary[] =>
+const cachedPods = (ctx: ReconcilerContext, sandbox: SandboxState): PodSummary[] =>
   ctx.store.pods(keyOf(sandbox.metadata.namespace, sandbox.metadata.name));
 
 /**
  * Whether the release takes a consistent LIST of the pods: it acts on the cache's pods when the cache holds
  * any (what it missed, the finishing turn's LIST finds: steps.ts), and lists only when it holds none.
  */
-const listsPods = (ctx: ReconcilerContext, sandbox: Sandbox, facts: DeletionFacts): boolean =>
+const listsPods = (ctx: ReconcilerContext, sandbox: SandboxState, facts: DeletionFacts): boolean =>
   !facts.livePods && cachedPods(ctx, sandbox).length === 0;
 
 /** No reference of the sandbox in the cache (readable or not), and none in the index its status recorded. */
-function nothingReferenced(ctx: ReconcilerContext, sandbox: Sandbox): boolean {
+function nothingReferenced(ctx: ReconcilerContext, sandbox: SandboxState): boolean {
   const key = keyOf(sandbox.metadata.namespace, sandbox.metadata.name);
   const recorded = sandbox.status?.references;
   return (
@@ -87,7 +87,7 @@ function nothingReferenced(ctx: ReconcilerContext, sandbox: Sandbox): boolean {
   );
 }
 
-const ownTombstones = (ctx: ReconcilerContext, sandbox: Sandbox) =>
+const ownTombstones = (ctx: ReconcilerContext, sandbox: SandboxState) =>
   tombstonesToPrune(
     ctx.store.references(keyOf(sandbox.metadata.namespace, sandbox.metadata.name)),
     sandbox.spec.worktree,
@@ -96,7 +96,7 @@ const ownTombstones = (ctx: ReconcilerContext, sandbox: Sandbox) =>
 /** Does one step: returns the facts it adds, or the Action that ends the turn. */
 async function perform(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   step: DeletionStep,
   facts: DeletionFacts,
   reads: TurnReads,
@@ -248,7 +248,12 @@ async function perform(
  * LIST when no walk, erase or prune comes first and the cache holds no foreign reference; and, when an earlier
  * turn released the pods and they are gone from the cache, the pods' LIST this finishing turn takes too.
  */
-function readAhead(ctx: ReconcilerContext, sandbox: Sandbox, facts: DeletionFacts, reads: TurnReads): void {
+function readAhead(
+  ctx: ReconcilerContext,
+  sandbox: SandboxState,
+  facts: DeletionFacts,
+  reads: TurnReads,
+): void {
   const { namespace, name } = sandbox.metadata;
   if (facts.final === true) {
     // Decided: no confirming LIST; only the release's own LIST of the pods, when it takes one.
@@ -261,7 +266,7 @@ function readAhead(ctx: ReconcilerContext, sandbox: Sandbox, facts: DeletionFact
   reads.references.start(() => ctx.ports.references.listLive(namespace, name));
 }
 
-function startWalk(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): void {
+function startWalk(ctx: ReconcilerContext, sandbox: SandboxState, log: Logger): void {
   // A due walk implies a configured ledger (../walk-lane/evidence.ts); without one the sandbox fails closed.
   if (!ctx.legacy) throw new Error('a legacy walk is due but no session ledger is configured');
   ctx.legacy.start(sandbox, log, () => ctx.failpoint('start-walk'));
@@ -274,7 +279,7 @@ const listedOf = ({ metadata }: SessionReference): ListedReference => ({
 });
 
 function decide(
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   evidence: LegacyResult,
   index: ReferenceIndex,
   unreadable: readonly MalformedObjectError[],
@@ -286,7 +291,7 @@ function decide(
 /** A terminating namespace lifts the verdicts only an administrator could clear, once no reference is left. */
 async function namespaceLifts(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   step: Extract<DeletionStep, { kind: 'check-namespace' }>,
   log: Logger,
 ): Promise<boolean> {
@@ -302,7 +307,7 @@ async function namespaceLifts(
 }
 
 /** The names of the worktree's own tombstones now gone; one re-attached since the LIST is kept. */
-async function prune(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): Promise<readonly string[]> {
+async function prune(ctx: ReconcilerContext, sandbox: SandboxState, log: Logger): Promise<readonly string[]> {
   const { namespace, name } = sandbox.metadata;
   const { worktree } = sandbox.spec;
   if (worktree === undefined) return []; // never classified so: a sandbox without a worktree has no own tombstones
@@ -317,7 +322,7 @@ async function prune(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger): Pro
 
 async function removeFinalizer(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   facts: DeletionFacts,
   deleted: readonly string[],
   log: Logger,

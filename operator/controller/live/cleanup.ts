@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { ANNOTATIONS } from '../../api/names.ts';
-import type { Sandbox } from '../../api/objects.ts';
+import type { SandboxState } from '../../api/objects.ts';
 import type { ReferenceIndex } from '../../exclusivity/reference-index.ts';
 import { awaitChange, type Action } from '../../runtime/action.ts';
 import { rfc3339 } from '../conditions.ts';
@@ -20,7 +20,7 @@ import { cleanupClock, type CleanupClock } from '../lifecycle.ts';
 const FENCE_PATH = `/metadata/annotations/${ANNOTATIONS.cleanupFence.replaceAll('~', '~0').replaceAll('/', '~1')}`;
 
 /** Pure: the JSON Patch that raises the fence, testing the version it was computed from. */
-export function raiseFencePatch(sandbox: Sandbox, now: Date): JsonPatchOp[] {
+export function raiseFencePatch(sandbox: SandboxState, now: Date): JsonPatchOp[] {
   const { annotations, resourceVersion } = sandbox.metadata;
   return [
     { op: 'test', path: '/metadata/resourceVersion', value: resourceVersion },
@@ -31,7 +31,7 @@ export function raiseFencePatch(sandbox: Sandbox, now: Date): JsonPatchOp[] {
 }
 
 /** Pure: the JSON Patch that lifts the fence; undefined when there is none. */
-export function liftFencePatch(sandbox: Sandbox): JsonPatchOp[] | undefined {
+export function liftFencePatch(sandbox: SandboxState): JsonPatchOp[] | undefined {
   const fence = sandbox.metadata.annotations?.[ANNOTATIONS.cleanupFence];
   if (fence === undefined) return undefined;
   return [
@@ -46,7 +46,7 @@ export function liftFencePatch(sandbox: Sandbox): JsonPatchOp[] | undefined {
  */
 export async function cleanUpWhenDue(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   index: ReferenceIndex,
   log: Logger,
 ): Promise<{ readonly clock: CleanupClock; readonly action?: Action }> {

@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import { EXCLUSIVITY_FINALIZER } from '../../api/names.ts';
-import type { Sandbox } from '../../api/objects.ts';
+import type { Sandbox, SandboxState } from '../../api/objects.ts';
 import { awaitChange, requeueAfter, sooner, type Action } from '../../runtime/action.ts';
 import { MisconfigurationError } from '../../runtime/error-policy.ts';
 import { KubeRequestError } from '../../kube/errors.ts';
@@ -32,7 +32,7 @@ import { sandboxRef } from '../erase.ts';
  */
 async function releaseTerminatingPods(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   pods: readonly PodSummary[],
   log: Logger,
 ): Promise<void> {
@@ -116,7 +116,7 @@ async function firstFailure(writes: readonly Promise<void>[], log: Logger): Prom
  * the persisted status: a live sandbox decides nothing from it, and the walk's end enqueues the turn that
  * writes its outcome (the marker only then).
  */
-function liveReconciliation(ctx: ReconcilerContext, sandbox: Sandbox, log: Logger) {
+function liveReconciliation(ctx: ReconcilerContext, sandbox: SandboxState, log: Logger) {
   const look = legacyEvidence(ctx, sandbox, false);
   if (look.kind === 'ready') return look.result.reconciliation;
   if (look.kind === 'walk-due') ctx.legacy?.start(sandbox, log);
@@ -130,9 +130,9 @@ function liveReconciliation(ctx: ReconcilerContext, sandbox: Sandbox, log: Logge
  */
 async function withFinalizer(
   ctx: ReconcilerContext,
-  sandbox: Sandbox,
+  sandbox: SandboxState,
   log: Logger,
-): Promise<Sandbox | undefined> {
+): Promise<SandboxState | Sandbox | undefined> {
   const addFinalizer = addFinalizerPatch(sandbox.metadata, EXCLUSIVITY_FINALIZER);
   if (!addFinalizer) return sandbox;
   const written = await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), addFinalizer);
@@ -152,12 +152,32 @@ async function withFinalizer(
  * version this turn read: a stale cache, whose status may not show an erase already done, conflicts before
  * anything is erased. The next turn lifts the fence (./cleanup.ts), once the status records the request.
  */
-async function fencedErase(ctx: ReconcilerContext, sandbox: Sandbox, request: string, log: Logger) {
+async function fencedErase(ctx: ReconcilerContext, sandbox: SandboxState, request: string, log: Logger) {
   await ctx.ports.sandboxes.patchMetadata(incarnationOf(sandbox), raiseFencePatch(sandbox, ctx.now()));
   return eraseReferences(ctx, sandbox, request, log);
 }
 
-export async function reconcileLive(ctx: ReconcilerContext, cached: Sandbox, log: Logger): Promise<Action> {
+/**
+ * The whole Sandbox, for the pods a turn creates: the cache keeps no template (objects.ts, `SandboxState`), so
+ * it is read live, and used only from the incarnation this turn decided on, not being deleted; else undefined
+ * (that change's event brings the next turn). A Sandbox the finalizer's PATCH answered has it already.
+ */
+async function withTemplate(
+  ctx: ReconcilerContext,
+  sandbox: SandboxState | Sandbox,
+): Promise<Sandbox | undefined> {
+  if ('podTemplate' in sandbox.spec) return { ...sandbox, spec: sandbox.spec };
+  const { namespace, name, uid } = sandbox.metadata;
+  const live = await ctx.ports.sandboxes.readLive(namespace, name);
+  if (live?.podTemplate === undefined || live.uid !== uid || live.deleting) return undefined;
+  return { ...sandbox, spec: { ...sandbox.spec, podTemplate: live.podTemplate } };
+}
+
+export async function reconcileLive(
+  ctx: ReconcilerContext,
+  cached: SandboxState,
+  log: Logger,
+): Promise<Action> {
   const sandbox = await withFinalizer(ctx, cached, log);
   if (!sandbox) return awaitChange();
   const { namespace, name } = sandbox.metadata;
@@ -172,7 +192,13 @@ export async function reconcileLive(ctx: ReconcilerContext, cached: Sandbox, log
 
   const pods = ctx.store.pods(key);
   const missing = missingOrdinals(sandbox, pods);
-  const refusal = missing.length === 0 ? undefined : reaperModeRefusal(sandbox, ctx.sidecar);
+  const whole = missing.length === 0 ? undefined : await withTemplate(ctx, sandbox);
+  if (missing.length > 0 && whole === undefined)
+    log.info(
+      { missing },
+      'no pod created: the Sandbox read live is another incarnation, being deleted or gone',
+    );
+  const refusal = whole === undefined ? undefined : reaperModeRefusal(whole, ctx.sidecar);
   // Independent writes, in flight together. Each is bound by what it writes, not by the others: the status by
   // the uid and the fields it read, the guard by the version it read, the pods by their names. The marker a
   // sandbox is born with is what its annotations say until its first status write, whenever that lands.
@@ -196,7 +222,10 @@ export async function reconcileLive(ctx: ReconcilerContext, cached: Sandbox, log
       refusal
         ? Promise.reject(new MisconfigurationError(refusal, { cause: sandbox.spec.shellReaper }))
         : guard.then(
-            (outcome) => (outcome.kind === 'Kept' ? createPods(ctx, sandbox, missing, log) : undefined),
+            (outcome) =>
+              outcome.kind === 'Kept' && whole !== undefined
+                ? createPods(ctx, whole, missing, log)
+                : undefined,
             () => undefined, // the guard's own failure is the write above
           ),
     ],

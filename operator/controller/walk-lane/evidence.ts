@@ -3,7 +3,7 @@
  * persisted outcome of a recent walk (never retried in a tight loop); else a walk is due. Converting outcomes
  * to status lives here too.
  */
-import type { Sandbox } from '../../api/objects.ts';
+import type { SandboxState } from '../../api/objects.ts';
 import type { LegacyEvidence } from '../../exclusivity/exclusivity.ts';
 import { earnsMarker, type ReconciliationOutcome } from '../../api/reconciliation-outcome.ts';
 import { rfc3339 } from '../conditions.ts';
@@ -57,14 +57,14 @@ export type LegacyLook =
   | { readonly kind: 'walk-due'; readonly persisted: ReconciliationStatus }
   | { readonly kind: 'walk-under-way'; readonly persisted: ReconciliationStatus };
 
-const reconciliationOf = (ctx: ReconcilerContext, sandbox: Sandbox): ReconciliationStatus =>
+const reconciliationOf = (ctx: ReconcilerContext, sandbox: SandboxState): ReconciliationStatus =>
   sandbox.status?.reconciliation ?? initialReconciliation(sandbox, ctx.legacy !== undefined);
 
 /** The sandbox carries its marker (or never needed one): its legacy evidence is ready without a walk. */
-export const hasMarker = (ctx: ReconcilerContext, sandbox: Sandbox): boolean =>
+export const hasMarker = (ctx: ReconcilerContext, sandbox: SandboxState): boolean =>
   reconciliationOf(ctx, sandbox).marker;
 
-export function legacyEvidence(ctx: ReconcilerContext, sandbox: Sandbox, deleting: boolean): LegacyLook {
+export function legacyEvidence(ctx: ReconcilerContext, sandbox: SandboxState, deleting: boolean): LegacyLook {
   const current = reconciliationOf(ctx, sandbox);
   if (current.marker) return ready({ kind: 'Marked' }, current);
   // From here on the sandbox is adopted and unmarked, whatever its annotations say now: once adopted, always

@@ -7,7 +7,7 @@
  * a kept outcome, and the next operator walks again; the marker exists only once a status write carried it.
  */
 import type { Logger } from 'pino';
-import type { Sandbox } from '../../api/objects.ts';
+import type { SandboxState } from '../../api/objects.ts';
 import { earnsMarker, type ReconciliationOutcome } from '../../api/reconciliation-outcome.ts';
 import { keyOf } from '../cache/store.ts';
 import type { FinishedWalk, LegacyWalk, LegacyWalks, WalkState } from '../ports.ts';
@@ -45,13 +45,13 @@ export class WalkLane implements LegacyWalks {
     private readonly options: WalkLaneOptions,
   ) {}
 
-  state(sandbox: Sandbox): WalkState {
+  state(sandbox: SandboxState): WalkState {
     const entry = this.entries.get(keyOfSandbox(sandbox));
     if (entry?.uid !== uidOf(sandbox)) return { kind: 'none' };
     return entry.state === 'finished' ? { kind: 'finished', ...entry.walk } : { kind: 'under-way' };
   }
 
-  start(sandbox: Sandbox, log: Logger, onKept?: () => void): void {
+  start(sandbox: SandboxState, log: Logger, onKept?: () => void): void {
     const key = keyOfSandbox(sandbox);
     const uid = uidOf(sandbox);
     const existing = this.entries.get(key);
@@ -63,7 +63,7 @@ export class WalkLane implements LegacyWalks {
     this.pump();
   }
 
-  settle(sandbox: Sandbox): void {
+  settle(sandbox: SandboxState): void {
     const key = keyOfSandbox(sandbox);
     if (this.entries.get(key)?.uid === uidOf(sandbox)) this.entries.delete(key);
   }
@@ -87,7 +87,7 @@ export class WalkLane implements LegacyWalks {
   private async run(
     key: string,
     entry: Entry,
-    sandbox: Sandbox,
+    sandbox: SandboxState,
     log: Logger,
     onKept: (() => void) | undefined,
   ): Promise<void> {
@@ -126,5 +126,5 @@ export class WalkLane implements LegacyWalks {
   }
 }
 
-const keyOfSandbox = (sandbox: Sandbox) => keyOf(sandbox.metadata.namespace, sandbox.metadata.name);
-const uidOf = (sandbox: Sandbox) => sandbox.metadata.uid ?? '';
+const keyOfSandbox = (sandbox: SandboxState) => keyOf(sandbox.metadata.namespace, sandbox.metadata.name);
+const uidOf = (sandbox: SandboxState) => sandbox.metadata.uid ?? '';

@@ -5,7 +5,7 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import { ANNOTATIONS } from '../../api/names.ts';
-import type { Sandbox } from '../../api/objects.ts';
+import type { SandboxState } from '../../api/objects.ts';
 import { SANDBOX_PHASES } from '../../api/sandbox.ts';
 
 /** `Unknown`: no status written yet (a sandbox the controller has not reconciled). */
@@ -22,10 +22,10 @@ export type SandboxStates = {
   readonly drainsBlocked: number;
 };
 
-const conditionTrue = (sandbox: Sandbox, type: string) =>
+const conditionTrue = (sandbox: SandboxState, type: string) =>
   sandbox.status?.conditions?.some((c) => c.type === type && c.status === 'True') === true;
 
-export function sandboxStates(sandboxes: Iterable<Sandbox>, now: Date): SandboxStates {
+export function sandboxStates(sandboxes: Iterable<SandboxState>, now: Date): SandboxStates {
   const byPhase = Object.fromEntries(PHASE_LABELS.map((phase) => [phase, 0])) as Record<
     (typeof PHASE_LABELS)[number],
     number
@@ -54,7 +54,7 @@ export function sandboxStates(sandboxes: Iterable<Sandbox>, now: Date): SandboxS
 /** Registers the state gauges; `read` lists the cached sandboxes that parsed. */
 export function registerStateGauges(
   registry: Registry,
-  read: () => Iterable<Sandbox>,
+  read: () => Iterable<SandboxState>,
   now: () => Date = () => new Date(),
 ): void {
   // Each gauge walks the cache itself: a few passes over the sandboxes per scrape cost less than a shared cache.

@@ -8,6 +8,12 @@ import { kubectlOk } from '../../harness/kube.ts';
 
 type Schema = { description?: string; properties?: Record<string, Schema>; items?: Schema };
 
+/**
+ * Below it, the vendored PodSpec (operator/api/pod-spec.schema.json) carries no descriptions: they would make
+ * the CRD too large to apply; `kubectl explain pod.spec` describes those fields.
+ */
+const VENDORED = 'spec.podTemplate.spec';
+
 /** [dotted path below the kind, description] for every field of spec and status. */
 function fields(node: Schema, path: string): [string, string][] {
   const here: [string, string][] = [];
@@ -15,7 +21,7 @@ function fields(node: Schema, path: string): [string, string][] {
     const childPath = path ? `${path}.${name}` : name;
     here.push([childPath, child.description ?? '']);
     // kubectl explain walks into array items through the array field's own name.
-    here.push(...fields(child.items ?? child, childPath));
+    if (childPath !== VENDORED) here.push(...fields(child.items ?? child, childPath));
   }
   return here;
 }

@@ -19,18 +19,41 @@ describe('the checked-in manifests', () => {
   );
 });
 
-type Schema = { [key: string]: unknown; properties?: Record<string, Schema>; items?: Schema };
+type Schema = {
+  [key: string]: unknown;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  additionalProperties?: Schema | boolean;
+};
 
-/** Every node of a structural schema has a type (or preserves unknown fields) and no additionalProperties: false. */
+/** The schemas below `node`: its properties, its items and its map values, each with its path. */
+function children(node: Schema, path: string): [Schema, string][] {
+  const values = typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
+  return [
+    ...Object.entries(node.properties ?? {}).map(([key, child]): [Schema, string] => [
+      child,
+      `${path}.${key}`,
+    ]),
+    ...(node.items ? [[node.items, `${path}[]`] as [Schema, string]] : []),
+    ...(values ? [[values, `${path}{}`] as [Schema, string]] : []),
+  ];
+}
+
+/**
+ * Every node of a structural schema has a type (or preserves unknown fields, or is an int-or-string: a port,
+ * a quantity) and no additionalProperties: false.
+ */
 function structuralProblems(node: Schema, path: string): string[] {
   const problems: string[] = [];
-  if (node['type'] === undefined && node['x-kubernetes-preserve-unknown-fields'] !== true)
+  if (
+    node['type'] === undefined &&
+    node['x-kubernetes-preserve-unknown-fields'] !== true &&
+    node['x-kubernetes-int-or-string'] !== true
+  )
     problems.push(`${path}: no type`);
   if (node['additionalProperties'] === false) problems.push(`${path}: additionalProperties false`);
   if ('$ref' in node || 'anyOf' in node || 'oneOf' in node) problems.push(`${path}: not structural`);
-  for (const [key, child] of Object.entries(node.properties ?? {}))
-    problems.push(...structuralProblems(child, `${path}.${key}`));
-  if (node.items) problems.push(...structuralProblems(node.items, `${path}[]`));
+  for (const [child, at] of children(node, path)) problems.push(...structuralProblems(child, at));
   return problems;
 }
 
@@ -75,12 +98,14 @@ describe.each([
     expect(undescribed.map(([name]) => name)).toEqual([]);
   });
 
+  // Below spec.podTemplate.spec is the vendored PodSpec, without its descriptions (they would make the CRD
+  // too large to apply): `kubectl explain pod.spec` describes it.
   it('describes every field of spec and status, at every depth, for kubectl explain', () => {
     const undescribed: string[] = [];
     const walk = (node: Schema, path: string) => {
       for (const [key, child] of Object.entries(node.properties ?? {})) {
         if (!child['description']) undescribed.push(`${path}.${key}`);
-        walk(child, `${path}.${key}`);
+        if (`${path}.${key}` !== 'spec.podTemplate.spec') walk(child, `${path}.${key}`);
       }
       if (node.items) walk(node.items, `${path}[]`);
     };
@@ -89,19 +114,23 @@ describe.each([
     expect(undescribed).toEqual([]);
   });
 
-  it('bounds every string with a maximum length', () => {
+  // Issue 26, #5: a tenant's object cannot hold a megabyte in one field, nor an unbounded list or map.
+  it('bounds every string, list and map', () => {
     const unbounded: string[] = [];
     const walk = (node: Schema, path: string) => {
+      const text = node['type'] === 'string' || node['x-kubernetes-int-or-string'] === true;
       if (
-        node['type'] === 'string' &&
+        text &&
         node['maxLength'] === undefined &&
         node['enum'] === undefined &&
         node['format'] !== 'date-time'
       ) {
         unbounded.push(path);
       }
-      for (const [key, child] of Object.entries(node.properties ?? {})) walk(child, `${path}.${key}`);
-      if (node.items) walk(node.items, `${path}[]`);
+      if (node['type'] === 'array' && node['maxItems'] === undefined) unbounded.push(path);
+      if (typeof node.additionalProperties === 'object' && node['maxProperties'] === undefined)
+        unbounded.push(path);
+      for (const [child, at] of children(node, path)) walk(child, at);
     };
     walk(schema.properties!['spec']!, 'spec');
     walk(schema.properties!['status']!, 'status');

@@ -67,13 +67,15 @@ describe('a live sandbox’s reconcile', () => {
   it('has the status and the pods in flight at once when the cache shows the guard standing', async () => {
     const guarded = sandbox('sbx').finalized().withSpec({ replicas: 1 }).withGuard();
     const script = new Script([
+      expect_('sandboxes.readLive(sbx)', guarded.live()),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('pods.create(sbx-0)', 'Created'),
     ]);
-    const { ctx, inFlight, open } = held(contextOf(guarded.store(), script), 0);
+    // The template's live read answered (the cache keeps none), everything after it held.
+    const { ctx, inFlight, open } = held(contextOf(guarded.store(), script), 1);
     const reconciled = reconcileSandbox(ctx, `${NAMESPACE}/sbx`, silent);
     await settle();
-    expect(inFlight).toEqual(['sandboxes.patchStatus', 'pods.create']);
+    expect(inFlight).toEqual(['sandboxes.readLive', 'sandboxes.patchStatus', 'pods.create']);
     open();
     await reconciled;
     script.finish();
@@ -87,6 +89,7 @@ describe('a live sandbox’s reconcile', () => {
     });
     const subject = sandbox('sbx').finalized().withSpec({ replicas: 2 });
     const script = new Script([
+      expect_('sandboxes.readLive(sbx)', subject.live()),
       expect_('sandboxes.patchStatus(sbx)'),
       failing('guards.ensureDisruptionBudget(sbx)', refused),
     ]);
@@ -136,12 +139,13 @@ describe('a live sandbox’s reconcile', () => {
       cause: new Error('conflict'),
     });
     const podRefused = new KubeRequestError('Create', 'pod ns/sbx-0', 500, { cause: new Error('etcd') });
+    const subject = sandbox('sbx').finalized().withSpec({ replicas: 2 });
     const script = new Script([
+      expect_('sandboxes.readLive(sbx)', subject.live()),
       failing('sandboxes.patchStatus(sbx)', statusRefused),
       expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
       failing('pods.create(sbx-0)', podRefused),
     ]);
-    const subject = sandbox('sbx').finalized().withSpec({ replicas: 2 });
     const thrown = await reconcileSandbox(contextOf(subject.store(), script), 'ns/sbx', silent).then(
       () => undefined,
       (error: unknown) => error,
@@ -166,6 +170,7 @@ describe('a live sandbox’s reconcile', () => {
       .withSpec({ replicas: 2 })
       .withReference(attached('r1', 'wt-1'));
     const action = await turn(subject, [
+      expect_('sandboxes.readLive(sbx)', subject.live()),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('guards.ensureDisruptionBudget(sbx)', 'Created'),
       expect_('pods.create(sbx-0)', 'Created'),
@@ -191,6 +196,7 @@ describe('a live sandbox’s reconcile', () => {
     });
     const subject = sandbox('sbx').finalized().withSpec({ replicas: 2 }).withGuard();
     const action = await turn(subject, [
+      expect_('sandboxes.readLive(sbx)', subject.live()),
       expect_('sandboxes.patchStatus(sbx)'),
       failing('pods.create(sbx-0)', refused),
     ]);
@@ -230,7 +236,10 @@ describe('a live sandbox’s reconcile', () => {
       .finalized()
       .withSpec({ replicas: 1, shellReaper: { enabled: true, gracePeriodSeconds: 5, mode: 'SameUser' } })
       .withGuard();
-    const script = new Script([expect_('sandboxes.patchStatus(sbx)')]);
+    const script = new Script([
+      expect_('sandboxes.readLive(sbx)', subject.live()),
+      expect_('sandboxes.patchStatus(sbx)'),
+    ]);
     const thrown = await reconcileSandbox(contextOf(subject.store(), script), 'ns/sbx', silent).then(
       () => undefined,
       (error: unknown) => error,
@@ -255,6 +264,7 @@ describe('a live sandbox’s reconcile', () => {
       fix: 'grant …',
     });
     const script = new Script([
+      expect_('sandboxes.readLive(sbx)', subject.live()),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('pods.create(sbx-0)', 'Created'),
       expect_('events.record(RBACForbidden)'),
@@ -269,6 +279,7 @@ describe('a live sandbox’s reconcile', () => {
     const misconfigurations = new Misconfigurations();
     misconfigurations.record('ns/sbx', { reason: 'RBACForbidden', refused: 'Create pod …', fix: 'grant …' });
     const script = new Script([
+      expect_('sandboxes.readLive(sbx)', subject.live()),
       expect_('sandboxes.patchStatus(sbx)'),
       expect_('pods.create(sbx-0)', 'Created'),
       expect_('events.record(RBACForbidden)'),
@@ -285,6 +296,48 @@ describe('a live sandbox’s reconcile', () => {
     await reconcileSandbox({ ...base, ports: { ...base.ports, sandboxes } }, 'ns/sbx', silent);
     script.finish();
     expect(versions).toEqual(['41']);
+  });
+
+  // Issue 26, #5: the cache keeps no pod template; the pods come from the template read live, and only from
+  // the incarnation the turn decided on.
+  it('creates the missing pods from the template read live, not from the cache', async () => {
+    const subject = sandbox('sbx').finalized().withSpec({ replicas: 1 }).withGuard();
+    const live = {
+      ...subject.live(),
+      podTemplate: { spec: { containers: [{ name: 'live', image: 'live:2' }] } },
+    };
+    const created: string[] = [];
+    const script = new Script([
+      expect_('sandboxes.readLive(sbx)', live),
+      expect_('sandboxes.patchStatus(sbx)'),
+      expect_('pods.create(sbx-0)', 'Created'),
+    ]);
+    const base = contextOf(subject.store(), script);
+    const pods = {
+      ...base.ports.pods,
+      create: (pod: Parameters<typeof base.ports.pods.create>[0]) => {
+        created.push(pod.spec?.containers[0]?.image ?? '?');
+        return base.ports.pods.create(pod);
+      },
+    };
+    const cached = subject.store().sandbox('ns/sbx');
+    expect(cached?.ok === true && 'podTemplate' in cached.value.spec).toBe(false);
+    await reconcileSandbox({ ...base, ports: { ...base.ports, pods } }, 'ns/sbx', silent);
+    script.finish();
+    expect(created).toEqual(['live:2']);
+  });
+
+  it.each([
+    ['another incarnation under the name', { uid: 'uid-of-a-new-sbx', deleting: false }],
+    ['the Sandbox being deleted', { deleting: true }],
+    ['no Sandbox any more', undefined],
+  ])('creates no pod when the live read finds %s', async (_case, change) => {
+    const subject = sandbox('sbx').finalized().withSpec({ replicas: 1 }).withGuard();
+    const action = await turn(subject, [
+      expect_('sandboxes.readLive(sbx)', change && { ...subject.live(), ...change }),
+      expect_('sandboxes.patchStatus(sbx)'),
+    ]);
+    expect(action).toEqual(RESYNC);
   });
 
   it('leaves a sandbox it cannot find in the cache alone', async () => {

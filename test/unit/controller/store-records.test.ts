@@ -61,6 +61,53 @@ describe('store records', () => {
     });
   });
 
+  // Issue 26, #5: a tenant fills these up to the API server's object limit; no decision reads them.
+  it("keeps of a Sandbox no pod template, no labels, and of its annotations only the operator's own", () => {
+    const raw = (annotations: Record<string, string>) => ({
+      apiVersion: 'sandbox.agents.dev/v1alpha1',
+      kind: 'Sandbox',
+      metadata: { name: 'sbx', namespace: 'ns', labels: { team: 'a'.repeat(63) }, annotations },
+      spec: {
+        worktree: 'wt-1',
+        replicas: 1,
+        podTemplate: {
+          spec: { containers: [{ name: 'agent', image: 'agent:1', args: ['x'.repeat(30_000)] }] },
+        },
+      },
+    });
+    const state = (annotations: Record<string, string>) => {
+      const decoded = decodeSandbox(raw(annotations), new SharedStrings());
+      return decoded?.value.ok === true ? decoded.value.value : undefined;
+    };
+    const kept = state({
+      'kubectl.kubernetes.io/last-applied-configuration': '{"spec":{"podTemplate":"…"}}',
+      'sandbox.agents.dev/erase-references': 'req-1',
+      note: 'n'.repeat(4000),
+    });
+    expect(kept?.metadata).toEqual({
+      name: 'sbx',
+      namespace: 'ns',
+      annotations: { 'sandbox.agents.dev/erase-references': 'req-1' },
+    });
+    expect(kept && 'podTemplate' in kept.spec).toBe(false);
+    expect(kept?.spec).toMatchObject({ worktree: 'wt-1', replicas: 1 });
+    // A map that had only others' annotations stays a map: the cleanup fence's patch adds to it.
+    expect(state({ note: 'n' })?.metadata.annotations).toEqual({});
+  });
+
+  it('still refuses a Sandbox whose template is malformed: the template is parsed before it is dropped', () => {
+    const decoded = decodeSandbox(
+      {
+        apiVersion: 'sandbox.agents.dev/v1alpha1',
+        kind: 'Sandbox',
+        metadata: { name: 'sbx', namespace: 'ns' },
+        spec: { worktree: 'wt-1', podTemplate: { spec: { containers: [] } } },
+      },
+      new SharedStrings(),
+    );
+    expect(decoded?.value.ok).toBe(false);
+  });
+
   it('ignores an object without a name and namespace, and keeps no record of a pod that is not a sandbox pod', () => {
     expect(decodeSandbox({ metadata: { name: 'x' } }, new SharedStrings())).toBeUndefined();
     expect(decodePod({ metadata: { name: 'p', namespace: 'ns' } }, new SharedStrings())).toEqual({
