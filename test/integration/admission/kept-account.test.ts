@@ -26,6 +26,7 @@ import {
 import { eventually, pending } from '../../harness/eventually.ts';
 import { accountTokenKubeConfig, kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { template, type Manifest } from '../chart/helm.ts';
+import { createReference } from '../controller/fixtures.ts';
 
 const namespace = testNamespace('kept-account');
 const release = `ka${Math.random().toString(16).slice(2, 8)}`;
@@ -75,22 +76,9 @@ async function pod(name: string, serviceAccountName: string) {
   return { name, uid: created.metadata?.uid ?? '' };
 }
 
-async function reference(name: string, sandbox: string) {
-  await kubeConfig()
-    .makeApiClient(CustomObjectsApi)
-    .createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      plural: SESSION_REFERENCE.plural,
-      namespace,
-      body: {
-        apiVersion: API_VERSION,
-        kind: SESSION_REFERENCE.kind,
-        metadata: { name },
-        spec: { sandbox, session: name, route: 'r', role: 'Subagent', parentSession: 'p' },
-      },
-    });
-}
+/** A subagent's reference of `sandbox`, named as its session. */
+const reference = (name: string, sandbox: string) =>
+  createReference(namespace, name, { sandbox, session: name, role: 'Subagent', parentSession: 'p' });
 
 /** 'allowed', or the API server's message. */
 const outcome = (write: Promise<unknown>) =>

@@ -6,42 +6,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import { kwokNodeName } from '@sandbox-operator/local-cluster';
-import { GROUP, RUNTIME_CLASSES_ANNOTATION, VERSION } from '../../../operator/api/names.ts';
+import { RUNTIME_CLASSES_ANNOTATION } from '../../../operator/api/names.ts';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
-import { sandboxManifest } from '../controller/fixtures.ts';
-import { customObjects } from '../controller/operator.ts';
+import { createSandboxWith, type TemplateChange } from '../controller/fixtures.ts';
 
 const namespace = testNamespace('template-baseline');
 const pinned = testNamespace('template-runtime');
 const privileged = testNamespace('template-privileged');
 const tightened = testNamespace('template-tightened');
 
-type Spec = Record<string, unknown>;
-type Change = { spec?: Spec; container?: Spec; annotations?: Record<string, string> };
 let serial = 0;
 
 /** Creates a Sandbox whose template is the fixture's with `change`; 'created' or the API server's message. */
-async function createWith(ns: string, { spec = {}, container = {}, annotations }: Change): Promise<string> {
-  const manifest = sandboxManifest(ns, `tb-${serial++}`);
-  const [agent] = manifest.spec.podTemplate.spec.containers;
-  const podTemplate = {
-    ...(annotations ? { metadata: { annotations } } : {}),
-    spec: { ...manifest.spec.podTemplate.spec, containers: [{ ...agent, ...container }], ...spec },
-  };
-  const body = { ...manifest, spec: { ...manifest.spec, podTemplate } };
-  return customObjects()
-    .createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns,
-      plural: 'sandboxes',
-      body,
-    })
-    .then(
-      () => 'created',
-      (error: unknown) => String((error as { body?: unknown }).body ?? error),
-    );
-}
+const createWith = (ns: string, change: TemplateChange) => createSandboxWith(ns, `tb-${serial++}`, change);
 
 const APPARMOR = 'container.apparmor.security.beta.kubernetes.io/agent';
 

@@ -4,14 +4,13 @@
  * names the field — and an administrator can raise or lower the level per namespace.
  */
 import { describe, expect, it } from 'vitest';
-import { GROUP, VERSION } from '../../../operator/api/names.ts';
 import { TEMPLATE_LEVEL_LABEL } from '../../../operator/api/template-policy.ts';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
 import { eventually, pending } from '../../harness/eventually.ts';
 import { kubectlOk, testNamespace } from '../../harness/kube.ts';
-import { sandboxManifest } from '../controller/fixtures.ts';
-import { core, customObjects, OPERATOR_NAMESPACE } from '../controller/operator.ts';
+import { createSandboxWith } from '../controller/fixtures.ts';
+import { core, OPERATOR_NAMESPACE } from '../controller/operator.ts';
 
 const namespace = testNamespace('template-policy');
 const exempt = testNamespace('template-exempt');
@@ -21,31 +20,8 @@ type Spec = Record<string, unknown>;
 let serial = 0;
 
 /** Creates a Sandbox whose pod spec is the fixture's plus `spec`; 'created' or the API server's message. */
-async function createWith(ns: string, spec: Spec, container: Spec = {}): Promise<string> {
-  const manifest = sandboxManifest(ns, `tpl-${serial++}`);
-  const [agent] = manifest.spec.podTemplate.spec.containers;
-  const body = {
-    ...manifest,
-    spec: {
-      ...manifest.spec,
-      podTemplate: {
-        spec: { ...manifest.spec.podTemplate.spec, ...spec, containers: [{ ...agent, ...container }] },
-      },
-    },
-  };
-  return customObjects()
-    .createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns,
-      plural: 'sandboxes',
-      body,
-    })
-    .then(
-      () => 'created',
-      (error: unknown) => String((error as { body?: unknown }).body ?? error),
-    );
-}
+const createWith = (ns: string, spec: Spec, container: Spec = {}) =>
+  createSandboxWith(ns, `tpl-${serial++}`, { spec, container });
 
 describe('at the default level (baseline)', () => {
   it.each([

@@ -51,6 +51,34 @@ export function sandboxManifest(namespace: string, name: string, options: Sandbo
   };
 }
 
+/** A change to the fixture's pod template: pod spec fields, its one container's fields, template annotations. */
+export type TemplateChange = {
+  spec?: Record<string, unknown>;
+  container?: Record<string, unknown>;
+  annotations?: Record<string, string>;
+};
+
+/** Creates Sandbox `name` with the fixture's template and `change`: 'created', or the API server's message. */
+export async function createSandboxWith(
+  namespace: string,
+  name: string,
+  { spec = {}, container = {}, annotations }: TemplateChange,
+): Promise<string> {
+  const manifest = sandboxManifest(namespace, name);
+  const [agent] = manifest.spec.podTemplate.spec.containers;
+  const podTemplate = {
+    ...(annotations ? { metadata: { annotations } } : {}),
+    spec: { ...manifest.spec.podTemplate.spec, containers: [{ ...agent, ...container }], ...spec },
+  };
+  const body = { ...manifest, spec: { ...manifest.spec, podTemplate } };
+  return customObjects()
+    .createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: SANDBOX.plural, body })
+    .then(
+      () => 'created',
+      (error: unknown) => String((error as { body?: unknown }).body ?? error),
+    );
+}
+
 export async function createSandbox(namespace: string, name: string, options: SandboxOptions = {}) {
   await customObjects().createNamespacedCustomObject({
     group: GROUP,
@@ -67,6 +95,8 @@ export type ReferenceOptions = {
   worktree?: string;
   state?: 'Attached' | 'Detached';
   role?: string;
+  /** A Subagent's parent session (the CRD requires one for that role). */
+  parentSession?: string;
 };
 
 export async function createReference(namespace: string, name: string, options: ReferenceOptions) {
@@ -85,6 +115,7 @@ export async function createReference(namespace: string, name: string, options: 
         ...(options.worktree ? { worktree: options.worktree } : {}),
         route: `shared-control-v1/${options.session}`,
         role: options.role ?? 'Root',
+        ...(options.parentSession ? { parentSession: options.parentSession } : {}),
         state: options.state ?? 'Attached',
       },
     },

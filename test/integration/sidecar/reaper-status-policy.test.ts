@@ -4,15 +4,16 @@
  * of its own sandbox's references. The policy is rendered from the chart and enforced by the real API
  * server; requests impersonate the account with the pod binding a real projected token carries.
  */
-import { CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { writeFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION, GROUP, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
+import { API_VERSION, GROUP, SESSION_REFERENCE } from '../../../operator/api/names.ts';
 import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { template } from '../chart/helm.ts';
+import { createReference } from '../controller/fixtures.ts';
 import { waitFor } from '../../process/sidecar/fixtures/process-fixtures.ts';
 import { pending } from '../../harness/eventually.ts';
 
@@ -21,22 +22,9 @@ const ACCOUNT = 'sandbox-shell-reaper';
 const release = `rp${Math.random().toString(16).slice(2, 8)}`;
 let policyFile = '';
 
-async function createReference(name: string, sandbox: string) {
-  await kubeConfig()
-    .makeApiClient(CustomObjectsApi)
-    .createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      plural: SESSION_REFERENCE.plural,
-      namespace,
-      body: {
-        apiVersion: API_VERSION,
-        kind: SESSION_REFERENCE.kind,
-        metadata: { name },
-        spec: { sandbox, session: name, route: 'r', role: 'Subagent', parentSession: 'p' },
-      },
-    });
-}
+/** A subagent's reference of `sandbox`, named as its session. */
+const subagentReference = (name: string, sandbox: string) =>
+  createReference(namespace, name, { sandbox, session: name, role: 'Subagent', parentSession: 'p' });
 
 /** A status patch as the reaper of `pod` (or of no pod). */
 function patchAs(pod: string | undefined, name: string, status: object) {
@@ -119,8 +107,8 @@ describe('the shell reaper status policy', { timeout: 120_000 }, () => {
         subjects: [{ kind: 'ServiceAccount', name: ACCOUNT, namespace }],
       },
     });
-    await createReference('own', 'sbx-a');
-    await createReference('other', 'sbx-b');
+    await subagentReference('own', 'sbx-a');
+    await subagentReference('other', 'sbx-b');
   });
   afterAll(async () => {
     if (policyFile !== '') await kubectl(['delete', '-f', policyFile, '--ignore-not-found']);
