@@ -16,8 +16,13 @@ import { imagesDir, type LocalImage } from './node-images.ts';
 
 const run = promisify(execFile);
 const REPO = dirname(DOCKERFILE);
-/** What the Dockerfile copies (see .dockerignore); a change to any of it is a new image. */
+/**
+ * What the Dockerfile copies (see .dockerignore), and the recipe that builds it and writes its attestations;
+ * a change to any of it is a new image.
+ */
 const INPUTS = [
+  'tools/local-cluster/images/operator-image.ts',
+  'tools/local-cluster/images/attestations.ts',
   'Dockerfile',
   '.dockerignore',
   'package.json',
@@ -125,9 +130,11 @@ export async function ensureOperatorImage(root: string, report: BuildReporter): 
     `REVISION=local-${id}`,
     '-t',
     tag,
+    // Relative to the checkout (buildah runs there): the provenance names no machine's path, so an image
+    // cached by one checkout is described truly to another (CI's clean clone reuses the cache).
     '-f',
-    DOCKERFILE,
-    REPO,
+    relative(REPO, DOCKERFILE),
+    '.',
   ];
   await step('buildah bud (the Dockerfile)', bud);
   // Older builds of this cache go: one operator image is kept.
