@@ -11,17 +11,17 @@
  * - pod UPDATE/PATCH: only of a sandbox pod, and only adding or removing the exclusivity finalizer — spec,
  *   labels, annotations and owner references stay as they were;
  * - pod DELETE: only sandbox pods, and an unowned pod holding a sandbox pod name (a restore's: it is replaced);
- * - budgets, Events and Sandboxes: only a sandbox's eviction guard, only Events about Sandboxes, never a
- *   Sandbox's spec (operator-reach.ts);
+ * - budgets, Events, Sandboxes and references: only a sandbox's eviction guard, only Events about Sandboxes,
+ *   of a Sandbox only its finalizer and cleanup fence, and its DELETE only for automatic cleanup; a reference
+ *   only deleted, never written, each attached one's delete audited (operator-reach.ts);
  * - and, when the parameters list `watchNamespaces`, only in those namespaces.
  *
- * The operator users are the same parameter the pod protection reads (admission.ts). SessionReference
- * deletes are not bounded here: admission cannot see whether the Sandbox's decision allows them
- * (docs/security.md).
+ * The operator users are the same parameter the pod protection reads (admission.ts). Whether a reference
+ * delete is one the Sandbox's decision allows, admission cannot see (docs/security.md, "What is not bounded").
  */
 import { EXCLUSIVITY_FINALIZER, GROUP, LABELS } from './names.ts';
 import { POD_VARIABLES, policyBinding, validatingPolicy, type Validation } from './admission.ts';
-import { REACH_RULES, REACH_VARIABLES, reachValidations } from './operator-reach.ts';
+import { REACH_AUDIT, REACH_RULES, REACH_VARIABLES, reachValidations } from './operator-reach.ts';
 
 export const OPERATOR_BOUNDS_POLICY = `sandbox-operator-bounds.${GROUP}`;
 
@@ -120,6 +120,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
         expression: `!variables.isOperator || ${validation.expression}`,
       })),
     ],
+    auditAnnotations: REACH_AUDIT,
   });
 }
 
