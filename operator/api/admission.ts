@@ -238,6 +238,11 @@ export type AdmissionSettings = {
   readonly podTemplateNodeNames?: readonly string[];
   /** Groups whose members may set a Sandbox's administrator annotations (guard-protection.ts). */
   readonly administratorGroups?: readonly string[];
+  /**
+   * `key=value`: the operator's identity writes only in namespaces carrying that label (operator-bounds.ts);
+   * empty: every namespace it watches.
+   */
+  readonly managedNamespaceLabel?: string;
 };
 
 export function admissionParams(
@@ -261,6 +266,7 @@ export function admissionParams(
         : {}),
       ...(s.podTemplateNodeNames ? { podTemplateNodeNames: s.podTemplateNodeNames.join(',') } : {}),
       ...(s.administratorGroups ? { administratorGroups: s.administratorGroups.join(',') } : {}),
+      ...(s.managedNamespaceLabel !== undefined ? { managedNamespaceLabel: s.managedNamespaceLabel } : {}),
     },
   };
 }

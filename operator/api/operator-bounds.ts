@@ -14,7 +14,9 @@
  * - budgets, Events, Sandboxes and references: only a sandbox's eviction guard, only Events about Sandboxes,
  *   of a Sandbox only its finalizer and cleanup fence, and its DELETE only for automatic cleanup; a reference
  *   only deleted, never written, each attached one's delete audited (operator-reach.ts);
- * - and, when the parameters list `watchNamespaces`, only in those namespaces.
+ * - and, when the parameters list `watchNamespaces`, only in those namespaces; when they name a
+ *   `managedNamespaceLabel` (`key=value`), only in namespaces an administrator labelled so (issue 26 #1's
+ *   per-namespace opt-in).
  *
  * The operator users are the same parameter the pod protection reads (admission.ts). Whether a reference
  * delete is one the Sandbox's decision allows, admission cannot see (docs/security.md, "What is not bounded").
@@ -71,6 +73,16 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           "params.?data.?watchNamespaces.orValue('') == '' || " +
           "request.namespace in params.?data.?watchNamespaces.orValue('').split(',')",
       },
+      // The administrator's per-namespace opt-in: `key=value` (managedNamespaceLabel); a namespace without that
+      // label is none of the operator's. A value that is not `key=value` matches no namespace (fail closed).
+      { name: 'managedLabel', expression: "params.?data.?managedNamespaceLabel.orValue('').split('=')" },
+      {
+        name: 'managed',
+        expression:
+          "params.?data.?managedNamespaceLabel.orValue('') == '' || (size(variables.managedLabel) == 2 && " +
+          'namespaceObject != null && ' +
+          "namespaceObject.metadata.?labels[?variables.managedLabel[0]].orValue('') == variables.managedLabel[1])",
+      },
       {
         name: 'controlledCreate',
         expression:
@@ -92,6 +104,14 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
         messageExpression:
           "'the sandbox operator acts only in the namespaces it watches (admission parameter watchNamespaces); refused ' + " +
           "request.operation + ' of ' + request.resource.resource + ' ' + variables.pod",
+        reason: 'Forbidden',
+      },
+      {
+        expression: '!variables.isOperator || variables.managed',
+        messageExpression:
+          "'the sandbox operator acts only in namespaces labelled ' + params.data.managedNamespaceLabel + " +
+          "' (admission parameter managedNamespaceLabel); refused ' + request.operation + ' of ' + " +
+          'request.resource.resource + " " + variables.pod',
         reason: 'Forbidden',
       },
       onPods({

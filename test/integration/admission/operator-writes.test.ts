@@ -6,7 +6,10 @@
  * The user is given more RBAC here than the chart grants (a Role over references and their status, `delete`
  * on Sandboxes), since the bounds must hold whatever RBAC says.
  */
+import { CoreV1Api } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
+import { DEFAULT_NAMESPACE } from '../../../operator/api/render-crds.ts';
 import { OPERATOR_BOUNDS_POLICY } from '../../../operator/api/operator-bounds.ts';
 import {
   ANNOTATIONS,
@@ -14,7 +17,7 @@ import {
   EXCLUSIVITY_FINALIZER,
   SESSION_REFERENCE,
 } from '../../../operator/api/names.ts';
-import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { auditAnnotations } from '../../harness/tenant.ts';
 import { RESTRICTED_USER } from '@sandbox-operator/local-cluster';
 import { createReference, createSandbox, getReference, getSandbox } from '../controller/fixtures.ts';
@@ -180,5 +183,59 @@ describe('SessionReferences the operator’s identity writes', () => {
     );
     expect(recorded).toContain('of sandbox shared (worktree wt-3)');
     expect((await auditAnnotations('tombstone-b')).map((a) => a[key]).filter((v) => v)).toEqual([]);
+  });
+});
+
+describe('the per-namespace opt-in (managedNamespaceLabel)', () => {
+  const LABEL = 'sandbox.agents.dev/managed';
+  const params = () => kubeConfig().makeApiClient(CoreV1Api);
+  const setLabelParam = (value: string | undefined) =>
+    params().patchNamespacedConfigMap({
+      name: ADMISSION_PARAMS,
+      namespace: DEFAULT_NAMESPACE,
+      body: [{ op: value === undefined ? 'remove' : 'add', path: '/data/managedNamespaceLabel', value }],
+    });
+  let serial = 0;
+  const recordEvent = () =>
+    kubectl(['create', '-f', '-'], {
+      restricted: true,
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: `opt-in.${++serial}`, namespace },
+        involvedObject: { kind: 'Sandbox', apiVersion: API_VERSION, name: 'kept', namespace },
+        reason: 'Test',
+        message: 'written as the operator',
+        type: 'Normal',
+      }),
+    });
+
+  it('refuses every write by the operator’s identity in a namespace without the label, and allows it with', async () => {
+    const before = (
+      await params().readNamespacedConfigMap({ name: ADMISSION_PARAMS, namespace: DEFAULT_NAMESPACE })
+    ).data?.['managedNamespaceLabel'];
+    await setLabelParam(`${LABEL}=true`);
+    try {
+      const refused = await eventually('the opt-in applies', async () => {
+        const result = await recordEvent();
+        return result.exitCode !== 0 ? result.stderr : pending(result.stdout);
+      });
+      expect(refused).toContain(`the sandbox operator acts only in namespaces labelled ${LABEL}=true`);
+      const patched = await asOperator([
+        'patch',
+        'sandbox',
+        'kept',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ metadata: { finalizers: [EXCLUSIVITY_FINALIZER] } }),
+      ]);
+      expect(patched.stderr).toContain('the sandbox operator acts only in namespaces labelled');
+      await kubectlOk(['label', 'namespace', namespace, `${LABEL}=true`]);
+      const allowed = await recordEvent();
+      expect(allowed.exitCode, allowed.stderr).toBe(0);
+    } finally {
+      await setLabelParam(before);
+      await kubectlOk(['label', 'namespace', namespace, `${LABEL}-`]);
+    }
   });
 });

@@ -46,9 +46,24 @@ describe('the admission parameters', () => {
     });
   });
 
-  it('default to baseline with no exemptions', async () => {
+  it('default to baseline with no exemptions, and every watched namespace managed', async () => {
     expect(find(await template(), 'ConfigMap', 'sandbox-operator-admission')).toMatchObject({
-      data: { podTemplateLevel: 'baseline', podTemplateExemptNamespaces: '' },
+      data: { podTemplateLevel: 'baseline', podTemplateExemptNamespaces: '', managedNamespaceLabel: '' },
     });
+  });
+
+  it('carry the per-namespace opt-in label (operator.managedNamespaceLabel)', async () => {
+    const rendered = await template({
+      operator: { managedNamespaceLabel: 'sandbox.agents.dev/managed=true' },
+    });
+    expect(find(rendered, 'ConfigMap', 'sandbox-operator-admission')).toMatchObject({
+      data: { managedNamespaceLabel: 'sandbox.agents.dev/managed=true' },
+    });
+  });
+
+  it('refuse an opt-in label that is not key=value', async () => {
+    await expect(template({ operator: { managedNamespaceLabel: 'managed' } })).rejects.toThrow(
+      /managedNamespaceLabel/,
+    );
   });
 });
