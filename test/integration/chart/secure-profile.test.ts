@@ -59,6 +59,13 @@ describe('the admission parameters', () => {
     expect(find(rendered, 'ConfigMap', 'sandbox-operator-admission')).toMatchObject({
       data: { managedNamespaceLabel: 'sandbox.agents.dev/managed=true' },
     });
+    // The operator skips the same namespaces the bounds refuse it, and says so once each.
+    const main = (find(rendered, 'Deployment') as unknown as V1Deployment).spec!.template.spec!
+      .containers[0]!;
+    expect(loadConfig(main.args!, {}).managedNamespaceLabel).toBe('sandbox.agents.dev/managed=true');
+    const byDefault = (find(await template(), 'Deployment') as unknown as V1Deployment).spec!.template.spec!
+      .containers[0]!;
+    expect(loadConfig(byDefault.args!, {}).managedNamespaceLabel).toBe('');
   });
 
   it('refuse an opt-in label that is not key=value', async () => {
