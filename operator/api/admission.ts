@@ -12,7 +12,8 @@
  * - CREATE of a pod owned by a Sandbox is refused, and nobody (the operator included) creates a sandbox pod
  *   that already carries the override: an override present at creation came from a template.
  *
- * Every use of the override is written to the audit log (auditAnnotations). Evictions are refused by the
+ * The override is set or changed only by an administrator (the parameter `administratorGroups`, issue 26), and
+ * every use of it is written to the audit log (auditAnnotations). Evictions are refused by the
  * PodDisruptionBudget the controller creates (the eviction request does not show the pod). What the
  * operator's own identity may do is bounded in operator-bounds.ts.
  */
@@ -79,6 +80,18 @@ export const POD_VARIABLES: readonly Variable[] = [
   },
 ];
 
+/** Who administers: members of a group in the parameter `administratorGroups` (`system:masters` when absent). */
+export const ADMINISTRATOR_VARIABLES: readonly Variable[] = [
+  {
+    name: 'administratorGroups',
+    expression: "params.?data.?administratorGroups.orValue('system:masters').split(',')",
+  },
+  {
+    name: 'isAdministrator',
+    expression: 'request.userInfo.?groups.orValue([]).exists(g, g in variables.administratorGroups)',
+  },
+];
+
 /**
  * What a non-operator UPDATE changed that only the operator (or the override) may change, as field paths
  * (empty: none): the protection metadata, and the spec — an image swapped into a shared sandbox runs in
@@ -90,7 +103,7 @@ const changedProtection =
   `['metadata.ownerReferences'].filter(f, !variables.sameOwners) + ` +
   `['spec'].filter(f, object.spec != oldObject.spec)`;
 
-const toOverride = `annotate the pod with ${ANNOTATIONS.deletionOverride}=<reason> to override`;
+const toOverride = `an administrator annotates the pod with ${ANNOTATIONS.deletionOverride}=<reason> to override`;
 
 /** A ValidatingAdmissionPolicy that fails closed and reads the one parameters ConfigMap. */
 export function validatingPolicy<Spec extends object>(name: string, spec: Spec) {
@@ -136,6 +149,7 @@ export function podProtectionPolicy(name: string = POLICY_NAME) {
     },
     variables: [
       ...POD_VARIABLES,
+      ...ADMINISTRATOR_VARIABLES,
       {
         name: 'changed',
         expression: `request.operation == 'UPDATE' ? ${changedProtection} : [''].filter(f, false)`,
@@ -159,6 +173,19 @@ export function podProtectionPolicy(name: string = POLICY_NAME) {
           "(variables.oldOwned ? 'sandbox pod ' + variables.pod + ' of Sandbox ' + variables.owner : 'pod ' + variables.pod) + " +
           "': ' + variables.changed.join(', ') + ' may be changed only by the sandbox operator (on a sandbox pod, " +
           `${toOverride} first)'`,
+        reason: 'Forbidden',
+      },
+      // The override lifts every guard of the pod (its deletion, its spec), so setting it is the administrator's,
+      // as the Sandbox's administrator annotations are (guard-protection.ts): a tenant with pod `patch` would
+      // otherwise swap an image into a shared sandbox by annotating first. Removing it restores the guards.
+      {
+        expression:
+          "request.operation != 'UPDATE' || !variables.oldOwned || variables.newOverride == '' || " +
+          'variables.newOverride == variables.oldOverride || variables.isAdministrator',
+        messageExpression:
+          `'sandbox pod ' + variables.pod + ' of Sandbox ' + variables.owner + ': ${ANNOTATIONS.deletionOverride} ` +
+          'may be set or changed only by an administrator (a member of a group in the admission parameter ' +
+          "administratorGroups: ' + variables.administratorGroups.join(', ') + ')'",
         reason: 'Forbidden',
       },
       {
@@ -238,6 +265,11 @@ export type AdmissionSettings = {
   readonly podTemplateNodeNames?: readonly string[];
   /** Groups whose members may set a Sandbox's administrator annotations (guard-protection.ts). */
   readonly administratorGroups?: readonly string[];
+  /**
+   * `key=value`: the operator's identity writes only in namespaces carrying that label (operator-bounds.ts);
+   * empty: every namespace it watches.
+   */
+  readonly managedNamespaceLabel?: string;
 };
 
 export function admissionParams(
@@ -261,6 +293,7 @@ export function admissionParams(
         : {}),
       ...(s.podTemplateNodeNames ? { podTemplateNodeNames: s.podTemplateNodeNames.join(',') } : {}),
       ...(s.administratorGroups ? { administratorGroups: s.administratorGroups.join(',') } : {}),
+      ...(s.managedNamespaceLabel !== undefined ? { managedNamespaceLabel: s.managedNamespaceLabel } : {}),
     },
   };
 }

@@ -27,7 +27,7 @@
  * budget in the cluster waits on the parameters.
  */
 import { ANNOTATIONS, EXCLUSIVITY_FINALIZER, GROUP, LABELS, MANAGED_BY } from './names.ts';
-import { validatingPolicy } from './admission.ts';
+import { ADMINISTRATOR_VARIABLES, validatingPolicy } from './admission.ts';
 
 export const GUARD_PROTECTION_POLICY = `sandbox-guard-protection.${GROUP}`;
 export const BUDGET_PROTECTION_POLICY = `sandbox-budget-protection.${GROUP}`;
@@ -134,15 +134,8 @@ export function budgetProtectionPolicy(name: string = BUDGET_PROTECTION_POLICY) 
 }
 
 /** The variables of the Sandbox half: who administers, and what of theirs a request changes. */
-const ADMINISTRATOR_VARIABLES = [
-  {
-    name: 'administratorGroups',
-    expression: "params.?data.?administratorGroups.orValue('system:masters').split(',')",
-  },
-  {
-    name: 'isAdministrator',
-    expression: 'request.userInfo.?groups.orValue([]).exists(g, g in variables.administratorGroups)',
-  },
+const SANDBOX_ADMINISTRATOR_VARIABLES = [
+  ...ADMINISTRATOR_VARIABLES,
   { name: 'administratorChanges', expression: administratorAnnotationsChanged },
 ];
 
@@ -171,7 +164,7 @@ export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
           `size(${administratorAnnotationsChanged}) > 0 || (${fenceChanged})`,
       },
     ],
-    variables: [...GUARD_VARIABLES, ...ADMINISTRATOR_VARIABLES],
+    variables: [...GUARD_VARIABLES, ...SANDBOX_ADMINISTRATOR_VARIABLES],
     validations: [
       {
         expression: `!(${updating(finalizerStripped)}) || variables.isOperator || variables.namespaceTerminating`,

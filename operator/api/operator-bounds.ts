@@ -11,17 +11,19 @@
  * - pod UPDATE/PATCH: only of a sandbox pod, and only adding or removing the exclusivity finalizer — spec,
  *   labels, annotations and owner references stay as they were;
  * - pod DELETE: only sandbox pods, and an unowned pod holding a sandbox pod name (a restore's: it is replaced);
- * - budgets, Events and Sandboxes: only a sandbox's eviction guard, only Events about Sandboxes, never a
- *   Sandbox's spec (operator-reach.ts);
- * - and, when the parameters list `watchNamespaces`, only in those namespaces.
+ * - budgets, Events, Sandboxes and references: only a sandbox's eviction guard, only Events about Sandboxes,
+ *   of a Sandbox only its finalizer and cleanup fence, and its DELETE only for automatic cleanup; a reference
+ *   only deleted, never written, each attached one's delete audited (operator-reach.ts);
+ * - and, when the parameters list `watchNamespaces`, only in those namespaces; when they name a
+ *   `managedNamespaceLabel` (`key=value`), only in namespaces an administrator labelled so (issue 26 #1's
+ *   per-namespace opt-in).
  *
- * The operator users are the same parameter the pod protection reads (admission.ts). SessionReference
- * deletes are not bounded here: admission cannot see whether the Sandbox's decision allows them
- * (docs/security.md).
+ * The operator users are the same parameter the pod protection reads (admission.ts). Whether a reference
+ * delete is one the Sandbox's decision allows, admission cannot see (docs/security.md, "What is not bounded").
  */
 import { EXCLUSIVITY_FINALIZER, GROUP, LABELS } from './names.ts';
 import { POD_VARIABLES, policyBinding, validatingPolicy, type Validation } from './admission.ts';
-import { REACH_RULES, REACH_VARIABLES, reachValidations } from './operator-reach.ts';
+import { REACH_AUDIT, REACH_RULES, REACH_VARIABLES, reachValidations } from './operator-reach.ts';
 
 export const OPERATOR_BOUNDS_POLICY = `sandbox-operator-bounds.${GROUP}`;
 
@@ -71,6 +73,16 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           "params.?data.?watchNamespaces.orValue('') == '' || " +
           "request.namespace in params.?data.?watchNamespaces.orValue('').split(',')",
       },
+      // The administrator's per-namespace opt-in: `key=value` (managedNamespaceLabel); a namespace without that
+      // label is none of the operator's. A value that is not `key=value` matches no namespace (fail closed).
+      { name: 'managedLabel', expression: "params.?data.?managedNamespaceLabel.orValue('').split('=')" },
+      {
+        name: 'managed',
+        expression:
+          "params.?data.?managedNamespaceLabel.orValue('') == '' || (size(variables.managedLabel) == 2 && " +
+          'namespaceObject != null && ' +
+          "namespaceObject.metadata.?labels[?variables.managedLabel[0]].orValue('') == variables.managedLabel[1])",
+      },
       {
         name: 'controlledCreate',
         expression:
@@ -92,6 +104,14 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
         messageExpression:
           "'the sandbox operator acts only in the namespaces it watches (admission parameter watchNamespaces); refused ' + " +
           "request.operation + ' of ' + request.resource.resource + ' ' + variables.pod",
+        reason: 'Forbidden',
+      },
+      {
+        expression: '!variables.isOperator || variables.managed',
+        messageExpression:
+          "'the sandbox operator acts only in namespaces labelled ' + params.data.managedNamespaceLabel + " +
+          "' (admission parameter managedNamespaceLabel); refused ' + request.operation + ' of ' + " +
+          'request.resource.resource + " " + variables.pod',
         reason: 'Forbidden',
       },
       onPods({
@@ -120,6 +140,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
         expression: `!variables.isOperator || ${validation.expression}`,
       })),
     ],
+    auditAnnotations: REACH_AUDIT,
   });
 }
 

@@ -1,6 +1,7 @@
 /**
  * How far the operator's identity reaches beyond a sandbox pod's metadata (issue 26, item 1): what it may
- * put into a pod it creates, where, which budgets and Events it may write, and what of a Sandbox it may change. Rules of the operator-bounds
+ * put into a pod it creates, where, which budgets and Events it may write, what of a Sandbox it may change or
+ * delete, and that it only deletes references. Rules of the operator-bounds
  * policy (operator-bounds.ts), evaluated only for the operator users.
  *
  * A pod it creates passes the pod-template checks at its namespace's level, as the Sandbox's template had to
@@ -15,7 +16,17 @@
  * only over the node's loopback, puts the reaper's pods on the host network after the operator asked for them,
  * which no bound here can tell from the operator's own request (docs/security.md).
  */
-import { GROUP, LABELS, MANAGED_BY, REAPER_VOLUMES, SANDBOX, VERSION } from './names.ts';
+import {
+  ANNOTATIONS,
+  EXCLUSIVITY_FINALIZER,
+  GROUP,
+  LABELS,
+  MANAGED_BY,
+  REAPER_VOLUMES,
+  SANDBOX,
+  SESSION_REFERENCE,
+  VERSION,
+} from './names.ts';
 import type { Validation, Variable } from './admission.ts';
 import { BASELINE_CAPABILITIES, type TemplateCheck } from './template-checks.ts';
 import { checkValidation, LEVEL_VARIABLES, POD_CHECKS } from './template-policy.ts';
@@ -44,6 +55,14 @@ export const REACH_RULES = [
     operations: ['UPDATE', 'DELETE'],
     resources: [SANDBOX.plural],
   },
+  // References: the operator only deletes them (the worktree prune, the erases); any other write, its status
+  // included, would let a token turn an attached reference into a tombstone the prune may take.
+  {
+    apiGroups: [GROUP],
+    apiVersions: [VERSION],
+    operations: ['CREATE', 'UPDATE', 'DELETE'],
+    resources: [SESSION_REFERENCE.plural, `${SESSION_REFERENCE.plural}/status`],
+  },
 ];
 
 /** The eviction guard of the sandbox its label names, exactly as the controller writes it (adapters/pod-api.ts). */
@@ -68,6 +87,16 @@ export const REACH_VARIABLES: readonly Variable[] = [
   {
     name: 'onSandboxes',
     expression: `request.resource.group == '${GROUP}' && request.resource.resource == '${SANDBOX.plural}'`,
+  },
+  {
+    name: 'onReferences',
+    expression: `request.resource.group == '${GROUP}' && request.resource.resource == '${SESSION_REFERENCE.plural}'`,
+  },
+  {
+    name: 'attachedDeleted',
+    expression:
+      "variables.onReferences && request.operation == 'DELETE' && " +
+      "oldObject.spec.?state.orValue('Attached') != 'Detached'",
   },
   {
     name: 'offLimits',
@@ -166,13 +195,72 @@ export function reachValidations(): Validation[] {
       reason: 'Forbidden',
     },
     // The operator writes a Sandbox's metadata (finalizer, fences) and status, never its spec: a leaked token
-    // must not set DeleteWhenUnreferenced (or a shorter TTL) on a sandbox whose owner chose Retain. Its DELETE
-    // is not bounded yet (docs/security.md, "What is not bounded").
+    // must not set DeleteWhenUnreferenced (or a shorter TTL) on a sandbox whose owner chose Retain.
     {
       expression: "!variables.onSandboxes || request.operation != 'UPDATE' || object.spec == oldObject.spec",
       messageExpression:
         "'the operator never changes a Sandbox’s spec; refused the update of sandbox ' + variables.pod",
       reason: 'Forbidden',
     },
+    // Of the metadata, only its finalizer and the cleanup fence (live/turn.ts, live/cleanup.ts, deletion/turn.ts):
+    // not an owner reference the garbage collector would act on, not another annotation (an erase request
+    // is the administrator's, and guard protection judges it), not a label.
+    {
+      expression: `!variables.onSandboxes || request.operation != 'UPDATE' || ${SANDBOX_METADATA_KEPT}`,
+      messageExpression:
+        `'the operator changes only a Sandbox’s finalizer ${EXCLUSIVITY_FINALIZER} and annotation ` +
+        `${ANNOTATIONS.cleanupFence}; refused the update of sandbox ' + variables.pod`,
+      reason: 'Forbidden',
+    },
+    // It deletes a Sandbox only for automatic cleanup (live/cleanup.ts): the owner chose DeleteWhenUnreferenced,
+    // and the fence was raised first (the DELETE is preconditioned on the fenced version). A Retain sandbox is
+    // never the operator's to delete, so a leaked token cannot delete one outright.
+    {
+      expression:
+        "!variables.onSandboxes || request.operation != 'DELETE' || " +
+        `(oldObject.spec.?cleanup.?policy.orValue('Retain') == 'DeleteWhenUnreferenced' && ` +
+        `oldObject.metadata.?annotations[?'${ANNOTATIONS.cleanupFence}'].hasValue())`,
+      messageExpression:
+        "'the operator deletes a Sandbox only for automatic cleanup (spec.cleanup.policy DeleteWhenUnreferenced, " +
+        `after raising ${ANNOTATIONS.cleanupFence}); refused the deletion of sandbox ' + variables.pod`,
+      reason: 'Forbidden',
+    },
+    // The operator deletes references and writes nothing else of them: a detach (state Detached) by its token
+    // would make an attached reference a tombstone the worktree prune takes.
+    {
+      expression: "!variables.onReferences || request.operation == 'DELETE'",
+      messageExpression:
+        "'the operator never creates or changes a SessionReference (or its status), it only deletes them; refused ' + " +
+        "request.operation + ' of sessionreference ' + variables.pod",
+      reason: 'Forbidden',
+    },
   ];
 }
+
+const fence = `'${ANNOTATIONS.cleanupFence}'`;
+const finalizer = `'${EXCLUSIVITY_FINALIZER}'`;
+const finalizersBut = (o: string) => `${o}.metadata.?finalizers.orValue([]).filter(f, f != ${finalizer})`;
+const annotationsOf = (o: string) => `${o}.metadata.?annotations.orValue({})`;
+/** A Sandbox UPDATE that changes, of its metadata, at most the exclusivity finalizer and the cleanup fence. */
+const SANDBOX_METADATA_KEPT =
+  `object.metadata.?labels.orValue({}) == oldObject.metadata.?labels.orValue({}) && ` +
+  `object.metadata.?ownerReferences.orValue([]) == oldObject.metadata.?ownerReferences.orValue([]) && ` +
+  `${finalizersBut('object')} == ${finalizersBut('oldObject')} && ` +
+  `${annotationsOf('object')}.all(k, k == ${fence} || ` +
+  `(k in ${annotationsOf('oldObject')} && ${annotationsOf('oldObject')}[k] == ${annotationsOf('object')}[k])) && ` +
+  `${annotationsOf('oldObject')}.all(k, k == ${fence} || k in ${annotationsOf('object')})`;
+
+/**
+ * Each delete of an attached reference by the operator's identity, in the audit log: the erases take them (the
+ * administrator's, and the index of a sandbox released as exclusive), which admission cannot tell from a leaked
+ * token's (docs/security.md, "What is not bounded").
+ */
+export const REACH_AUDIT = [
+  {
+    key: 'attached-reference-deleted',
+    valueExpression:
+      "variables.isOperator && variables.attachedDeleted ? request.userInfo.username + ' deleted attached " +
+      "sessionreference ' + variables.pod + ' of sandbox ' + oldObject.spec.sandbox + ' (worktree ' + " +
+      "oldObject.spec.?worktree.orValue('none') + ')' : ''",
+  },
+];

@@ -1,4 +1,5 @@
 /** Everything a sandbox reconcile needs, injected: the cache, the ports, the legacy walk, limits and time. */
+import type { Logger } from 'pino';
 import type { IndexLimits } from '../api/limits.ts';
 import type { Misconfigurations } from './misconfiguration.ts';
 import type { SidecarSettings } from './pod-template.ts';
@@ -33,6 +34,11 @@ export type ReconcilerContext = {
   readonly recorder: DecisionRecorder;
   /** Refusals only a person can fix, as the runner met them: the status writer records them. */
   readonly misconfigurations: Misconfigurations;
+  /**
+   * The per-namespace opt-in (cache/managed-namespaces.ts): whether the operator leaves a namespace's Sandboxes
+   * alone (and says so once); absent without `--managed-namespace-label`, when every namespace is managed.
+   */
+  readonly unmanaged?: { readonly skips: (namespace: string, log: Logger) => boolean };
   /** Which nodes are being drained (cache/node-drains.ts); absent where Nodes are not watched. */
   readonly nodes?: { readonly drainOf: (node: string) => NodeDrain | undefined };
   /** Called right after each deletion step writes: crash tests' failpoints (deletion/failpoints.ts), else a no-op. */

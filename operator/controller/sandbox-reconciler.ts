@@ -21,6 +21,8 @@ export async function reconcileSandbox(ctx: ReconcilerContext, key: string, log:
     const [pod, ...more] = ctx.store.pods(key);
     return pod === undefined ? awaitChange() : releaseOrphans(ctx, [pod, ...more], log);
   }
+  // Not the operator's namespace (the per-namespace opt-in): its writes there would be refused anyway.
+  if (ctx.unmanaged?.skips(key.slice(0, key.indexOf('/')), log) === true) return awaitChange();
   if (!parsed.ok) return leaveUnreadable(ctx, key, parsed.error);
   const sandbox = parsed.value;
   if (sandbox.metadata.deletionTimestamp !== undefined) return reconcileDeletion(ctx, sandbox, log);

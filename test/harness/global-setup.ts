@@ -12,7 +12,7 @@ interface SharedCluster {
 }
 
 /**
- * What the admission policies' auditAnnotations write is recorded for pods and Sandboxes only, at Metadata
+ * What the admission policies' auditAnnotations write is recorded for pods, Sandboxes and references only, at Metadata
  * level (the annotations, not the bodies), so admission tests can read who used an override.
  */
 const ADMISSION_AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
@@ -25,7 +25,7 @@ rules:
       - group: ''
         resources: [pods, pods/status, pods/ephemeralcontainers]
       - group: sandbox.agents.dev
-        resources: [sandboxes]
+        resources: [sandboxes, sessionreferences]
   - level: None
 `;
 

@@ -98,6 +98,11 @@ const configSchema = z.object({
     .default('ghcr.io/sandbox-operator/sandbox-operator:0.1.0')
     .describe('--sidecar-image'),
   sidecarServiceAccount: z.string().default(SHELL_REAPER_ACCOUNT).describe('--sidecar-service-account'),
+  managedNamespaceLabel: z
+    .string()
+    .regex(/^$|^[^=,!\s]+=[^=,!\s]*$/, 'must be key=value (a namespace label), or empty for every namespace')
+    .default('')
+    .describe('--managed-namespace-label: act only in namespaces with this label (key=value); empty: all'),
   logLevel: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace'])
     .default('info')

@@ -36,6 +36,7 @@ import { Misconfigurations, observingMisconfigurations } from '../misconfigurati
 import { ClusterStore } from '../cache/store.ts';
 import { Watcher, type WatchedResource, type WatchSink } from '../../runtime/watcher.ts';
 import { namespaceWatches } from '../cache/namespace-watches.ts';
+import { managedNamespaces } from '../cache/managed-namespaces.ts';
 import { NodeDrains, nodeDrainResource } from '../cache/node-drains.ts';
 
 export type ManagerOptions = {
@@ -69,12 +70,17 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const namespaces = namespaceWatches(config.namespace, (namespace) => {
     for (const key of store.sandboxKeys()) if (key.startsWith(`${namespace}/`)) queue.add(key);
   });
+  // The per-namespace opt-in: a namespace labelled (or unlabelled) since has its sandboxes looked at again.
+  const managed = managedNamespaces(config.managedNamespaceLabel, config.namespace, (namespace) => {
+    for (const key of store.sandboxKeys()) if (key.startsWith(`${namespace}/`)) queue.add(key);
+  });
   const sinks: [WatchedResource, WatchSink][] = [
     ...resources(config.namespace).map(([resource, sink]): [WatchedResource, WatchSink] => [
       resource,
       store[sink],
     ]),
     ...namespaces.sinks,
+    ...managed.sinks,
   ];
   const watcherOf = <T>(resource: WatchedResource, sink: WatchSink<T>) =>
     new Watcher(kubeConfig, resource, sink, log.child({ component: 'watcher' }), {
@@ -125,6 +131,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     },
     failpoint: failpoints(config.failpoints),
     nodes,
+    ...(managed.unmanaged ? { unmanaged: managed.unmanaged } : {}),
   };
 
   registerStateGauges(metrics.registry, () => cachedSandboxes(store));
@@ -194,7 +201,11 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     metrics.maxWorkers.set({ controller: CONTROLLER }, config.workers);
     runner.start(config.workers);
     for (const key of store.sandboxKeys()) queue.add(key);
-    log.info({ workers: config.workers, namespace: config.namespace ?? '(all)' }, 'reconciling sandboxes');
+    const { workers, namespace = '(all)', managedNamespaceLabel: managedBy } = config;
+    log.info(
+      { workers, namespace, managedNamespaceLabel: managedBy || '(every namespace)' },
+      'reconciling sandboxes',
+    );
     options.onReconciling?.();
     await Promise.race([
       leadership,

@@ -4,6 +4,7 @@
  * from delete to pods gone — and the API requests per decision from the apiserver's own metrics, for 5 and
  * for 50 references per sandbox (no per-session request: the count does not grow with the references).
  */
+import { sandboxDeleter } from '../../harness/admission.ts';
 import { availableParallelism } from 'node:os';
 import { LABELS } from '../../../operator/api/names.ts';
 import type { LocalCluster } from '@sandbox-operator/local-cluster';
@@ -119,8 +120,10 @@ export async function run(
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     })();
+    // As a user deletes: admin is the operator here, and may delete only what its cleanup fenced.
+    const deleter = await sandboxDeleter(c.kc);
     await createMany(names, async (name) => {
-      await c.custom.deleteNamespacedCustomObject({
+      await deleter.deleteNamespacedCustomObject({
         group: 'sandbox.agents.dev',
         version: 'v1alpha1',
         namespace,

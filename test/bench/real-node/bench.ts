@@ -3,6 +3,7 @@
  * create → Running (the sandbox's pod Running; for real pods, its containers started), and delete →
  * containers gone (the pod object gone; for real pods, also no process of theirs left on the host).
  */
+import { sandboxDeleter } from '../../harness/admission.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 import { API_VERSION, GROUP, LABELS, SANDBOX, VERSION } from '../../../operator/api/names.ts';
 import { kwokNodeName, startLocalCluster } from '@sandbox-operator/local-cluster';
@@ -96,11 +97,13 @@ async function measure(c: Clients, kind: 'kwok' | 'real', shellImage: string) {
   );
   const deleted = new Map<string, number>();
   const gone = new Map<string, number>();
+  // As a user deletes: admin is the operator here, and may delete only what its cleanup fenced.
+  const deleter = await sandboxDeleter(c.kc);
   await createMany(
     names,
     async (name) => {
       deleted.set(name, performance.now());
-      await c.custom.deleteNamespacedCustomObject({
+      await deleter.deleteNamespacedCustomObject({
         group: GROUP,
         version: VERSION,
         namespace,

@@ -90,16 +90,32 @@ describe('a tenant with edit and a shared sandbox pod’s spec', () => {
     expect(pod.spec?.ephemeralContainers).toBeUndefined();
   });
 
-  it('may change it under the override, and the change is audited with who, what and why', async () => {
-    const name = await sharedSandboxPod('override-swap');
+  it('may not set the override itself, so neither swap an image nor delete the pod under it', async () => {
+    const name = await sharedSandboxPod('override-self');
     const annotate = await asTenant([
       'annotate',
       'pod',
       name,
       '-n',
       namespace,
-      `${ANNOTATIONS.deletionOverride}=INC-7 image hotfix`,
+      `${ANNOTATIONS.deletionOverride}=mine now`,
     ]);
+    expect(annotate.exitCode, annotate.stdout).not.toBe(0);
+    expect(annotate.stderr).toContain(
+      `${ANNOTATIONS.deletionOverride} may be set or changed only by an administrator`,
+    );
+    const pod = await core().readNamespacedPod({ namespace, name });
+    expect(pod.metadata?.annotations?.[ANNOTATIONS.deletionOverride]).toBeUndefined();
+    const deleted = await asTenant(['delete', 'pod', name, '-n', namespace, '--wait=false']);
+    expect(deleted.exitCode, deleted.stdout).not.toBe(0);
+  });
+
+  it('may change it under the override an administrator set, and the change is audited with who, what and why', async () => {
+    const name = await sharedSandboxPod('override-swap');
+    const annotate = await asTenant(
+      ['annotate', 'pod', name, '-n', namespace, `${ANNOTATIONS.deletionOverride}=INC-7 image hotfix`],
+      { groups: ['system:masters'] },
+    );
     expect(annotate.exitCode, annotate.stderr).toBe(0);
     const swap = await asTenant([
       'set',

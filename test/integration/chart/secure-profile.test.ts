@@ -46,9 +46,31 @@ describe('the admission parameters', () => {
     });
   });
 
-  it('default to baseline with no exemptions', async () => {
+  it('default to baseline with no exemptions, and every watched namespace managed', async () => {
     expect(find(await template(), 'ConfigMap', 'sandbox-operator-admission')).toMatchObject({
-      data: { podTemplateLevel: 'baseline', podTemplateExemptNamespaces: '' },
+      data: { podTemplateLevel: 'baseline', podTemplateExemptNamespaces: '', managedNamespaceLabel: '' },
     });
+  });
+
+  it('carry the per-namespace opt-in label (operator.managedNamespaceLabel)', async () => {
+    const rendered = await template({
+      operator: { managedNamespaceLabel: 'sandbox.agents.dev/managed=true' },
+    });
+    expect(find(rendered, 'ConfigMap', 'sandbox-operator-admission')).toMatchObject({
+      data: { managedNamespaceLabel: 'sandbox.agents.dev/managed=true' },
+    });
+    // The operator skips the same namespaces the bounds refuse it, and says so once each.
+    const main = (find(rendered, 'Deployment') as unknown as V1Deployment).spec!.template.spec!
+      .containers[0]!;
+    expect(loadConfig(main.args!, {}).managedNamespaceLabel).toBe('sandbox.agents.dev/managed=true');
+    const byDefault = (find(await template(), 'Deployment') as unknown as V1Deployment).spec!.template.spec!
+      .containers[0]!;
+    expect(loadConfig(byDefault.args!, {}).managedNamespaceLabel).toBe('');
+  });
+
+  it('refuse an opt-in label that is not key=value', async () => {
+    await expect(template({ operator: { managedNamespaceLabel: 'managed' } })).rejects.toThrow(
+      /managedNamespaceLabel/,
+    );
   });
 });

@@ -6,7 +6,7 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setOperatorUsers } from '../../harness/admission.ts';
+import { sandboxDeleter, setOperatorUsers } from '../../harness/admission.ts';
 import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
 import { loadConfig } from '../../../operator/controller/wiring/config.ts';
@@ -18,6 +18,8 @@ import { eventually, pending } from './operator.ts';
 const namespace = 'restart';
 let cluster: LocalCluster;
 let custom: CustomObjectsApi;
+/** The user's deletes: admin is this file's operator, which deletes only what its cleanup fenced. */
+let deleter: CustomObjectsApi;
 let core: CoreV1Api;
 const stop = new AbortController();
 let operator: Promise<void>;
@@ -36,6 +38,7 @@ beforeAll(async () => {
   await core.createNamespace({ body: { metadata: { name: namespace } } });
   // This file's operator runs as admin: let admin delete sandbox pods.
   await setOperatorUsers(core, ['admin']);
+  deleter = await sandboxDeleter(kc);
   const config = loadConfig(
     [
       '--namespace',
@@ -103,7 +106,7 @@ describe('an API server restart', () => {
       body: reference('blocker', 'shared', 'wt-2'),
     });
     await until('shared counted', 'shared', (s) => s?.status?.references?.foreign === 1);
-    await custom.deleteNamespacedCustomObject({ ...at(SANDBOX.plural), name: 'shared' });
+    await deleter.deleteNamespacedCustomObject({ ...at(SANDBOX.plural), name: 'shared' });
     await until('blocked', 'shared', (s) => s?.status?.phase === 'Blocked');
 
     await cluster.restartApiServer();

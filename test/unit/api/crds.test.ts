@@ -230,6 +230,7 @@ describe('the chart’s admission policy template', () => {
         '{{ join "," .Values.admissionPolicy.administratorGroups | quote }}',
         '"system:masters,ops"',
       )
+      .replaceAll('{{ .Values.operator.managedNamespaceLabel | quote }}', '"sandbox.agents.dev/managed=true"')
       .replace(/ \{\{- include "sandbox-operator\.labels" \. \| nindent (\d+) \}\}/g, (_, n: string) => {
         return `\n${' '.repeat(Number(n))}app.kubernetes.io/name: sandbox-operator`;
       });
@@ -264,6 +265,7 @@ describe('the chart’s admission policy template', () => {
             podTemplateExemptNamespaces: ['ci', 'infra'],
             podTemplateNodeNames: ['node-a'],
             administratorGroups: ['system:masters', 'ops'],
+            managedNamespaceLabel: 'sandbox.agents.dev/managed=true',
           },
           names.params,
         ),

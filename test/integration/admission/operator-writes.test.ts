@@ -1,0 +1,241 @@
+/**
+ * What a leaked operator token may still do to Sandboxes and SessionReferences (issue 26, item 1: the
+ * reference deletes; and the Sandbox DELETE held back before), against the real API server as the restricted
+ * operator user. The operator deletes a Sandbox only for automatic cleanup, changes only its finalizer and the
+ * cleanup fence, and never writes a reference but to delete it; each delete of an attached one is audited.
+ * The user is given more RBAC here than the chart grants (a Role over references and their status, `delete`
+ * on Sandboxes), since the bounds must hold whatever RBAC says.
+ */
+import { CoreV1Api } from '@kubernetes/client-node';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
+import { DEFAULT_NAMESPACE } from '../../../operator/api/render-crds.ts';
+import { OPERATOR_BOUNDS_POLICY } from '../../../operator/api/operator-bounds.ts';
+import {
+  ANNOTATIONS,
+  API_VERSION,
+  EXCLUSIVITY_FINALIZER,
+  SESSION_REFERENCE,
+} from '../../../operator/api/names.ts';
+import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { auditAnnotations } from '../../harness/tenant.ts';
+import { RESTRICTED_USER } from '@sandbox-operator/local-cluster';
+import { createReference, createSandbox, getReference, getSandbox } from '../controller/fixtures.ts';
+import { eventually, grantOperatorRbac, pending } from '../controller/operator.ts';
+
+const namespace = testNamespace('operator-writes');
+const asOperator = (args: string[]) => kubectl([...args, '-n', namespace], { restricted: true });
+const FENCE = { [ANNOTATIONS.cleanupFence]: '2026-12-03T00:00:00Z' };
+const CLEANUP = { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 0 };
+
+// No operator runs here: the Sandboxes carry no finalizer unless a test gives one, and go with the namespace.
+beforeAll(async () => {
+  await grantOperatorRbac();
+  const role = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'operator-more', namespace },
+    rules: [
+      {
+        apiGroups: ['sandbox.agents.dev'],
+        resources: ['sessionreferences', 'sessionreferences/status', 'sandboxes'],
+        verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+      },
+    ],
+  };
+  await kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(role) });
+  await kubectlOk([
+    'create',
+    'rolebinding',
+    'operator-more',
+    '-n',
+    namespace,
+    '--role=operator-more',
+    `--user=${RESTRICTED_USER}`,
+  ]);
+});
+
+describe('Sandboxes the operator’s identity deletes', () => {
+  it('are refused when their owner chose Retain', async () => {
+    await createSandbox(namespace, 'kept', { worktree: 'wt-1', annotations: FENCE });
+    const deleted = await asOperator(['delete', 'sandbox', 'kept', '--wait=false']);
+    expect(deleted.stderr).toContain('the operator deletes a Sandbox only for automatic cleanup');
+    expect(await getSandbox(namespace, 'kept')).toBeDefined();
+  });
+
+  it('are refused under DeleteWhenUnreferenced until the cleanup fence is raised', async () => {
+    await createSandbox(namespace, 'unfenced', { worktree: 'wt-1', cleanup: CLEANUP });
+    const deleted = await asOperator(['delete', 'sandbox', 'unfenced', '--wait=false']);
+    expect(deleted.stderr).toContain('the operator deletes a Sandbox only for automatic cleanup');
+  });
+
+  it('are the automatic cleanup’s: DeleteWhenUnreferenced, fenced', async () => {
+    await createSandbox(namespace, 'cleaned', { worktree: 'wt-1', cleanup: CLEANUP, annotations: FENCE });
+    const deleted = await asOperator(['delete', 'sandbox', 'cleaned', '--wait=false']);
+    expect(deleted.exitCode, deleted.stderr).toBe(0);
+  });
+});
+
+describe('Sandboxes the operator’s identity changes', () => {
+  const patch = (name: string, body: object) =>
+    asOperator(['patch', 'sandbox', name, '--type=merge', '-p', JSON.stringify(body)]);
+
+  it('take its finalizer and the cleanup fence', async () => {
+    await createSandbox(namespace, 'finalized', { worktree: 'wt-1' });
+    const finalized = await patch('finalized', { metadata: { finalizers: [EXCLUSIVITY_FINALIZER] } });
+    expect(finalized.exitCode, finalized.stderr).toBe(0);
+    const fenced = await patch('finalized', { metadata: { annotations: FENCE } });
+    expect(fenced.exitCode, fenced.stderr).toBe(0);
+    const released = await asOperator([
+      'patch',
+      'sandbox',
+      'finalized',
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/metadata/finalizers"}]',
+    ]);
+    expect(released.exitCode, released.stderr).toBe(0);
+  });
+
+  it.each([
+    ['a label', { metadata: { labels: { team: 'b' } } }],
+    ['another annotation', { metadata: { annotations: { 'example.com/note': 'x' } } }],
+    ['a finalizer not its own', { metadata: { finalizers: ['example.com/hold'] } }],
+    [
+      'an owner reference',
+      {
+        metadata: {
+          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'gone', uid: 'f'.repeat(8) }],
+        },
+      },
+    ],
+  ])('keep %s as it was', async (what, body) => {
+    const name = `meta-${what.replaceAll(/[^a-z]/g, '')}`;
+    await createSandbox(namespace, name, { worktree: 'wt-1' });
+    const patched = await patch(name, body);
+    expect(patched.stderr).toContain('the operator changes only a Sandbox’s finalizer');
+  });
+});
+
+describe('SessionReferences the operator’s identity writes', () => {
+  it('are never created nor changed: a token cannot detach an attached reference', async () => {
+    await createReference(namespace, 'attached-a', {
+      sandbox: 'shared',
+      session: 'workspace_a',
+      worktree: 'wt-2',
+    });
+    const detached = await asOperator([
+      'patch',
+      'sessionreference',
+      'attached-a',
+      '--type=merge',
+      '-p',
+      '{"spec":{"state":"Detached"}}',
+    ]);
+    expect(detached.stderr).toContain('the operator never creates or changes a SessionReference');
+    const status = await asOperator([
+      'patch',
+      'sessionreference',
+      'attached-a',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"detachedAt":"2026-12-03T00:00:00Z"}}',
+    ]);
+    expect(status.stderr).toContain('the operator never creates or changes a SessionReference');
+    const reference = {
+      apiVersion: API_VERSION,
+      kind: SESSION_REFERENCE.kind,
+      metadata: { name: 'squatted', namespace },
+      spec: { sandbox: 'shared', session: 'workspace_s', worktree: 'wt-1', route: 'r', role: 'Root' },
+    };
+    const created = await kubectl(['create', '-f', '-'], {
+      restricted: true,
+      input: JSON.stringify(reference),
+    });
+    expect(created.stderr).toContain('the operator never creates or changes a SessionReference');
+    expect((await getReference(namespace, 'attached-a'))?.spec.state).toBe('Attached');
+  });
+
+  it('are deleted as tombstones without a trace, and as attached ones with an audit record', async () => {
+    await createReference(namespace, 'tombstone-b', {
+      sandbox: 'shared',
+      session: 'workspace_b',
+      worktree: 'wt-1',
+      state: 'Detached',
+    });
+    await createReference(namespace, 'attached-c', {
+      sandbox: 'shared',
+      session: 'workspace_c',
+      worktree: 'wt-3',
+    });
+    for (const name of ['tombstone-b', 'attached-c']) {
+      const deleted = await asOperator(['delete', 'sessionreference', name]);
+      expect(deleted.exitCode, deleted.stderr).toBe(0);
+    }
+    const key = `${OPERATOR_BOUNDS_POLICY}/attached-reference-deleted`;
+    const recorded = await eventually('the audit event of the attached reference’s delete', async () => {
+      const value = (await auditAnnotations('attached-c')).map((a) => a[key]).find((v) => v);
+      return value ?? pending(await auditAnnotations('attached-c'));
+    });
+    expect(recorded).toContain(
+      `${RESTRICTED_USER} deleted attached sessionreference ${namespace}/attached-c`,
+    );
+    expect(recorded).toContain('of sandbox shared (worktree wt-3)');
+    expect((await auditAnnotations('tombstone-b')).map((a) => a[key]).filter((v) => v)).toEqual([]);
+  });
+});
+
+describe('the per-namespace opt-in (managedNamespaceLabel)', () => {
+  const LABEL = 'sandbox.agents.dev/managed';
+  const params = () => kubeConfig().makeApiClient(CoreV1Api);
+  const setLabelParam = (value: string | undefined) =>
+    params().patchNamespacedConfigMap({
+      name: ADMISSION_PARAMS,
+      namespace: DEFAULT_NAMESPACE,
+      body: [{ op: value === undefined ? 'remove' : 'add', path: '/data/managedNamespaceLabel', value }],
+    });
+  let serial = 0;
+  const recordEvent = () =>
+    kubectl(['create', '-f', '-'], {
+      restricted: true,
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: `opt-in.${++serial}`, namespace },
+        involvedObject: { kind: 'Sandbox', apiVersion: API_VERSION, name: 'kept', namespace },
+        reason: 'Test',
+        message: 'written as the operator',
+        type: 'Normal',
+      }),
+    });
+
+  it('refuses every write by the operator’s identity in a namespace without the label, and allows it with', async () => {
+    const before = (
+      await params().readNamespacedConfigMap({ name: ADMISSION_PARAMS, namespace: DEFAULT_NAMESPACE })
+    ).data?.['managedNamespaceLabel'];
+    await setLabelParam(`${LABEL}=true`);
+    try {
+      const refused = await eventually('the opt-in applies', async () => {
+        const result = await recordEvent();
+        return result.exitCode !== 0 ? result.stderr : pending(result.stdout);
+      });
+      expect(refused).toContain(`the sandbox operator acts only in namespaces labelled ${LABEL}=true`);
+      const patched = await asOperator([
+        'patch',
+        'sandbox',
+        'kept',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ metadata: { finalizers: [EXCLUSIVITY_FINALIZER] } }),
+      ]);
+      expect(patched.stderr).toContain('the sandbox operator acts only in namespaces labelled');
+      await kubectlOk(['label', 'namespace', namespace, `${LABEL}=true`]);
+      const allowed = await recordEvent();
+      expect(allowed.exitCode, allowed.stderr).toBe(0);
+    } finally {
+      await setLabelParam(before);
+      await kubectlOk(['label', 'namespace', namespace, `${LABEL}-`]);
+    }
+  });
+});
