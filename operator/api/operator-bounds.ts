@@ -11,6 +11,7 @@
  * - pod UPDATE/PATCH: only of a sandbox pod, and only adding or removing the exclusivity finalizer — spec,
  *   labels, annotations and owner references stay as they were;
  * - pod DELETE: only sandbox pods, and an unowned pod holding a sandbox pod name (a restore's: it is replaced);
+ * - workspace claims: created, changed and deleted as sandbox pods are (claim-protection.ts);
  * - budgets, Events and Sandboxes: only a sandbox's eviction guard, only Events about Sandboxes, never a
  *   Sandbox's spec (operator-reach.ts);
  * - and, when the parameters list `watchNamespaces`, only in those namespaces.
@@ -22,6 +23,7 @@
 import { EXCLUSIVITY_FINALIZER, GROUP, LABELS } from './names.ts';
 import { POD_VARIABLES, policyBinding, validatingPolicy, type Validation } from './admission.ts';
 import { REACH_RULES, REACH_VARIABLES, reachValidations } from './operator-reach.ts';
+import { CLAIM_BOUNDS_RULES, CLAIM_BOUNDS_VARIABLES, claimBoundsValidations } from './claim-protection.ts';
 
 export const OPERATOR_BOUNDS_POLICY = `sandbox-operator-bounds.${GROUP}`;
 
@@ -57,6 +59,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           resources: ['pods'],
         },
         ...REACH_RULES,
+        ...CLAIM_BOUNDS_RULES,
       ],
     },
     variables: [
@@ -85,6 +88,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           `${others('object')} == ${others('oldObject')}`,
       },
       ...REACH_VARIABLES,
+      ...CLAIM_BOUNDS_VARIABLES,
     ],
     validations: [
       {
@@ -115,6 +119,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           "sandbox pod name (<sandbox>-<ordinal>, labelled for it); refused pod ' + variables.pod",
         reason: 'Forbidden',
       }),
+      ...claimBoundsValidations(),
       ...reachValidations().map((validation) => ({
         ...validation,
         expression: `!variables.isOperator || ${validation.expression}`,
