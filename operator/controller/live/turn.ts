@@ -230,15 +230,17 @@ export async function reconcileLive(
   const claims = claimTemplatesOf(sandbox.spec).length > 0 ? keepClaims(ctx, sandbox, log) : undefined;
   const createIf = (start: boolean) =>
     start && whole !== undefined ? createPods(ctx, whole, missing, log) : undefined;
-  const podsAfterGuards = claims
-    ? Promise.all([guard, claims]).then(
-        ([outcome, claimed]) => createIf(outcome.kind === 'Kept' && claimed === 'Ready'),
-        () => undefined, // the guard's and the claims' own failures are the writes above
-      )
-    : guard.then(
-        (outcome) => createIf(outcome.kind === 'Kept'),
-        () => undefined, // the guard's own failure is the write above
-      );
+  // Started only when nothing refuses the pods (below): a refused template must never reach a pod create.
+  const podsAfterGuards = () =>
+    claims
+      ? Promise.all([guard, claims]).then(
+          ([outcome, claimed]) => createIf(outcome.kind === 'Kept' && claimed === 'Ready'),
+          () => undefined, // the guard's and the claims' own failures are the writes above
+        )
+      : guard.then(
+          (outcome) => createIf(outcome.kind === 'Kept'),
+          () => undefined, // the guard's own failure is the write above
+        );
   await firstFailure(
     [
       status,
@@ -249,7 +251,7 @@ export async function reconcileLive(
       releaseTerminatingPods(ctx, sandbox, pods, log),
       refusal
         ? Promise.reject(new MisconfigurationError(refusal, { cause: sandbox.spec.shellReaper }))
-        : podsAfterGuards,
+        : podsAfterGuards(),
     ],
     log,
   );
