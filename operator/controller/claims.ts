@@ -60,6 +60,8 @@ export type ClaimHolder = {
   readonly resourceVersion: string;
   /** Its `sandbox.agents.dev/sandbox` label, if any. */
   readonly sandboxLabel: string | undefined;
+  /** Whether it has any labels at all (a label is added to the map, or the map is added). */
+  readonly labelled: boolean;
   readonly controller: { readonly kind: string; readonly name: string; readonly uid: string } | undefined;
   readonly ownerReferences: readonly Readonly<Record<string, unknown>>[];
   readonly finalizers: readonly string[];
@@ -86,10 +88,18 @@ const versionTest = (holder: ClaimHolder): JsonPatchOp => ({
   value: holder.resourceVersion,
 });
 
-/** The guards a claim lacks, as ops after a resourceVersion test; none when it has them all. */
+/**
+ * The guards a claim lacks, as JSON Patch ops; none when it has them all. `add` on `/metadata/labels/<key>`
+ * needs the labels map: a claim with no labels at all gets the map whole, one with others keeps them.
+ */
 function guardOps(sandbox: SandboxMeta, holder: ClaimHolder): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
-  if (holder.sandboxLabel !== sandbox.name) ops.push({ op: 'add', path: labelPath, value: sandbox.name });
+  if (holder.sandboxLabel !== sandbox.name)
+    ops.push(
+      holder.labelled
+        ? { op: 'add', path: labelPath, value: sandbox.name }
+        : { op: 'add', path: '/metadata/labels', value: { [LABELS.sandbox]: sandbox.name } },
+    );
   if (!holder.finalizers.includes(EXCLUSIVITY_FINALIZER))
     ops.push({
       op: 'add',
@@ -99,22 +109,12 @@ function guardOps(sandbox: SandboxMeta, holder: ClaimHolder): JsonPatchOp[] {
   return ops;
 }
 
-/**
- * The JSON Patch that puts a claim's guards back, bound to the version read (a claim changed since is judged
- * again next turn). `add` on `/metadata/labels/<key>` needs the labels map: a claim with none gets it whole.
- */
-function guardPatch(sandbox: SandboxMeta, holder: ClaimHolder, extra: readonly JsonPatchOp[]): JsonPatchOp[] {
-  const ops = guardOps(sandbox, holder);
-  const withLabels =
-    holder.sandboxLabel === undefined && ops.some((op) => op.path === labelPath)
-      ? ops.map((op) =>
-          op.path === labelPath
-            ? ({ op: 'add', path: '/metadata/labels', value: { [LABELS.sandbox]: sandbox.name } } as const)
-            : op,
-        )
-      : ops;
-  return [versionTest(holder), ...extra, ...withLabels];
-}
+/** The patch that puts a claim's guards back, bound to the version read (one changed since is judged again). */
+const guardPatch = (
+  sandbox: SandboxMeta,
+  holder: ClaimHolder,
+  extra: readonly JsonPatchOp[],
+): JsonPatchOp[] => [versionTest(holder), ...extra, ...guardOps(sandbox, holder)];
 
 export function judgeClaimHolder(sandbox: SandboxMeta, holder: ClaimHolder): ClaimJudgement {
   const { controller } = holder;

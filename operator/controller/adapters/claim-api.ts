@@ -93,6 +93,7 @@ export function claimHolderOf(raw: unknown): ClaimHolder {
     uid: meta?.uid ?? '',
     resourceVersion: meta?.resourceVersion ?? '',
     sandboxLabel: meta?.labels?.[LABELS.sandbox],
+    labelled: Object.keys(meta?.labels ?? {}).length > 0,
     controller: controller
       ? { kind: text(controller['kind']), name: text(controller['name']), uid: text(controller['uid']) }
       : undefined,

@@ -214,7 +214,9 @@ describe('a sandbox with a persistent workspace', () => {
         c.metadata?.finalizers?.includes(EXCLUSIVITY_FINALIZER) === true &&
         c.metadata.labels?.[LABELS.sandbox] === 'kept',
     );
+    // Only what was stripped comes back: the claim's other labels and finalizers stay.
     expect(repaired.metadata?.finalizers).toContain('kubernetes.io/pvc-protection');
+    expect(repaired.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('sandbox-operator');
   });
 
   it('creates no pod while another claim holds the claim name, and says how to free it', async () => {

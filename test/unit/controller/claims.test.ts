@@ -33,6 +33,7 @@ const holder = (overrides: Partial<ClaimHolder> = {}): ClaimHolder => ({
   uid: 'claim-uid',
   resourceVersion: '42',
   sandboxLabel: 'sbx',
+  labelled: true,
   controller: { kind: 'Sandbox', name: 'sbx', uid: 'sbx-uid' },
   ownerReferences: [owner],
   finalizers: ['kubernetes.io/pvc-protection', FINALIZER],
@@ -44,6 +45,7 @@ describe('the claim a template makes', () => {
   it('is named <template>-<sandbox>, labelled, owned by the Sandbox and finalized from creation on', () => {
     expect(claimName('work', 'sbx')).toBe('work-sbx');
     const claim = sandboxClaim(sandbox, template);
+    expect([claim.apiVersion, claim.kind]).toEqual(['v1', 'PersistentVolumeClaim']);
     expect(claim.metadata).toEqual({
       name: 'work-sbx',
       namespace: 'team',
@@ -75,9 +77,11 @@ describe('the claim a template makes', () => {
   it('may not take the name of a pod template volume', () => {
     expect(volumeCollision([template], [{ name: 'cache' }])).toBeUndefined();
     expect(volumeCollision([template], undefined)).toBeUndefined();
-    expect(volumeCollision([template], [{ name: 'work' }])).toMatchObject({
+    expect(volumeCollision([template], [{ name: 'cache' }, { name: 'work' }])).toEqual({
       reason: 'VolumeNameCollision',
-      fix: expect.stringContaining('rename the pod template volume work') as string,
+      refused:
+        'no pod is created: spec.volumeClaimTemplates names work, which spec.podTemplate.spec.volumes already uses',
+      fix: 'rename the pod template volume work: the claim is mounted as a volume of that name',
     });
   });
 });
@@ -99,8 +103,15 @@ describe('who holds a claim name', () => {
     });
   });
 
-  it('gets the whole labels map when it has no sandbox label at all', () => {
-    const judgement = judgeClaimHolder(sandbox, holder({ sandboxLabel: undefined }));
+  it('gets the sandbox label beside its other labels, or the whole labels map when it has none', () => {
+    expect(judgeClaimHolder(sandbox, holder({ sandboxLabel: undefined }))).toEqual({
+      kind: 'Ours',
+      repair: [
+        { op: 'test', path: '/metadata/resourceVersion', value: '42' },
+        { op: 'add', path: '/metadata/labels/sandbox.agents.dev~1sandbox', value: 'sbx' },
+      ],
+    });
+    const judgement = judgeClaimHolder(sandbox, holder({ sandboxLabel: undefined, labelled: false }));
     expect(judgement).toEqual({
       kind: 'Ours',
       repair: [
@@ -110,18 +121,27 @@ describe('who holds a claim name', () => {
     });
   });
 
-  it('waits for an earlier incarnation’s claim and for one being deleted', () => {
+  it('waits for an earlier incarnation’s claim and for one being deleted, saying which', () => {
     expect(
-      judgeClaimHolder(sandbox, holder({ controller: { kind: 'Sandbox', name: 'sbx', uid: 'old' } })).kind,
-    ).toBe('Wait');
-    expect(judgeClaimHolder(sandbox, holder({ deleting: true })).kind).toBe('Wait');
-    expect(judgeClaimHolder(sandbox, holder({ controller: undefined, deleting: true })).kind).toBe('Wait');
+      judgeClaimHolder(sandbox, holder({ controller: { kind: 'Sandbox', name: 'sbx', uid: 'old' } })),
+    ).toEqual({
+      kind: 'Wait',
+      why: 'claim work-sbx belongs to an earlier Sandbox sbx; it is released or removed first',
+    });
+    const going = { kind: 'Wait', why: 'claim work-sbx is being deleted; it is made again once gone' };
+    expect(judgeClaimHolder(sandbox, holder({ deleting: true }))).toEqual(going);
+    expect(judgeClaimHolder(sandbox, holder({ controller: undefined, deleting: true }))).toEqual(going);
   });
 
   it('adopts a labelled claim with no controller (retained, or restored), on the version read', () => {
     const retained = holder({ controller: undefined, ownerReferences: [], finalizers: [] });
     const judgement = judgeClaimHolder(sandbox, retained);
-    expect(judgement).toMatchObject({ kind: 'Adopt' });
+    expect(judgement).toMatchObject({
+      kind: 'Adopt',
+      why: expect.stringMatching(
+        /^claim work-sbx carries this sandbox's label and no controller .*this name, or restored/,
+      ) as string,
+    });
     expect(judgement.kind === 'Adopt' ? judgement.patch : []).toEqual([
       { op: 'test', path: '/metadata/resourceVersion', value: '42' },
       { op: 'add', path: '/metadata/ownerReferences', value: [owner] },
@@ -129,12 +149,18 @@ describe('who holds a claim name', () => {
     ]);
   });
 
-  it('is someone else: a misconfiguration naming the claim and the fix', () => {
-    for (const other of [
-      holder({ controller: undefined, sandboxLabel: undefined }),
-      holder({ controller: { kind: 'StatefulSet', name: 'db', uid: 'x' } }),
-      holder({ controller: { kind: 'Sandbox', name: 'other', uid: 'x' } }),
-    ]) {
+  it('is someone else: a misconfiguration naming the claim, its holder and the fix', () => {
+    for (const [other, holderIs] of [
+      [holder({ controller: undefined, sandboxLabel: undefined }), '(owned by nothing, label absent)'],
+      [
+        holder({ controller: { kind: 'StatefulSet', name: 'db', uid: 'x' } }),
+        '(controlled by StatefulSet db, label sbx)',
+      ],
+      [
+        holder({ controller: { kind: 'Sandbox', name: 'other', uid: 'x' } }),
+        '(controlled by Sandbox other, label sbx)',
+      ],
+    ] as const) {
       const judgement = judgeClaimHolder(sandbox, other);
       expect(judgement).toMatchObject({
         kind: 'Taken',
@@ -142,7 +168,11 @@ describe('who holds a claim name', () => {
       });
       if (judgement.kind === 'Taken') {
         expect(judgement.misconfiguration.refused).toContain('persistentvolumeclaim work-sbx');
-        expect(judgement.misconfiguration.fix).toContain('delete or rename persistentvolumeclaim work-sbx');
+        expect(judgement.misconfiguration.refused).toContain(holderIs);
+        expect(judgement.misconfiguration.fix).toBe(
+          'delete or rename persistentvolumeclaim work-sbx, or label it sandbox.agents.dev/sandbox=sbx ' +
+            'and remove its controller owner reference for the sandbox to take it over',
+        );
       }
     }
   });

@@ -19,6 +19,7 @@ const claim = (name: string, overrides: Partial<ClaimHolder> = {}): ClaimHolder 
   uid: `uid-${name}`,
   resourceVersion: '7',
   sandboxLabel: 'sbx',
+  labelled: true,
   controller: { kind: 'Sandbox', name: 'sbx', uid: 'sbx-uid' },
   ownerReferences: [
     {

@@ -401,6 +401,7 @@ describe('a live sandbox’s reconcile', () => {
         uid: 'c1',
         resourceVersion: '3',
         sandboxLabel: 'sbx',
+        labelled: true,
         controller: { kind: 'Sandbox', name: 'sbx', uid: subject.live().uid },
         ownerReferences: [],
         finalizers: [],
