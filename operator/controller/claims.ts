@@ -71,8 +71,12 @@ export type ClaimHolder = {
 export type ClaimJudgement =
   /** The sandbox's own claim; `repair` puts back a guard someone removed (label or finalizer). */
   | { readonly kind: 'Ours'; readonly repair?: readonly JsonPatchOp[] }
-  /** Gone soon by itself (terminating, or an earlier incarnation's the garbage collector removes): no pod yet. */
-  | { readonly kind: 'Wait'; readonly why: string }
+  /**
+   * Gone soon (terminating, or an earlier incarnation's the garbage collector removes): no pod yet. `release`
+   * frees one of ours being deleted of the finalizer: an administrator deleted it under the override, or the
+   * garbage collector deletes an earlier incarnation's; nothing else would ever let it go.
+   */
+  | { readonly kind: 'Wait'; readonly why: string; readonly release?: readonly JsonPatchOp[] }
   /**
    * Labelled for this sandbox and owned by nothing: a claim an earlier incarnation retained, or a backup
    * restore's. The workspace is taken over as it is: owner reference and finalizer added.
@@ -119,13 +123,20 @@ const guardPatch = (
 export function judgeClaimHolder(sandbox: SandboxMeta, holder: ClaimHolder): ClaimJudgement {
   const { controller } = holder;
   if (controller?.kind === SANDBOX.kind && controller.name === sandbox.name) {
+    const release = holder.deleting ? releasePatch(holder) : undefined;
+    const freed = release ? { release } : {};
     if (controller.uid !== sandbox.uid)
       return {
         kind: 'Wait',
         why: `claim ${holder.name} belongs to an earlier Sandbox ${sandbox.name}; it is released or removed first`,
+        ...freed,
       };
     if (holder.deleting)
-      return { kind: 'Wait', why: `claim ${holder.name} is being deleted; it is made again once gone` };
+      return {
+        kind: 'Wait',
+        why: `claim ${holder.name} is being deleted; it is made again once gone`,
+        ...freed,
+      };
     return guardOps(sandbox, holder).length === 0
       ? { kind: 'Ours' }
       : { kind: 'Ours', repair: guardPatch(sandbox, holder, []) };

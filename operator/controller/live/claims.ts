@@ -66,7 +66,10 @@ async function keepClaim(
       }
       return 'Ready';
     case 'Wait':
-      log.info({ claim: holder.name }, judgement.why);
+      if (judgement.release) {
+        await ctx.ports.claims.patchMetadata(namespace, holder.name, judgement.release);
+        log.warn({ claim: holder.name }, `${judgement.why}; released it of the finalizer`);
+      } else log.info({ claim: holder.name }, judgement.why);
       return 'Waiting';
     case 'Adopt':
       await ctx.ports.claims.patchMetadata(namespace, holder.name, judgement.patch);

@@ -219,6 +219,51 @@ describe('a sandbox with a persistent workspace', () => {
     expect(repaired.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('sandbox-operator');
   });
 
+  it('lets an administrator reset the workspace: a claim deleted under the override goes, and a new one comes', async () => {
+    await createWithWorkspace('reset');
+    await untilSandbox(namespace, 'reset', 'reset running', (s) => s.status?.phase === 'Running');
+    const old = await claim('work-reset');
+    await kubectlOk([
+      'annotate',
+      'pvc',
+      'work-reset',
+      '-n',
+      namespace,
+      `${ANNOTATIONS.deletionOverride}=test: reset`,
+    ]);
+    await kubectlOk(['delete', 'pvc', 'work-reset', '-n', namespace, '--wait=false']);
+    // Freed of our finalizer; the pod that mounts it still holds it (kubernetes.io/pvc-protection).
+    await untilClaim(
+      'work-reset',
+      'the deleted claim freed',
+      (c) =>
+        c.metadata?.deletionTimestamp !== undefined &&
+        !c.metadata.finalizers?.includes(EXCLUSIVITY_FINALIZER),
+    );
+    const [pod] = await pods('reset');
+    await kubectlOk([
+      'annotate',
+      'pod',
+      pod?.metadata?.name ?? '',
+      '-n',
+      namespace,
+      `${ANNOTATIONS.deletionOverride}=test: reset`,
+    ]);
+    await kubectlOk(['delete', 'pod', pod?.metadata?.name ?? '', '-n', namespace, '--wait=false']);
+    const fresh = await untilClaim(
+      'work-reset',
+      'a new claim',
+      (c) => c.metadata?.uid !== old?.metadata?.uid && c.metadata?.deletionTimestamp === undefined,
+    );
+    expect(fresh.metadata?.finalizers).toContain(EXCLUSIVITY_FINALIZER);
+    await eventually('a new pod on it', async () => {
+      const [again] = await pods('reset');
+      return again !== undefined && again.metadata?.uid !== pod?.metadata?.uid
+        ? again
+        : pending({ pod: again?.metadata?.uid });
+    });
+  });
+
   it('creates no pod while another claim holds the claim name, and says how to free it', async () => {
     await kubectlOk(['apply', '-f', '-'], {
       input: JSON.stringify({

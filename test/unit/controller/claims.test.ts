@@ -129,8 +129,21 @@ describe('who holds a claim name', () => {
       why: 'claim work-sbx belongs to an earlier Sandbox sbx; it is released or removed first',
     });
     const going = { kind: 'Wait', why: 'claim work-sbx is being deleted; it is made again once gone' };
-    expect(judgeClaimHolder(sandbox, holder({ deleting: true }))).toEqual(going);
+    expect(judgeClaimHolder(sandbox, holder({ deleting: true, finalizers: [] }))).toEqual(going);
     expect(judgeClaimHolder(sandbox, holder({ controller: undefined, deleting: true }))).toEqual(going);
+  });
+
+  it('frees a claim of ours being deleted (an override delete, a collected earlier incarnation’s) of the finalizer', () => {
+    const release = [
+      { op: 'test', path: '/metadata/uid', value: 'claim-uid' },
+      { op: 'test', path: '/metadata/finalizers', value: ['kubernetes.io/pvc-protection', FINALIZER] },
+      { op: 'remove', path: '/metadata/finalizers/1' },
+    ];
+    expect(judgeClaimHolder(sandbox, holder({ deleting: true }))).toMatchObject({ kind: 'Wait', release });
+    const earlier = holder({ deleting: true, controller: { kind: 'Sandbox', name: 'sbx', uid: 'old' } });
+    expect(judgeClaimHolder(sandbox, earlier)).toMatchObject({ kind: 'Wait', release });
+    const notYet = holder({ controller: { kind: 'Sandbox', name: 'sbx', uid: 'old' } });
+    expect(judgeClaimHolder(sandbox, notYet)).not.toHaveProperty('release');
   });
 
   it('adopts a labelled claim with no controller (retained, or restored), on the version read', () => {
