@@ -11,6 +11,7 @@
  * - pod UPDATE/PATCH: only of a sandbox pod, and only adding or removing the exclusivity finalizer — spec,
  *   labels, annotations and owner references stay as they were;
  * - pod DELETE: only sandbox pods, and an unowned pod holding a sandbox pod name (a restore's: it is replaced);
+ * - workspace claims: created, changed and deleted as sandbox pods are (claim-protection.ts);
  * - budgets, Events, Sandboxes and references: only a sandbox's eviction guard, only Events about Sandboxes,
  *   of a Sandbox only its finalizer and cleanup fence, and its DELETE only for automatic cleanup; a reference
  *   only deleted, never written, each attached one's delete audited (operator-reach.ts);
@@ -24,6 +25,7 @@
 import { EXCLUSIVITY_FINALIZER, GROUP, LABELS } from './names.ts';
 import { POD_VARIABLES, policyBinding, validatingPolicy, type Validation } from './admission.ts';
 import { REACH_AUDIT, REACH_RULES, REACH_VARIABLES, reachValidations } from './operator-reach.ts';
+import { CLAIM_BOUNDS_RULES, CLAIM_BOUNDS_VARIABLES, claimBoundsValidations } from './claim-protection.ts';
 
 export const OPERATOR_BOUNDS_POLICY = `sandbox-operator-bounds.${GROUP}`;
 
@@ -59,6 +61,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           resources: ['pods'],
         },
         ...REACH_RULES,
+        ...CLAIM_BOUNDS_RULES,
       ],
     },
     variables: [
@@ -97,6 +100,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           `${others('object')} == ${others('oldObject')}`,
       },
       ...REACH_VARIABLES,
+      ...CLAIM_BOUNDS_VARIABLES,
     ],
     validations: [
       {
@@ -135,6 +139,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           "sandbox pod name (<sandbox>-<ordinal>, labelled for it); refused pod ' + variables.pod",
         reason: 'Forbidden',
       }),
+      ...claimBoundsValidations(),
       ...reachValidations().map((validation) => ({
         ...validation,
         expression: `!variables.isOperator || ${validation.expression}`,

@@ -19,6 +19,7 @@ import {
   budgetProtectionPolicy,
   guardProtectionPolicy,
 } from './guard-protection.ts';
+import { CLAIM_PROTECTION_POLICY, claimProtectionPolicy } from './claim-protection.ts';
 import { OPERATOR_BOUNDS_POLICY, operatorBoundsBinding, operatorBoundsPolicy } from './operator-bounds.ts';
 import { REAPER_ACCESS_POLICY, reaperAccessBinding, reaperAccessPolicy } from './reaper-access.ts';
 import {
@@ -58,6 +59,7 @@ export type AdmissionNames = {
   readonly podTemplate: string;
   readonly guardProtection: string;
   readonly budgetProtection: string;
+  readonly claimProtection: string;
   readonly reaperAccess: string;
   readonly reaperStatus: string;
   readonly reaperEvents: string;
@@ -73,6 +75,7 @@ export const KUBECTL_ADMISSION_NAMES: AdmissionNames = {
   podTemplate: TEMPLATE_POLICY_NAME,
   guardProtection: GUARD_PROTECTION_POLICY,
   budgetProtection: BUDGET_PROTECTION_POLICY,
+  claimProtection: CLAIM_PROTECTION_POLICY,
   reaperAccess: REAPER_ACCESS_POLICY,
   reaperStatus: REAPER_STATUS_POLICY,
   reaperEvents: REAPER_EVENTS_POLICY,
@@ -89,7 +92,7 @@ const scopedTo = <T extends { readonly spec: object }>(binding: T, scope: unknow
   scope === undefined ? binding : { ...binding, spec: { ...binding.spec, matchResources: scope } };
 
 /**
- * The eight policies and their bindings, all but the reaper's (reaper access excepts nobody; the reaper's
+ * The nine policies and their bindings, all but the reaper's (reaper access excepts nobody; the reaper's
  * rights are chosen by the authorizer) reading the one parameters ConfigMap in `namespace`.
  */
 export const admissionPolicies = (
@@ -107,6 +110,8 @@ export const admissionPolicies = (
   scopedTo(policyBinding(names.guardProtection, namespace, names.params), scope),
   budgetProtectionPolicy(names.budgetProtection),
   scopedTo(policyBinding(names.budgetProtection, namespace, names.params), scope),
+  claimProtectionPolicy(names.claimProtection),
+  scopedTo(policyBinding(names.claimProtection, namespace, names.params), scope),
   reaperAccessPolicy(names.reaperAccess),
   scopedTo(reaperAccessBinding(names.reaperAccess), scope),
   reaperStatusPolicy(names.reaperStatus, names.reaperAccount),
@@ -153,6 +158,7 @@ export const CHART_PLACEHOLDERS = {
   podTemplateName: 'HELM_POD_TEMPLATE_NAME',
   guardProtectionName: 'HELM_GUARD_PROTECTION_NAME',
   budgetProtectionName: 'HELM_BUDGET_PROTECTION_NAME',
+  claimProtectionName: 'HELM_CLAIM_PROTECTION_NAME',
   reaperAccessName: 'HELM_REAPER_ACCESS_NAME',
   reaperStatusName: 'HELM_REAPER_STATUS_NAME',
   reaperEventsName: 'HELM_REAPER_EVENTS_NAME',
@@ -177,6 +183,7 @@ const HELM_EXPRESSIONS: Record<keyof typeof CHART_PLACEHOLDERS, (indent: number)
   podTemplateName: () => ' {{ include "sandbox-operator.podTemplatePolicy" . }}',
   guardProtectionName: () => ' {{ include "sandbox-operator.guardProtectionPolicy" . }}',
   budgetProtectionName: () => ' {{ include "sandbox-operator.budgetProtectionPolicy" . }}',
+  claimProtectionName: () => ' {{ include "sandbox-operator.claimProtectionPolicy" . }}',
   reaperAccessName: () => ' {{ include "sandbox-operator.reaperAccessPolicy" . }}',
   reaperStatusName: () => ' {{ include "sandbox-operator.reaperStatusPolicy" . }}',
   reaperEventsName: () => ' {{ include "sandbox-operator.reaperEventsPolicy" . }}',
@@ -219,6 +226,7 @@ export function renderChartAdmissionPolicy(): string {
     podTemplate: p.podTemplateName,
     guardProtection: p.guardProtectionName,
     budgetProtection: p.budgetProtectionName,
+    claimProtection: p.claimProtectionName,
     reaperAccess: p.reaperAccessName,
     reaperStatus: p.reaperStatusName,
     reaperEvents: p.reaperEventsName,

@@ -15,6 +15,11 @@ import {
   TTL_SECONDS_MAX,
   WORKTREE_ID_MAX,
 } from './limits.ts';
+import {
+  retentionPolicySchema,
+  VOLUME_NAME_COLLISION_RULE,
+  volumeClaimTemplatesSchema,
+} from './volume-claims.ts';
 
 export const VERDICTS = ['Exclusive', 'Foreign', 'Incomplete', 'Unavailable', 'Overflowed'] as const;
 export type VerdictName = (typeof VERDICTS)[number];
@@ -159,6 +164,9 @@ export const sandboxSpecSchema = z
     podTemplate: podTemplateSchema,
     cleanup: cleanupSchema.prefault({}),
     shellReaper: shellReaperSchema.prefault({}),
+    // The persistent workspace (volume-claims.ts).
+    volumeClaimTemplates: volumeClaimTemplatesSchema,
+    persistentVolumeClaimRetentionPolicy: retentionPolicySchema,
   })
   .meta({
     'x-kubernetes-validations': [
@@ -166,6 +174,7 @@ export const sandboxSpecSchema = z
         rule: 'has(self.worktree) == has(oldSelf.worktree)',
         message: 'spec.worktree cannot be added or removed after creation',
       },
+      VOLUME_NAME_COLLISION_RULE,
     ],
   })
   .describe('Desired state of the sandbox.');

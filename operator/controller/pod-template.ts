@@ -16,6 +16,8 @@ import {
   SANDBOX,
 } from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
+import { claimTemplatesOf } from '../api/volume-claims.ts';
+import { claimVolumes } from './claims.ts';
 
 export type SidecarSettings = {
   /** The operator's own image: the sidecar is the same image with another command. */
@@ -42,6 +44,9 @@ export function sandboxPod(sandbox: Sandbox, ordinal: number, sidecar: SidecarSe
   const { metadata, spec } = sandbox;
   const template = spec.podTemplate;
   const podSpec = structuredClone(template.spec) as unknown as NonNullable<V1Pod['spec']>;
+  // The persistent workspace: each claim mounted as a volume named after its template (claims.ts).
+  const claims = claimVolumes(metadata.name, claimTemplatesOf(spec));
+  if (claims.length > 0) podSpec.volumes = [...(podSpec.volumes ?? []), ...claims];
   const pod: V1Pod = {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -3,13 +3,14 @@
  * plain-JSON client) and the legacy walks' lane (walk-lane/lane.ts). Every destructive call here is made only
  * after fresh state from the API server justified it.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Sandbox, SandboxState, SessionReference } from '../api/objects.ts';
 import type { Parsed } from '../api/parse.ts';
 import type { ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
 import type { JsonPatchOp } from './finalizer.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
+import type { ClaimHolder } from './claims.ts';
 
 export type ObjectRef = {
   readonly kind: string;
@@ -122,6 +123,20 @@ export interface PodApi {
   patchMetadata(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<void>;
 }
 
+/** The persistent workspace's claims (claims.ts); every write is bound to the uid or version read. */
+export interface ClaimApi {
+  /** The claim under the name now, by a live GET; undefined when none is there. */
+  read(namespace: string, name: string): Promise<ClaimHolder | undefined>;
+  /** Creates the claim; when one of that name is already there, which one (read right after). */
+  create(claim: V1PersistentVolumeClaim): Promise<'Created' | { readonly taken: ClaimHolder }>;
+  /** The sandbox's claims (by its label), by a consistent LIST. */
+  listLive(namespace: string, sandbox: string): Promise<ClaimHolder[]>;
+  /** Deletes the claim, preconditioned on its uid; already gone is fine. */
+  delete(namespace: string, name: string, uid: string): Promise<void>;
+  /** JSON Patch on its metadata (each patch tests the version read); already gone is fine. */
+  patchMetadata(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<void>;
+}
+
 export interface GuardApi {
   /**
    * Ensures the PodDisruptionBudget (maxUnavailable 0) that makes evictions of the sandbox's pods fail:
@@ -151,6 +166,7 @@ export type ControllerPorts = {
   readonly sandboxes: SandboxApi;
   readonly references: ReferenceApi;
   readonly pods: PodApi;
+  readonly claims: ClaimApi;
   readonly guards: GuardApi;
   readonly namespaces: NamespaceApi;
   readonly events: EventRecorder;

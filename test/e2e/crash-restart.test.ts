@@ -3,7 +3,8 @@
  * new step is in this test by construction), then restarted: the deletion completes after the restart, and a
  * shared sandbox in the same namespace is never destroyed by any of it.
  *
- * The exclusive sandbox carries one of its own worktree's tombstones, so its deletion prunes. For the `erase`
+ * The exclusive sandbox carries one of its own worktree's tombstones, so its deletion prunes; for the claim
+ * steps it has a persistent workspace, whose claim the release deletes after its pods. For the `erase`
  * step it also carries a foreign reference: its deletion blocks until an administrator erases the index.
  * Each step starts from a fresh shared sandbox: the previous one is released at the end of its step (its
  * foreign reference forgotten), so a blocked deletion left over never trips the next step's failpoint first.
@@ -71,6 +72,11 @@ function unclearOwner(name: string) {
   };
 }
 
+const WORKSPACE = {
+  metadata: { name: 'work' },
+  spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } } },
+};
+
 const pods = async (sandbox: string) =>
   (await core().listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=${sandbox}` })).items;
 
@@ -99,7 +105,14 @@ describe('a deletion interrupted by SIGKILL', () => {
       const name = `exclusive-${step}`;
       const unclear = step === 'start-walk' ? unclearOwner(name) : undefined;
       const adopted = unclear ? { [ANNOTATIONS.adoptedFrom]: 'crash-test v1' } : {};
-      await createSandbox(namespace, name, { worktree: 'wt-1', replicas: 2, annotations: adopted });
+      // The claim steps' sandbox has a persistent workspace: its release deletes the claim after the pods.
+      const workspace = step.endsWith('-claim') ? { volumeClaimTemplates: [WORKSPACE] } : {};
+      await createSandbox(namespace, name, {
+        worktree: 'wt-1',
+        replicas: 2,
+        annotations: adopted,
+        ...workspace,
+      });
       await createReference(namespace, `${name}-own`, {
         sandbox: name,
         session: 'workspace_2',
@@ -164,6 +177,14 @@ describe('a deletion interrupted by SIGKILL', () => {
       running.push(second);
       await sandboxGone(namespace, name, 60_000);
       expect(await pods(name)).toHaveLength(0);
+      if (step.endsWith('-claim'))
+        await eventually('the workspace claim gone', async () => {
+          const claims = await core().listNamespacedPersistentVolumeClaim({
+            namespace,
+            labelSelector: `${LABELS.sandbox}=${name}`,
+          });
+          return claims.items.length === 0 ? true : pending(claims.items.map((c) => c.metadata));
+        });
       // The kept outcome died with the first operator: the second walked again before it released.
       if (step === 'start-walk') expect(second.output()).toContain('legacy walk finished');
       await untilSandbox(namespace, 'shared', 'shared blocked', (s) => s.status?.phase === 'Blocked', 60_000);

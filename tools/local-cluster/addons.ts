@@ -1,9 +1,17 @@
 // Optional components started after the CRDs are installed: kube-controller-manager (garbage
-// collector and namespace controller) and kwok (fake Nodes and pod lifecycle).
+// collector, namespace controller, and volumes: a hostPath provisioner behind a default StorageClass) and kwok
+// (fake Nodes and pod lifecycle).
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApiException, CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  StorageV1Api,
+  type KubeConfig,
+  type V1Node,
+  type V1StorageClass,
+} from '@kubernetes/client-node';
 import type { ComponentContext } from './components.ts';
 import { LocalClusterError } from './errors.ts';
 import { poll } from './net.ts';
@@ -45,7 +53,11 @@ export async function startControllerManager(
       // GC rediscovers resources only every 30 s: the caller starts us after installing the CRDs.
       // clusterrole-aggregation: the built-in `edit` and `admin` roles are aggregated, empty without it (tests
       // take a tenant's part with `edit`).
-      `--controllers=garbage-collector-controller,namespace-controller,disruption-controller,clusterrole-aggregation-controller${publisher}`,
+      // The volume controllers bind claims (a sandbox's persistent workspace) and free them once unused; the
+      // hostPath provisioner makes a volume per claim (a directory under /tmp/hostpath_pv, deleted with it) for
+      // the default StorageClass installed below. Single-node and for development only, as kcm says.
+      `--controllers=garbage-collector-controller,namespace-controller,disruption-controller,clusterrole-aggregation-controller,${VOLUME_CONTROLLERS}${publisher}`,
+      '--enable-hostpath-provisioner',
       ...(options.rootCaFile === null ? [] : [`--root-ca-file=${options.rootCaFile}`]),
       '--leader-elect=false',
       '--secure-port=0',
@@ -88,7 +100,40 @@ export async function startControllerManager(
     { timeoutMs: 60_000, intervalMs: 200, abortIf: () => (proc.running() ? null : 'exited') },
   );
   if (!collected.ok) throw await notReady(proc, 'garbage-collect a probe ConfigMap', collected.reason);
+  await installStorageClass(kc);
   return proc;
+}
+
+const VOLUME_CONTROLLERS = [
+  'persistentvolume-binder-controller',
+  'persistentvolumeclaim-protection-controller',
+  'persistentvolume-protection-controller',
+].join(',');
+
+/** The local cluster's default StorageClass: kube-controller-manager's hostPath provisioner. */
+export const LOCAL_STORAGE_CLASS = 'local-hostpath';
+
+/**
+ * A claim with no class binds at once to a new hostPath volume (Immediate: kwok nodes and the real node alike,
+ * since a hostPath volume has no node affinity). Its directory is root's, mode 0750: fsGroup does not apply to
+ * hostPath volumes, so an agent that runs as another user needs an init step that hands it the directory
+ * (docs/operations.md, "Persistent workspace").
+ */
+async function installStorageClass(kc: KubeConfig): Promise<void> {
+  const body: V1StorageClass = {
+    metadata: {
+      name: LOCAL_STORAGE_CLASS,
+      annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' },
+    },
+    provisioner: 'kubernetes.io/host-path',
+    reclaimPolicy: 'Delete',
+    volumeBindingMode: 'Immediate',
+  };
+  try {
+    await kc.makeApiClient(StorageV1Api).createStorageClass({ body });
+  } catch (error) {
+    if (!(error instanceof ApiException && error.code === 409)) throw error;
+  }
 }
 
 export interface KwokOptions {

@@ -28,6 +28,7 @@ Cluster-scoped and shared names carry the release, so two releases never collide
 {{- define "sandbox-operator.podTemplatePolicy" -}}{{ .Release.Name }}-pod-template.sandbox.agents.dev{{- end -}}
 {{- define "sandbox-operator.guardProtectionPolicy" -}}{{ .Release.Name }}-guard-protection.sandbox.agents.dev{{- end -}}
 {{- define "sandbox-operator.budgetProtectionPolicy" -}}{{ .Release.Name }}-budget-protection.sandbox.agents.dev{{- end -}}
+{{- define "sandbox-operator.claimProtectionPolicy" -}}{{ .Release.Name }}-claim-protection.sandbox.agents.dev{{- end -}}
 {{- define "sandbox-operator.reaperAccessPolicy" -}}{{ .Release.Name }}-reaper-access.sandbox.agents.dev{{- end -}}
 {{- define "sandbox-operator.reaperStatusPolicy" -}}{{ .Release.Name }}-shell-reaper-status.sandbox.agents.dev{{- end -}}
 {{- define "sandbox-operator.reaperEventsPolicy" -}}{{ .Release.Name }}-shell-reaper-events.sandbox.agents.dev{{- end -}}

@@ -22,6 +22,8 @@ import type { Staleness } from '../incarnation.ts';
 import { isReleased, type PodSummary } from '../cache/pod-summary.ts';
 import type { Deleted, ListedReference } from '../ports.ts';
 import type { MisconfigurationError } from '../../runtime/error-policy.ts';
+import type { RetentionPolicy } from '../../api/volume-claims.ts';
+import { releasePatch, retainPatch, type ClaimHolder } from '../claims.ts';
 
 /**
  * The steps that write, in the order a deletion takes them: to the API server, and `start-walk` to memory (its
@@ -36,6 +38,8 @@ export const WRITE_STEPS = [
   'delete-pod',
   'release-pod',
   'remove-guard',
+  'delete-claim',
+  'release-claim',
   'erase-index',
   'remove-finalizer',
 ] as const;
@@ -56,6 +60,11 @@ export type DeletionFacts = {
   readonly eraseRequest: string | undefined;
   /** The sandbox's own worktree's tombstones in the cache (names). */
   readonly tombstones: readonly string[];
+  /**
+   * What the release does with the sandbox's workspace claims (its `whenDeleted`); undefined when it has no
+   * claim templates, and then no claim is listed.
+   */
+  readonly claims?: RetentionPolicy | undefined;
   /** The eviction guard as the cache has it, once the pods are listed. */
   readonly budget: { readonly name: string; readonly uid: string } | undefined;
   /**
@@ -108,6 +117,10 @@ export type DeletionFacts = {
   readonly podsHandled?: number;
   readonly podDeleted?: true;
   readonly guardRemoved?: true;
+  /** The sandbox's claims by a consistent LIST, once its pods are gone; how many are handled; the next deleted. */
+  readonly liveClaims?: readonly ClaimHolder[];
+  readonly claimsHandled?: number;
+  readonly claimDeleted?: true;
   /** What erasing the index deleted, and what it kept because it changed since its LIST. */
   readonly indexErased?: Deleted;
 };
@@ -142,6 +155,19 @@ export type DeletionStep =
   /** Pods were released this turn: wait for them to be gone before anything of the index goes. */
   | { readonly kind: 'await-pods-gone'; readonly pods: readonly string[] }
   | { readonly kind: 'remove-guard'; readonly budget: { readonly name: string; readonly uid: string } }
+  /** The pods are gone: the claims, by a consistent LIST of the sandbox's label. */
+  | { readonly kind: 'list-claims' }
+  /** Delete: the claim deleted (preconditioned on its uid), then freed of the finalizer. */
+  | { readonly kind: 'delete-claim'; readonly claim: ClaimHolder }
+  /** Delete: the deleted claim freed of the finalizer; Retain: freed of finalizer and owner, and kept. */
+  | {
+      readonly kind: 'release-claim';
+      readonly claim: ClaimHolder;
+      /** Its place in `liveClaims`: the claims before it are handled once it is. */
+      readonly index: number;
+      readonly patch: readonly JsonPatchOp[];
+      readonly retained: boolean;
+    }
   | { readonly kind: 'erase-index' }
   /** References written after the fence changed under the erase (their attach withdraws them): erase again. */
   | { readonly kind: 'erase-again'; readonly changed: readonly string[] }
@@ -192,12 +218,34 @@ function finishStep(facts: DeletionFacts): DeletionStep {
   const pods = facts.livePods;
   if (!pods) return { kind: 'list-pods' };
   if (pods.length > 0) return { kind: 'await-pods-gone', pods: pods.map((each) => each.name) };
-  return { kind: 'remove-finalizer', erased: [] };
+  return claimStep(facts) ?? { kind: 'remove-finalizer', erased: [] };
+}
+
+/**
+ * The workspace, once the pods that mounted it are gone and never before (an Exclusive verdict, or one the
+ * namespace's deletion lifted, is the only way here): each claim deleted then freed of the finalizer (Delete),
+ * or freed of finalizer and owner and kept (Retain). Undefined once every claim is handled. Before the index
+ * and the finalizer go: a crash after this resumes here, and the Sandbox's going would otherwise cascade to a
+ * retained claim through its owner reference.
+ */
+function claimStep(facts: DeletionFacts): DeletionStep | undefined {
+  if (facts.claims === undefined) return undefined;
+  const claims = facts.liveClaims;
+  if (!claims) return { kind: 'list-claims' };
+  const handled = facts.claimsHandled ?? 0;
+  const claim = claims[handled];
+  if (claim === undefined) return undefined;
+  const retained = facts.claims === 'Retain';
+  if (!retained && !claim.deleting && !facts.claimDeleted) return { kind: 'delete-claim', claim };
+  const patch = retained ? retainPatch(claim) : releasePatch(claim);
+  if (patch) return { kind: 'release-claim', claim, index: handled, patch, retained };
+  const { claimDeleted: _deleted, ...rest } = facts;
+  return claimStep({ ...rest, claimsHandled: handled + 1 });
 }
 
 /**
  * Exclusive (or lifted): pods first, each deleted then freed of our finalizer; then the eviction guard, which
- * has nothing left to hold; the index only once the pods are gone.
+ * has nothing left to hold; the workspace claims and the index only once the pods are gone.
  */
 function releaseStep(facts: DeletionFacts): DeletionStep {
   const pods = facts.livePods;
@@ -213,6 +261,8 @@ function releaseStep(facts: DeletionFacts): DeletionStep {
   }
   if (facts.budget && !facts.guardRemoved) return { kind: 'remove-guard', budget: facts.budget };
   if (pods.length > 0) return { kind: 'await-pods-gone', pods: pods.map((each) => each.name) };
+  const claim = claimStep(facts);
+  if (claim) return claim;
   if (!facts.indexErased) return { kind: 'erase-index' };
   if (facts.indexErased.changed.length > 0)
     return { kind: 'erase-again', changed: facts.indexErased.changed };

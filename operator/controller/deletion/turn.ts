@@ -33,6 +33,7 @@ import { hasMarker, legacyEvidence, type LegacyResult } from '../walk-lane/evide
 import { capacityLatch, inheritedErase, pendingErase } from '../lifecycle.ts';
 import type { ListedReference } from '../ports.ts';
 import { keyOf } from '../cache/store.ts';
+import { claimPolicy, isClaimStep, performClaimStep } from './claims.ts';
 
 /** A retry after references changed under the erase (their attaches are withdrawing them). */
 const ERASE_AGAIN_MS = 1_000;
@@ -55,6 +56,7 @@ export async function reconcileDeletion(
     eraseRequest,
     tombstones: ownTombstones(ctx, sandbox),
     budget: undefined,
+    claims: claimPolicy(sandbox),
   };
   const reads = turnReads();
   for (;;) {
@@ -103,6 +105,7 @@ async function perform(
   log: Logger,
 ): Promise<DeletionFacts | Action> {
   const { namespace, name } = sandbox.metadata;
+  if (isClaimStep(step)) return performClaimStep(ctx, sandbox, step, facts, log);
   switch (step.kind) {
     case 'finished':
       return awaitChange();

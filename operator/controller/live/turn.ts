@@ -24,6 +24,12 @@ import { cleanUpWhenDue, raiseFencePatch } from './cleanup.ts';
 import { judgePodNameHolder } from './pod-name.ts';
 import type { PodNameHolder } from '../ports.ts';
 import { sandboxRef } from '../erase.ts';
+import { claimTemplatesOf } from '../../api/volume-claims.ts';
+import { volumeCollision } from '../claims.ts';
+import { keepClaims } from './claims.ts';
+
+/** How soon a turn that found a claim going looks again: no watch of claims brings its deletion. */
+const CLAIM_WAIT_MS = 2_000;
 
 /**
  * A pod of a live sandbox that is terminating (an override delete, an eviction) is already being stopped by
@@ -198,7 +204,14 @@ export async function reconcileLive(
       { missing },
       'no pod created: the Sandbox read live is another incarnation, being deleted or gone',
     );
-  const refusal = whole === undefined ? undefined : reaperModeRefusal(whole, ctx.sidecar);
+  const refusal =
+    whole === undefined
+      ? undefined
+      : (reaperModeRefusal(whole, ctx.sidecar) ??
+        volumeCollision(
+          claimTemplatesOf(whole.spec),
+          whole.spec.podTemplate.spec['volumes'] as readonly { readonly name?: unknown }[] | undefined,
+        ));
   // Independent writes, in flight together. Each is bound by what it writes, not by the others: the status by
   // the uid and the fields it read, the guard by the version it read, the pods by their names. The marker a
   // sandbox is born with is what its annotations say until its first status write, whenever that lands.
@@ -212,22 +225,33 @@ export async function reconcileLive(
     erasedFor: request ?? inheritedErase(sandbox),
   });
   const guard = keepEvictionGuard(ctx, sandbox, log);
+  // The workspace before the pods that mount it: a pod is created only once every claim stands. A sandbox with
+  // no claim templates waits on the guard alone, as before.
+  const claims = claimTemplatesOf(sandbox.spec).length > 0 ? keepClaims(ctx, sandbox, log) : undefined;
+  const createIf = (start: boolean) =>
+    start && whole !== undefined ? createPods(ctx, whole, missing, log) : undefined;
+  // Started only when nothing refuses the pods (below): a refused template must never reach a pod create.
+  const podsAfterGuards = () =>
+    claims
+      ? Promise.all([guard, claims]).then(
+          ([outcome, claimed]) => createIf(outcome.kind === 'Kept' && claimed === 'Ready'),
+          () => undefined, // the guard's and the claims' own failures are the writes above
+        )
+      : guard.then(
+          (outcome) => createIf(outcome.kind === 'Kept'),
+          () => undefined, // the guard's own failure is the write above
+        );
   await firstFailure(
     [
       status,
       guard.then((outcome) => {
         if (outcome.kind === 'Refused') throw outcome.error;
       }),
+      claims?.then(() => undefined) ?? Promise.resolve(),
       releaseTerminatingPods(ctx, sandbox, pods, log),
       refusal
         ? Promise.reject(new MisconfigurationError(refusal, { cause: sandbox.spec.shellReaper }))
-        : guard.then(
-            (outcome) =>
-              outcome.kind === 'Kept' && whole !== undefined
-                ? createPods(ctx, whole, missing, log)
-                : undefined,
-            () => undefined, // the guard's own failure is the write above
-          ),
+        : podsAfterGuards(),
     ],
     log,
   );
@@ -236,5 +260,6 @@ export async function reconcileLive(
   if (cleanup.kind === 'Waiting') next = sooner(next, requeueAfter(cleanup.remainingMs));
   const legacyIn = nextLegacyWalkInMs(ctx, reconciliation, false);
   if (legacyIn !== undefined) next = sooner(next, requeueAfter(legacyIn));
+  if (claims !== undefined && (await claims) === 'Waiting') next = sooner(next, requeueAfter(CLAIM_WAIT_MS));
   return next;
 }

@@ -16,6 +16,7 @@ import type { ControllerPorts } from '../ports.ts';
 import { kubeClients } from '../../kube/clients.ts';
 import { kubeEventRecorder } from '../adapters/events.ts';
 import { kubeGuardApi, kubeNamespaceApi, kubePodApi } from '../adapters/pod-api.ts';
+import { kubeClaimApi } from '../adapters/claim-api.ts';
 import { kubeReferenceApi } from '../adapters/reference-api.ts';
 import { kubeSandboxApi } from '../adapters/sandbox-api.ts';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from '../../runtime/leader.ts';
@@ -103,6 +104,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       sandboxes: kubeSandboxApi(clients),
       references: kubeReferenceApi(clients),
       pods: kubePodApi(clients),
+      claims: kubeClaimApi(clients),
       guards: kubeGuardApi(clients),
       namespaces: kubeNamespaceApi(clients),
       events: kubeEventRecorder(clients, 'sandbox-operator', log),

@@ -18,6 +18,7 @@ const names = {
   podTemplate: 'params-gone-pod-template.sandbox.agents.dev',
   guardProtection: 'params-gone-guard-protection.sandbox.agents.dev',
   budgetProtection: 'params-gone-budget-protection.sandbox.agents.dev',
+  claimProtection: 'params-gone-claim-protection.sandbox.agents.dev',
   reaperAccess: 'params-gone-reaper-access.sandbox.agents.dev',
   reaperStatus: 'params-gone-shell-reaper-status.sandbox.agents.dev',
   reaperEvents: 'params-gone-shell-reaper-events.sandbox.agents.dev',

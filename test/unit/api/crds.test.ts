@@ -205,6 +205,10 @@ describe('the chart’s admission policy template', () => {
         'rel-budget-protection.sandbox.agents.dev',
       )
       .replaceAll(
+        '{{ include "sandbox-operator.claimProtectionPolicy" . }}',
+        'rel-claim-protection.sandbox.agents.dev',
+      )
+      .replaceAll(
         '{{ include "sandbox-operator.reaperAccessPolicy" . }}',
         'rel-reaper-access.sandbox.agents.dev',
       )
@@ -248,6 +252,7 @@ describe('the chart’s admission policy template', () => {
       podTemplate: 'rel-pod-template.sandbox.agents.dev',
       guardProtection: 'rel-guard-protection.sandbox.agents.dev',
       budgetProtection: 'rel-budget-protection.sandbox.agents.dev',
+      claimProtection: 'rel-claim-protection.sandbox.agents.dev',
       reaperAccess: 'rel-reaper-access.sandbox.agents.dev',
       reaperStatus: 'rel-shell-reaper-status.sandbox.agents.dev',
       reaperEvents: 'rel-shell-reaper-events.sandbox.agents.dev',
@@ -293,6 +298,8 @@ describe('the chart’s admission policy template', () => {
       'ValidatingAdmissionPolicyBinding/rel-guard-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/rel-budget-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/rel-budget-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicy/rel-claim-protection.sandbox.agents.dev',
+      'ValidatingAdmissionPolicyBinding/rel-claim-protection.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/rel-reaper-access.sandbox.agents.dev',
       'ValidatingAdmissionPolicyBinding/rel-reaper-access.sandbox.agents.dev',
       'ValidatingAdmissionPolicy/rel-shell-reaper-status.sandbox.agents.dev',

@@ -12,6 +12,28 @@ import {
 import type { LegacyEvidence, Verdict } from '../../../operator/exclusivity/exclusivity.ts';
 import type { ReferenceIndex } from '../../../operator/exclusivity/index.ts';
 import { pod } from '../builders.ts';
+import type { ClaimHolder } from '../../../operator/controller/claims.ts';
+
+const claim = (name: string, overrides: Partial<ClaimHolder> = {}): ClaimHolder => ({
+  name,
+  uid: `uid-${name}`,
+  resourceVersion: '7',
+  sandboxLabel: 'sbx',
+  labelled: true,
+  controller: { kind: 'Sandbox', name: 'sbx', uid: 'sbx-uid' },
+  ownerReferences: [
+    {
+      apiVersion: 'sandbox.agents.dev/v1alpha1',
+      kind: 'Sandbox',
+      name: 'sbx',
+      uid: 'sbx-uid',
+      controller: true,
+    },
+  ],
+  finalizers: ['kubernetes.io/pvc-protection', 'sandbox.agents.dev/exclusivity'],
+  deleting: false,
+  ...overrides,
+});
 
 // Carried through the steps, never read by them. A literal, so loading this file runs no code of the core:
 // the mutation run would otherwise count the index's mutants as static and run every test against each.
@@ -49,6 +71,8 @@ type World = {
   readonly guard?: false;
   /** Whether check-namespace finds the namespace terminating with no reference left (default: it does not). */
   readonly namespaceLifts?: true;
+  /** What list-claims finds. */
+  readonly claims?: DeletionFacts['liveClaims'];
 };
 
 /** Plays one turn: each step gets the facts its shell would learn from `world`, until a step ends the turn. */
@@ -101,6 +125,14 @@ function learn(step: DeletionStep, facts: DeletionFacts, world: World): Deletion
     }
     case 'remove-guard':
       return { ...facts, guardRemoved: true };
+    case 'list-claims':
+      return { ...facts, liveClaims: world.claims ?? [] };
+    case 'delete-claim':
+      return { ...facts, claimDeleted: true };
+    case 'release-claim': {
+      const { claimDeleted: _deleted, ...rest } = facts;
+      return { ...rest, claimsHandled: step.index + 1 };
+    }
     case 'erase-index':
       return { ...facts, indexErased: { deleted: ['own'], changed: [] } };
     case 'remove-finalizer':
@@ -297,6 +329,7 @@ describe('the deletion steps', () => {
       ),
       ...walk(start, { cached: exclusive }),
       ...walk(start, { cached: exclusive, walkDue: true }),
+      ...walk({ ...start, claims: 'Delete' }, { cached: exclusive, claims: [claim('work-sbx')] }),
     ]);
     for (const step of WRITE_STEPS) expect(seen).toContain(step);
   });
@@ -377,5 +410,123 @@ describe('the release steps', () => {
       pods: ['sbx-0', 'sbx-1'],
     });
     expect(nextDeletionStep({ ...released, livePods: [] })).toEqual({ kind: 'remove-finalizer', erased: [] });
+  });
+});
+
+describe('the workspace claims of a released sandbox', () => {
+  const released = { cached: exclusive, pods: [pod('sbx', 0)] } as const;
+  const tail = (steps: string[]) => steps.slice(steps.indexOf('remove-guard'));
+
+  it('are deleted after the pods and their guard, then freed, and before the index (Delete)', () => {
+    expect(
+      tail(walk({ ...start, claims: 'Delete' }, { ...released, claims: [claim('a-sbx'), claim('b-sbx')] })),
+    ).toEqual(['remove-guard', 'await-pods-gone']);
+    // The next turn: the pods are gone.
+    expect(
+      walk({ ...start, claims: 'Delete' }, { cached: exclusive, claims: [claim('a-sbx'), claim('b-sbx')] }),
+    ).toEqual([
+      'read-incarnation',
+      'gather-evidence',
+      'decide',
+      'confirm-live',
+      'record-decision',
+      'list-pods',
+      'remove-guard',
+      'list-claims',
+      'delete-claim',
+      'release-claim',
+      'delete-claim',
+      'release-claim',
+      'erase-index',
+      'remove-finalizer',
+      'finished',
+    ]);
+  });
+
+  it('are released and kept, never deleted (Retain)', () => {
+    const steps = walk(
+      { ...start, claims: 'Retain' },
+      { cached: exclusive, guard: false, claims: [claim('a-sbx')] },
+    );
+    expect(steps.slice(steps.indexOf('list-pods'))).toEqual([
+      'list-pods',
+      'list-claims',
+      'release-claim',
+      'erase-index',
+      'remove-finalizer',
+      'finished',
+    ]);
+  });
+
+  it('are never listed nor touched without an Exclusive verdict', () => {
+    const steps = walk({ ...start, claims: 'Delete' }, { cached: foreign, claims: [claim('a-sbx')] });
+    expect(steps).not.toContain('list-claims');
+    expect(steps.at(-1)).toBe('blocked');
+  });
+
+  it('are not listed for a sandbox without claim templates', () => {
+    expect(walk(start, { cached: exclusive })).not.toContain('list-claims');
+  });
+
+  it('skip a claim already deleting and free of the finalizer, and free a deleting one that holds it', () => {
+    const going = claim('a-sbx', { deleting: true, finalizers: ['kubernetes.io/pvc-protection'] });
+    const held = claim('b-sbx', { deleting: true });
+    const steps = walk(
+      { ...start, claims: 'Delete' },
+      { cached: exclusive, guard: false, claims: [going, held] },
+    );
+    expect(steps.slice(steps.indexOf('list-claims'))).toEqual([
+      'list-claims',
+      'release-claim',
+      'erase-index',
+      'remove-finalizer',
+      'finished',
+    ]);
+  });
+
+  it('are handled on the finishing path too (a crash after the pods went, before the claims)', () => {
+    const steps = walk(
+      { ...start, claims: 'Delete', released: true, final: true },
+      { cached: exclusive, guard: false, claims: [claim('a-sbx')] },
+    );
+    expect(steps).toEqual([
+      'list-pods',
+      'list-claims',
+      'delete-claim',
+      'release-claim',
+      'remove-finalizer',
+      'finished',
+    ]);
+  });
+
+  it('bind a Retain release to the version read and a Delete release to the uid and finalizers read', () => {
+    const retainStep = nextDeletionStep({
+      ...start,
+      claims: 'Retain',
+      incarnation: 'Current',
+      final: true,
+      livePods: [],
+      liveClaims: [claim('a-sbx')],
+    });
+    expect(retainStep).toMatchObject({ kind: 'release-claim', retained: true });
+    expect(retainStep.kind === 'release-claim' ? retainStep.patch : []).toEqual([
+      { op: 'test', path: '/metadata/resourceVersion', value: '7' },
+      { op: 'add', path: '/metadata/ownerReferences', value: [] },
+      { op: 'add', path: '/metadata/finalizers', value: ['kubernetes.io/pvc-protection'] },
+    ]);
+    const deleteStep = nextDeletionStep({
+      ...start,
+      claims: 'Delete',
+      incarnation: 'Current',
+      final: true,
+      livePods: [],
+      liveClaims: [claim('a-sbx')],
+      claimDeleted: true,
+    });
+    expect(deleteStep.kind === 'release-claim' ? deleteStep.patch : []).toEqual([
+      { op: 'test', path: '/metadata/uid', value: 'uid-a-sbx' },
+      { op: 'test', path: '/metadata/finalizers', value: claim('a-sbx').finalizers },
+      { op: 'remove', path: '/metadata/finalizers/1' },
+    ]);
   });
 });

@@ -327,6 +327,95 @@ describe('a live sandbox’s reconcile', () => {
     expect(created).toEqual(['live:2']);
   });
 
+  describe('with a persistent workspace', () => {
+    const workspace = {
+      volumeClaimTemplates: [
+        {
+          metadata: { name: 'work' },
+          spec: { accessModes: ['ReadWriteOnce' as const], resources: { requests: { storage: '1Gi' } } },
+        },
+      ],
+    };
+
+    it('creates the claim before the pod, and mounts it by the template name', async () => {
+      const subject = sandbox('sbx')
+        .finalized()
+        .withSpec({ replicas: 1, ...workspace })
+        .withGuard();
+      const mounted: unknown[] = [];
+      const script = new Script([
+        expect_('sandboxes.readLive(sbx)', subject.live()),
+        expect_('sandboxes.patchStatus(sbx)'),
+        expect_('claims.read(work-sbx)', undefined),
+        expect_('claims.create(work-sbx)', 'Created'),
+        expect_('pods.create(sbx-0)', 'Created'),
+      ]);
+      const base = contextOf(subject.store(), script);
+      const pods = {
+        ...base.ports.pods,
+        create: (pod: Parameters<typeof base.ports.pods.create>[0]) => {
+          mounted.push(...(pod.spec?.volumes ?? []));
+          return base.ports.pods.create(pod);
+        },
+      };
+      await reconcileSandbox({ ...base, ports: { ...base.ports, pods } }, 'ns/sbx', silent);
+      script.finish();
+      expect(mounted).toEqual([{ name: 'work', persistentVolumeClaim: { claimName: 'work-sbx' } }]);
+    });
+
+    it('creates no pod whose template already has a volume of a claim template’s name', async () => {
+      const subject = sandbox('sbx')
+        .finalized()
+        .withSpec({ replicas: 1, ...workspace })
+        .withGuard();
+      const live = {
+        ...subject.live(),
+        podTemplate: {
+          spec: { containers: [{ name: 'a', image: 'a:1' }], volumes: [{ name: 'work', emptyDir: {} }] },
+        },
+      };
+      const script = new Script([
+        expect_('sandboxes.readLive(sbx)', live),
+        expect_('sandboxes.patchStatus(sbx)'),
+        expect_('claims.read(work-sbx)', undefined),
+        expect_('claims.create(work-sbx)', 'Created'),
+      ]);
+      const thrown = await reconcileSandbox(contextOf(subject.store(), script), 'ns/sbx', silent).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      script.finish();
+      expect(errorPolicy(controllerErrorOf(thrown))).toMatchObject({
+        kind: 'AwaitFix',
+        misconfiguration: { reason: 'VolumeNameCollision' },
+      });
+    });
+
+    it('creates no pod while its claim is going, and looks again soon', async () => {
+      const subject = sandbox('sbx')
+        .finalized()
+        .withSpec({ replicas: 1, ...workspace })
+        .withGuard();
+      const going = {
+        name: 'work-sbx',
+        uid: 'c1',
+        resourceVersion: '3',
+        sandboxLabel: 'sbx',
+        labelled: true,
+        controller: { kind: 'Sandbox', name: 'sbx', uid: subject.live().uid },
+        ownerReferences: [],
+        finalizers: [],
+        deleting: true,
+      };
+      const action = await turn(subject, [
+        expect_('sandboxes.readLive(sbx)', subject.live()),
+        expect_('sandboxes.patchStatus(sbx)'),
+        expect_('claims.read(work-sbx)', going),
+      ]);
+      expect(action).toEqual({ kind: 'RequeueAfter', ms: 2_000 });
+    });
+  });
+
   it.each([
     ['another incarnation under the name', { uid: 'uid-of-a-new-sbx', deleting: false }],
     ['the Sandbox being deleted', { deleting: true }],

@@ -91,6 +91,13 @@ export function scriptedPorts(script: Script): ControllerPorts {
       delete: (_ns, name) => reply(`pods.delete(${name})`),
       patchMetadata: (_ns, name) => reply(`pods.patchMetadata(${name})`),
     },
+    claims: {
+      read: (_ns, name) => reply(`claims.read(${name})`),
+      create: (claim) => reply(`claims.create(${claim.metadata?.name ?? '?'})`),
+      listLive: (_ns, sandbox) => reply(`claims.listLive(${sandbox})`),
+      delete: (_ns, name) => reply(`claims.delete(${name})`),
+      patchMetadata: (_ns, name) => reply(`claims.patchMetadata(${name})`),
+    },
     guards: {
       ensureDisruptionBudget: (sandbox) => reply(`guards.ensureDisruptionBudget(${sandbox.metadata.name})`),
       removeDisruptionBudget: (_ns, name) => reply(`guards.removeDisruptionBudget(${name})`),

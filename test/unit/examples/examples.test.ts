@@ -43,7 +43,13 @@ const foreignOf = ({ sandboxes, references }: Awaited<ReturnType<typeof load>>) 
     .map((ref) => ref.metadata.name);
 
 describe('the examples', () => {
-  it.each(['cleanup-policy.yaml', 'isolated-sandbox.yaml', 'real-node-sandbox.yaml', 'shared-sandbox.yaml'])(
+  it.each([
+    'cleanup-policy.yaml',
+    'isolated-sandbox.yaml',
+    'persistent-workspace.yaml',
+    'real-node-sandbox.yaml',
+    'shared-sandbox.yaml',
+  ])(
     '%s parses with the operator’s schemas, references only its own sandbox, and sets no namespace',
     async (file) => {
       const { sandboxes, references } = await load(file);
@@ -53,13 +59,22 @@ describe('the examples', () => {
     },
   );
 
-  it('are exactly the four documented files', async () => {
+  it('are exactly the five documented files', async () => {
     expect((await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort()).toEqual([
       'cleanup-policy.yaml',
       'isolated-sandbox.yaml',
+      'persistent-workspace.yaml',
       'real-node-sandbox.yaml',
       'shared-sandbox.yaml',
     ]);
+  });
+
+  it('keep the persistent workspace’s claim on Retain, mounted by its template name', async () => {
+    const [sandbox] = (await load('persistent-workspace.yaml')).sandboxes;
+    expect(sandbox?.spec.persistentVolumeClaimRetentionPolicy).toEqual({ whenDeleted: 'Retain' });
+    expect(sandbox?.spec.volumeClaimTemplates?.map((t) => t.metadata.name)).toEqual(['workspace']);
+    const [container] = sandbox?.spec.podTemplate.spec.containers ?? [];
+    expect(container?.['volumeMounts']).toEqual([{ name: 'workspace', mountPath: '/workspace' }]);
   });
 
   it('share the shared sandbox with one foreign session, and the isolated one with none', async () => {
