@@ -1,0 +1,57 @@
+/**
+ * Pure: whether a live sandbox runs or is suspended (issue 27, docs/operations.md "Suspend and resume"), and
+ * when its idle clock runs out. Two things suspend it: its spec (`operatingMode: Suspended`), and idleness by
+ * references (`spec.idle`): no SessionReference Attached — only tombstones, or none — for
+ * `suspendAfterSeconds`. An attach resumes an idle sandbox by itself: its reference is Attached.
+ *
+ * The idle clock reads only the reference index the controller holds, never a lookup per session. It does not
+ * run while an overflowed index cannot be counted (fail closed: the sandbox keeps running), nor while the spec
+ * suspends the sandbox, so a sandbox resumed by hand runs for `suspendAfterSeconds` before idleness counts.
+ */
+import type { SandboxState } from '../api/objects.ts';
+import type { ReferenceIndex } from '../exclusivity/reference-index.ts';
+import { rfc3339 } from './conditions.ts';
+
+export type SuspensionReason = 'Requested' | 'Idle';
+
+export type Suspension =
+  | {
+      readonly kind: 'Running';
+      /** `status.idleSince` as it should be now; undefined while a reference is attached. */
+      readonly idleSince: string | undefined;
+      /** When the idle clock runs out, counted from now; undefined when it does not run. */
+      readonly idleInMs: number | undefined;
+    }
+  | {
+      readonly kind: 'Suspended';
+      readonly reason: SuspensionReason;
+      readonly idleSince: string | undefined;
+    };
+
+export function judgeSuspension(sandbox: SandboxState, index: ReferenceIndex, now: Date): Suspension {
+  const { operatingMode, idle } = sandbox.spec;
+  if (operatingMode === 'Suspended') return { kind: 'Suspended', reason: 'Requested', idleSince: undefined };
+  if (idle === undefined || index.overflowed || index.attached > 0)
+    return { kind: 'Running', idleSince: undefined, idleInMs: undefined };
+  const since = sandbox.status?.idleSince ?? rfc3339(now);
+  const idleInMs = Date.parse(since) + idle.suspendAfterSeconds * 1000 - now.getTime();
+  return idleInMs <= 0
+    ? { kind: 'Suspended', reason: 'Idle', idleSince: since }
+    : { kind: 'Running', idleSince: since, idleInMs };
+}
+
+/** The `Suspended` condition's message: why, and what resumes it. */
+export function suspendedMessage(
+  suspension: Extract<Suspension, { kind: 'Suspended' }>,
+  sandbox: SandboxState,
+  podsLeft: number,
+): string {
+  const stopping = podsLeft === 0 ? 'its pods are stopped' : `${podsLeft} of its pods still stopping`;
+  if (suspension.reason === 'Requested')
+    return `spec.operatingMode is Suspended; ${stopping}; set it to Running to resume`;
+  const seconds = sandbox.spec.idle?.suspendAfterSeconds ?? 0;
+  return (
+    `no SessionReference Attached since ${suspension.idleSince ?? ''} (spec.idle.suspendAfterSeconds ` +
+    `${seconds}); ${stopping}; an attach resumes it`
+  );
+}
