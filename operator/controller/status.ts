@@ -85,7 +85,7 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
             status: 'False',
             // Suspending while pods remain: Reconciling stays True until they are gone (health-conditions.ts).
             reason: pods.length === 0 ? 'Suspended' : 'Suspending',
-            message: suspendedMessage(suspended, sandbox, pods.length),
+            message: suspendedMessage(suspended, pods.length),
           }
         : ready >= sandbox.spec.replicas
           ? {
@@ -151,7 +151,7 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
             type: 'Suspended',
             status: 'True',
             reason: suspended.reason,
-            message: suspendedMessage(suspended, sandbox, pods.length),
+            message: suspendedMessage(suspended, pods.length),
           }
         : { type: 'Suspended', status: 'False', reason: 'Running', message: '' },
     );

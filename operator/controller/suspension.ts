@@ -12,8 +12,6 @@ import type { SandboxState } from '../api/objects.ts';
 import type { ReferenceIndex } from '../exclusivity/reference-index.ts';
 import { rfc3339 } from './conditions.ts';
 
-export type SuspensionReason = 'Requested' | 'Idle';
-
 export type Suspension =
   | {
       readonly kind: 'Running';
@@ -22,10 +20,12 @@ export type Suspension =
       /** When the idle clock runs out, counted from now; undefined when it does not run. */
       readonly idleInMs: number | undefined;
     }
+  | { readonly kind: 'Suspended'; readonly reason: 'Requested'; readonly idleSince: undefined }
   | {
       readonly kind: 'Suspended';
-      readonly reason: SuspensionReason;
-      readonly idleSince: string | undefined;
+      readonly reason: 'Idle';
+      readonly idleSince: string;
+      readonly afterSeconds: number;
     };
 
 export function judgeSuspension(sandbox: SandboxState, index: ReferenceIndex, now: Date): Suspension {
@@ -36,22 +36,20 @@ export function judgeSuspension(sandbox: SandboxState, index: ReferenceIndex, no
   const since = sandbox.status?.idleSince ?? rfc3339(now);
   const idleInMs = Date.parse(since) + idle.suspendAfterSeconds * 1000 - now.getTime();
   return idleInMs <= 0
-    ? { kind: 'Suspended', reason: 'Idle', idleSince: since }
+    ? { kind: 'Suspended', reason: 'Idle', idleSince: since, afterSeconds: idle.suspendAfterSeconds }
     : { kind: 'Running', idleSince: since, idleInMs };
 }
 
 /** The `Suspended` condition's message: why, and what resumes it. */
 export function suspendedMessage(
   suspension: Extract<Suspension, { kind: 'Suspended' }>,
-  sandbox: SandboxState,
   podsLeft: number,
 ): string {
   const stopping = podsLeft === 0 ? 'its pods are stopped' : `${podsLeft} of its pods still stopping`;
   if (suspension.reason === 'Requested')
     return `spec.operatingMode is Suspended; ${stopping}; set it to Running to resume`;
-  const seconds = sandbox.spec.idle?.suspendAfterSeconds ?? 0;
   return (
-    `no SessionReference Attached since ${suspension.idleSince ?? ''} (spec.idle.suspendAfterSeconds ` +
-    `${seconds}); ${stopping}; an attach resumes it`
+    `no SessionReference Attached since ${suspension.idleSince} (spec.idle.suspendAfterSeconds ` +
+    `${suspension.afterSeconds}); ${stopping}; an attach resumes it`
   );
 }

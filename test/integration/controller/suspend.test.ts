@@ -9,6 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXCLUSIVITY_FINALIZER, GROUP, LABELS, SANDBOX, VERSION } from '../../../operator/api/names.ts';
 import { disruptionBudgetName } from '../../../operator/controller/cache/budget-summary.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
+import { SessionReferences } from '../../../operator/client/session-references.ts';
+import { SandboxNotReadyError } from '../../../operator/client/resumption.ts';
+import { sessionReferenceName } from '../../../operator/client/names.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import {
   createReference,
@@ -205,5 +208,52 @@ describe('a sandbox idle by references', () => {
     const resumed = await running('idler');
     expect(resumed.status?.idleSince).toBeUndefined();
     expect(condition(resumed, 'Suspended')).toMatchObject({ status: 'False' });
+  });
+});
+
+describe("the client's attach", () => {
+  const attach = (sandbox: string, session: string, options: Parameters<SessionReferences['attach']>[1]) =>
+    new SessionReferences(kubeConfig()).attach(
+      { namespace, sandbox, session, worktree: 'wt-1', route: `shared-control-v1/${session}`, role: 'Root' },
+      options,
+    );
+
+  it('resumes a sandbox suspended by its spec and returns once it is Ready', async () => {
+    await createSandbox(namespace, 'woken', {
+      worktree: 'wt-1',
+      suspension: { ...EPHEMERAL, operatingMode: 'Suspended' },
+    });
+    await untilSandbox(namespace, 'woken', 'suspended', (sandbox) => sandbox.status?.phase === 'Suspended');
+    expect(await podsOf('woken')).toHaveLength(0);
+    await attach('woken', 'workspace_5', { waitReady: { deadlineMs: 60_000, pollMs: 200 } });
+    const ready = await untilSandbox(namespace, 'woken', 'read after the attach', () => true);
+    expect(condition(ready, 'Ready')).toMatchObject({ status: 'True' });
+    expect(ready.status?.phase).toBe('Running');
+    expect((await podsOf('woken')).map((p) => p.metadata?.name)).toEqual(['woken-0']);
+  });
+
+  it('fails with SandboxNotReadyError at its deadline when it may not resume, the session still attached', async () => {
+    await createSandbox(namespace, 'asleep', {
+      worktree: 'wt-1',
+      suspension: { ...EPHEMERAL, operatingMode: 'Suspended' },
+    });
+    await untilSandbox(namespace, 'asleep', 'suspended', (sandbox) => sandbox.status?.phase === 'Suspended');
+    const started = Date.now();
+    const refused = await attach('asleep', 'workspace_6', {
+      resume: false,
+      waitReady: { deadlineMs: 1500, pollMs: 200 },
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(SandboxNotReadyError);
+    expect(refused).toMatchObject({ kind: 'SandboxNotReady', reason: 'Deadline', deadlineMs: 1500 });
+    expect((refused as Error).message).toContain('phase Suspended, Ready Suspended');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
+    const reference = await getReference(namespace, sessionReferenceName('asleep', 'workspace_6'));
+    expect(reference?.spec.state).toBe('Attached');
+    expect((await untilSandbox(namespace, 'asleep', 'still suspended', () => true)).status?.phase).toBe(
+      'Suspended',
+    );
   });
 });

@@ -51,6 +51,7 @@ describe('judgeSuspension', () => {
       kind: 'Suspended',
       reason: 'Idle',
       idleSince: since.idleSince,
+      afterSeconds: 60,
     });
     expect(judgeSuspension(idle(59, since), EMPTY_INDEX, now)).toMatchObject({ kind: 'Suspended' });
   });
@@ -79,17 +80,21 @@ describe('judgeSuspension', () => {
 });
 
 describe('suspendedMessage', () => {
-  const asked = sandbox('sbx').withSpec({ operatingMode: 'Suspended', workspace: 'Ephemeral' }).build();
   it('says why, how many pods still stop, and what resumes it', () => {
     const requested = { kind: 'Suspended', reason: 'Requested', idleSince: undefined } as const;
-    expect(suspendedMessage(requested, asked, 0)).toBe(
+    expect(suspendedMessage(requested, 0)).toBe(
       'spec.operatingMode is Suspended; its pods are stopped; set it to Running to resume',
     );
-    expect(suspendedMessage(requested, asked, 2)).toBe(
+    expect(suspendedMessage(requested, 2)).toBe(
       'spec.operatingMode is Suspended; 2 of its pods still stopping; set it to Running to resume',
     );
-    const byIdleness = { kind: 'Suspended', reason: 'Idle', idleSince: '2026-11-30T11:00:00Z' } as const;
-    expect(suspendedMessage(byIdleness, idle(30), 0)).toBe(
+    const byIdleness = {
+      kind: 'Suspended',
+      reason: 'Idle',
+      idleSince: '2026-11-30T11:00:00Z',
+      afterSeconds: 30,
+    } as const;
+    expect(suspendedMessage(byIdleness, 0)).toBe(
       'no SessionReference Attached since 2026-11-30T11:00:00Z (spec.idle.suspendAfterSeconds 30); ' +
         'its pods are stopped; an attach resumes it',
     );
