@@ -42,7 +42,12 @@ type Live = {
  * The examples for kwok nodes. real-node-sandbox.yaml needs the real node (its shell image, the sidecar image)
  * and is applied by test/e2e/real-node/npm-start.test.ts.
  */
-const KWOK_EXAMPLES = ['cleanup-policy.yaml', 'isolated-sandbox.yaml', 'shared-sandbox.yaml'];
+const KWOK_EXAMPLES = [
+  'cleanup-policy.yaml',
+  'idle-suspend.yaml',
+  'isolated-sandbox.yaml',
+  'shared-sandbox.yaml',
+];
 const files = KWOK_EXAMPLES.flatMap((file) => ['-f', `${EXAMPLES}/${file}`]);
 
 const apply = () =>
@@ -91,7 +96,7 @@ describe('the examples under GitOps', () => {
           s.status.references !== undefined,
       );
       const shared = byName(current, 'Sandbox', 'shared-login')?.status?.references?.attached;
-      return sandboxes.length === 3 && settled && shared === 3
+      return sandboxes.length === 4 && settled && shared === 3
         ? current
         : pending({ sandboxes: sandboxes.length, settled, sharedAttached: shared });
     });
@@ -107,6 +112,7 @@ describe('the examples under GitOps', () => {
     expect(pods.items.map((pod) => pod.metadata?.name).sort()).toEqual([
       'isolated-billing-0',
       'scratch-ephemeral-0',
+      'scratch-idle-0',
       'shared-login-0',
     ]);
   });

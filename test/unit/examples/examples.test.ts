@@ -43,7 +43,13 @@ const foreignOf = ({ sandboxes, references }: Awaited<ReturnType<typeof load>>) 
     .map((ref) => ref.metadata.name);
 
 describe('the examples', () => {
-  it.each(['cleanup-policy.yaml', 'isolated-sandbox.yaml', 'real-node-sandbox.yaml', 'shared-sandbox.yaml'])(
+  it.each([
+    'cleanup-policy.yaml',
+    'idle-suspend.yaml',
+    'isolated-sandbox.yaml',
+    'real-node-sandbox.yaml',
+    'shared-sandbox.yaml',
+  ])(
     '%s parses with the operator’s schemas, references only its own sandbox, and sets no namespace',
     async (file) => {
       const { sandboxes, references } = await load(file);
@@ -53,13 +59,25 @@ describe('the examples', () => {
     },
   );
 
-  it('are exactly the four documented files', async () => {
+  it('are exactly the five documented files', async () => {
     expect((await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort()).toEqual([
       'cleanup-policy.yaml',
+      'idle-suspend.yaml',
       'isolated-sandbox.yaml',
       'real-node-sandbox.yaml',
       'shared-sandbox.yaml',
     ]);
+  });
+
+  it('suspend only the sandbox that gives up its workspace, idle after 10 minutes', async () => {
+    const { sandboxes } = await load('idle-suspend.yaml');
+    expect(sandboxes[0]?.spec).toMatchObject({
+      workspace: 'Ephemeral',
+      operatingMode: 'Running',
+      idle: { suspendAfterSeconds: 600 },
+    });
+    for (const file of ['cleanup-policy.yaml', 'isolated-sandbox.yaml', 'shared-sandbox.yaml'])
+      expect((await load(file)).sandboxes[0]?.spec.idle, file).toBeUndefined();
   });
 
   it('share the shared sandbox with one foreign session, and the isolated one with none', async () => {
