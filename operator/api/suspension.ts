@@ -65,6 +65,14 @@ export const idleSchema = z
         'Seconds with no Attached SessionReference (only tombstones, or none) after which the operator ' +
           'suspends the sandbox; an attach resumes it. Never while the reference index is overflowed.',
       ),
+    whenNoTurnRunning: z
+      .boolean()
+      .optional()
+      .describe(
+        "True: an Attached reference counts only while its session's turn is Running (status.turn, written " +
+          'by the agent host), so the sandbox is also suspended once no attached session has a turn running; ' +
+          'a turn that starts resumes it.',
+      ),
   })
   .describe(
     'Idle by references: suspend the sandbox while no session is attached. Requires spec.workspace: Ephemeral.',

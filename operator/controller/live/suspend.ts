@@ -5,10 +5,12 @@
  * finalizer and its eviction guard stay (docs/operations.md, "Suspend and resume").
  */
 import type { Logger } from 'pino';
+import { KubeRequestError } from '../../kube/errors.ts';
 import type { SandboxState } from '../../api/objects.ts';
 import type { PodSummary } from '../cache/pod-summary.ts';
 import type { ReconcilerContext } from '../context.ts';
-import type { Suspension } from '../suspension.ts';
+import { referenceEntryOf } from '../../exclusivity/reference.ts';
+import { keepsAwake, type Suspension } from '../suspension.ts';
 
 export async function stopPods(
   ctx: ReconcilerContext,
@@ -24,8 +26,9 @@ export async function stopPods(
   // consistent LIST per suspension (not per session); a reference Attached since keeps them, and its event
   // brings the turn that resumes.
   if (suspension.reason === 'Idle') {
+    const idle = sandbox.spec.idle ?? {};
     const live = await ctx.ports.references.listLive(namespace, name);
-    const attached = live.filter((parsed) => !parsed.ok || parsed.value.spec.state === 'Attached');
+    const attached = live.filter((parsed) => !parsed.ok || keepsAwake(referenceEntryOf(parsed.value), idle));
     if (attached.length > 0) {
       log.info(
         { attached: attached.length },
@@ -35,7 +38,15 @@ export async function stopPods(
     }
   }
   for (const pod of running) {
-    await ctx.ports.pods.delete(namespace, pod.name, pod.uid, pod.resourceVersion);
+    try {
+      await ctx.ports.pods.delete(namespace, pod.name, pod.uid, pod.resourceVersion);
+    } catch (error) {
+      // Changed since the cache read it (its kubelet wrote its status): that change's event brings the turn
+      // that judges it again, on the version it carries. Not a failure to back off from.
+      if (!(error instanceof KubeRequestError && error.status === 409)) throw error;
+      log.info({ pod: pod.name }, 'sandbox suspended; its pod changed since read, judged again next turn');
+      continue;
+    }
     log.info({ pod: pod.name, reason: suspension.reason }, 'sandbox suspended; deleted its pod');
   }
 }

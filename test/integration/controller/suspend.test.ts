@@ -6,7 +6,14 @@
  */
 import { PatchStrategy, PolicyV1Api, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXCLUSIVITY_FINALIZER, GROUP, LABELS, SANDBOX, VERSION } from '../../../operator/api/names.ts';
+import {
+  EXCLUSIVITY_FINALIZER,
+  GROUP,
+  LABELS,
+  SANDBOX,
+  SESSION_REFERENCE,
+  VERSION,
+} from '../../../operator/api/names.ts';
 import { disruptionBudgetName } from '../../../operator/controller/cache/budget-summary.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
 import { SessionReferences } from '../../../operator/client/session-references.ts';
@@ -208,6 +215,55 @@ describe('a sandbox idle by references', () => {
     const resumed = await running('idler');
     expect(resumed.status?.idleSince).toBeUndefined();
     expect(condition(resumed, 'Suspended')).toMatchObject({ status: 'False' });
+  });
+});
+
+describe('a sandbox idle when no turn is running', () => {
+  async function setTurn(name: string, phase: 'Running' | 'Completed') {
+    await customObjects().patchNamespacedCustomObjectStatus(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: SESSION_REFERENCE.plural,
+        name,
+        body: { status: { turn: { id: `t-${phase}`, phase, origin: 'ParentMessage' } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+
+  it('runs while an attached session has a turn Running, suspends after it ends, resumes when one starts', async () => {
+    await createSandbox(namespace, 'turner', {
+      worktree: 'wt-1',
+      suspension: { ...EPHEMERAL, idle: { suspendAfterSeconds: 5, whenNoTurnRunning: true } },
+    });
+    await createReference(namespace, 'turner-own', {
+      sandbox: 'turner',
+      session: 'workspace_7',
+      worktree: 'wt-1',
+    });
+    await setTurn('turner-own', 'Running');
+    await running('turner');
+    // Attached with a turn running: never idle, past suspendAfterSeconds.
+    await new Promise((resolve) => setTimeout(resolve, 7000));
+    const busy = await untilSandbox(namespace, 'turner', 'read', () => true);
+    expect(busy.status?.phase).toBe('Running');
+    expect(busy.status?.idleSince).toBeUndefined();
+
+    await setTurn('turner-own', 'Completed');
+    const suspended = await untilSandbox(
+      namespace,
+      'turner',
+      'suspended once the turn ended',
+      (sandbox) => sandbox.status?.phase === 'Suspended' && sandbox.status.pods?.total === 0,
+      30_000,
+    );
+    expect(condition(suspended, 'Suspended')).toMatchObject({ status: 'True', reason: 'Idle' });
+
+    await setTurn('turner-own', 'Running');
+    await untilPods('turner', 'its pod back', (pods) => pods.length === 1);
+    await running('turner');
   });
 });
 

@@ -250,6 +250,22 @@ describe('a live sandbox’s reconcile', () => {
       expect(action).toEqual(RESYNC);
     });
 
+    it('leaves a pod changed since the cache read it (409) to the turn its change brings, and goes on', async () => {
+      const conflict = new KubeRequestError('Delete', 'pod ns/sbx-0', 409, { cause: new Error('changed') });
+      const subject = sandbox('sbx')
+        .finalized()
+        .withSpec({ ...ephemeral, operatingMode: 'Suspended' })
+        .withPods(2)
+        .withGuard();
+      const action = await turn(subject, [
+        expect_('sandboxes.patchStatus(sbx)'),
+        failing('pods.delete(sbx-0, uid-sbx-0@5)', conflict),
+        expect_('events.record(Suspended)'),
+        expect_('pods.delete(sbx-1, uid-sbx-1@5)'),
+      ]);
+      expect(action).toEqual(RESYNC);
+    });
+
     it('creates no pod while suspended, and its pods again (same names) once running', async () => {
       const stopped = sandbox('sbx')
         .finalized()

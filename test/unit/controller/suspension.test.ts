@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { INDEX_LIMITS, type Sandbox } from '../../../operator/api/index.ts';
-import { judgeSuspension, suspendedMessage } from '../../../operator/controller/suspension.ts';
+import { judgeSuspension, keepsAwake, suspendedMessage } from '../../../operator/controller/suspension.ts';
 import { buildReferenceIndex, EMPTY_INDEX } from '../../../operator/exclusivity/index.ts';
-import { attached, tombstone } from '../fixtures.ts';
+import { attached, reference, tombstone } from '../fixtures.ts';
 import { sandbox } from '../builders.ts';
 
 const now = new Date('2026-11-30T12:00:00Z');
@@ -52,6 +52,7 @@ describe('judgeSuspension', () => {
       reason: 'Idle',
       idleSince: since.idleSince,
       afterSeconds: 60,
+      byTurns: false,
     });
     expect(judgeSuspension(idle(59, since), EMPTY_INDEX, now)).toMatchObject({ kind: 'Suspended' });
   });
@@ -79,6 +80,47 @@ describe('judgeSuspension', () => {
   });
 });
 
+describe('idle when no turn is running (spec.idle.whenNoTurnRunning)', () => {
+  const turnIdle = (status?: Sandbox['status']): Sandbox =>
+    sandbox('sbx')
+      .withSpec({ workspace: 'Ephemeral', idle: { suspendAfterSeconds: 60, whenNoTurnRunning: true } })
+      .withStatus(status)
+      .build();
+  const between = buildReferenceIndex([attached('a', 'wt-1'), attached('b', 'wt-2')], INDEX_LIMITS);
+  const working = buildReferenceIndex(
+    [attached('a', 'wt-1'), reference({ name: 'b', turnRunning: true })],
+    INDEX_LIMITS,
+  );
+  const long = { idleSince: '2026-11-30T10:00:00Z' };
+
+  it('counts an attached session only while its turn runs', () => {
+    expect(judgeSuspension(turnIdle(long), between, now)).toEqual({
+      kind: 'Suspended',
+      reason: 'Idle',
+      idleSince: long.idleSince,
+      afterSeconds: 60,
+      byTurns: true,
+    });
+    expect(judgeSuspension(turnIdle(long), working, now)).toEqual({
+      kind: 'Running',
+      idleSince: undefined,
+      idleInMs: undefined,
+    });
+    // Without the option, being attached is enough.
+    expect(judgeSuspension(idle(60, long), between, now).kind).toBe('Running');
+  });
+
+  it('keepsAwake: Attached, and with the option its turn Running; a tombstone never', () => {
+    const on = { whenNoTurnRunning: true };
+    expect(keepsAwake({ state: 'Attached' }, {})).toBe(true);
+    expect(keepsAwake({ state: 'Attached' }, { whenNoTurnRunning: false })).toBe(true);
+    expect(keepsAwake({ state: 'Attached' }, on)).toBe(false);
+    expect(keepsAwake({ state: 'Attached', turnRunning: true }, on)).toBe(true);
+    expect(keepsAwake({ state: 'Detached', turnRunning: true }, on)).toBe(false);
+    expect(keepsAwake({ state: 'Detached', turnRunning: true }, {})).toBe(false);
+  });
+});
+
 describe('suspendedMessage', () => {
   it('says why, how many pods still stop, and what resumes it', () => {
     const requested = { kind: 'Suspended', reason: 'Requested', idleSince: undefined } as const;
@@ -93,10 +135,15 @@ describe('suspendedMessage', () => {
       reason: 'Idle',
       idleSince: '2026-11-30T11:00:00Z',
       afterSeconds: 30,
+      byTurns: false,
     } as const;
     expect(suspendedMessage(byIdleness, 0)).toBe(
       'no SessionReference Attached since 2026-11-30T11:00:00Z (spec.idle.suspendAfterSeconds 30); ' +
         'its pods are stopped; an attach resumes it',
+    );
+    expect(suspendedMessage({ ...byIdleness, byTurns: true }, 1)).toBe(
+      'no attached session with a turn Running since 2026-11-30T11:00:00Z (spec.idle.suspendAfterSeconds 30); ' +
+        '1 of its pods still stopping; a turn that starts resumes it',
     );
   });
 });
