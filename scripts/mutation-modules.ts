@@ -27,6 +27,8 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   { name: 're-attach judgement', paths: ['operator/client/reattach.ts'] },
   { name: 'pod name judgement', paths: ['operator/controller/live/pod-name.ts'] },
   { name: 'workspace claims', paths: ['operator/controller/claims.ts'] },
+  { name: 'suspension judgement', paths: ['operator/controller/suspension.ts'] },
+  { name: 'resume judgement', paths: ['operator/client/resume.ts'] },
 ];
 
 /** The part of Stryker's JSON report read here: each mutated file's mutants and their status. */

@@ -34,6 +34,9 @@ export const CONDITIONS_MAX = 16;
 export const BLOCKING_REFERENCES_MAX = 16;
 export const TTL_SECONDS_MAX = 30 * 24 * 3600;
 export const REAPER_GRACE_SECONDS_MAX = 300;
+/** spec.idle.suspendAfterSeconds: at least a few seconds (a detach and re-attach must not suspend), at most 30 days. */
+export const IDLE_SECONDS_MIN = 5;
+export const IDLE_SECONDS_MAX = 30 * 24 * 3600;
 
 /** Per-sandbox capacity of the reference index (README, "Capacity"): beyond either, the index is overflowed. */
 export const INDEX_LIMITS = {

@@ -1,6 +1,7 @@
 /** The `Sandbox` resource: a sandbox's pods, its cleanup policy, and the last exclusivity decision. */
 import { z } from 'zod';
 import { ANNOTATIONS } from './names.ts';
+import { idleSchema, operatingModeSchema, SUSPENSION_RULES, workspaceSchema } from './suspension.ts';
 import { conditionsSchema, count, identifier, immutable, objectName, timestamp } from './fields.ts';
 import {
   ANNOTATIONS_MAX,
@@ -25,7 +26,7 @@ export const VERDICTS = ['Exclusive', 'Foreign', 'Incomplete', 'Unavailable', 'O
 export type VerdictName = (typeof VERDICTS)[number];
 export const EVIDENCE = ['Index', 'Ledger', 'Reconciliation'] as const;
 export type Evidence = (typeof EVIDENCE)[number];
-export const SANDBOX_PHASES = ['Pending', 'Running', 'Terminating', 'Blocked'] as const;
+export const SANDBOX_PHASES = ['Pending', 'Running', 'Suspended', 'Terminating', 'Blocked'] as const;
 export type SandboxPhase = (typeof SANDBOX_PHASES)[number];
 export const CLEANUP_POLICIES = ['Retain', 'DeleteWhenUnreferenced'] as const;
 /** The legacy walk's last outcome; `NotRequired` for sandboxes the operator created (born with the marker). */
@@ -164,6 +165,9 @@ export const sandboxSpecSchema = z
     podTemplate: podTemplateSchema,
     cleanup: cleanupSchema.prefault({}),
     shellReaper: shellReaperSchema.prefault({}),
+    operatingMode: operatingModeSchema,
+    workspace: workspaceSchema,
+    idle: idleSchema.optional(),
     // The persistent workspace (volume-claims.ts).
     volumeClaimTemplates: volumeClaimTemplatesSchema,
     persistentVolumeClaimRetentionPolicy: retentionPolicySchema,
@@ -174,6 +178,7 @@ export const sandboxSpecSchema = z
         rule: 'has(self.worktree) == has(oldSelf.worktree)',
         message: 'spec.worktree cannot be added or removed after creation',
       },
+      ...SUSPENSION_RULES,
       VOLUME_NAME_COLLISION_RULE,
     ],
   })
@@ -211,7 +216,8 @@ export const sandboxStatusSchema = z
       .optional()
       .describe(
         'A summary of the conditions, for people: Blocked (being deleted, DeletionBlocked=True), Terminating ' +
-          '(being deleted, not blocked), Running (Ready=True) or Pending (Ready=False). The conditions are ' +
+          '(being deleted, not blocked), Suspended (Suspended=True: its pods stopped or stopping), Running ' +
+          '(Ready=True) or Pending (Ready=False). The conditions are ' +
           'authoritative; automation should read them, not the phase.',
       ),
     ready: z
@@ -263,6 +269,9 @@ export const sandboxStatusSchema = z
       .optional()
       .describe('Reconciliation of references older than the index.'),
     unreferencedSince: timestamp('Since when no SessionReference has referenced the sandbox.').optional(),
+    idleSince: timestamp(
+      'Since when no SessionReference has been Attached (spec.idle counts from it); absent while one is.',
+    ).optional(),
     conditions: conditionsSchema.optional(),
   })
   .describe('Observed state of the sandbox, written by the controller.');

@@ -13,6 +13,7 @@ export {
   type Withdrawal,
 } from './session-references.ts';
 export { SessionReferenceConflictError } from './conflict-error.ts';
+export { SandboxNotReadyError, SandboxResumeForbiddenError, type AttachOptions } from './resumption.ts';
 export type { FixedField } from './reattach.ts';
 export { sessionReferenceName, reportedAnnotation } from './names.ts';
 export { CLIENT_USER_AGENT, type ClientOptions } from './options.ts';

@@ -24,6 +24,7 @@ import { referencePath, referencesPath, sandboxPath } from './paths.ts';
 import { planWithdrawal, type AttachWrite, type Withdrawal } from './withdrawal.ts';
 import { judgeReattach } from './reattach.ts';
 import { SessionReferenceConflictError } from './conflict-error.ts';
+import { resumeIfSuspended, waitUntilReady, type AttachOptions } from './resumption.ts';
 
 export type { Withdrawal } from './withdrawal.ts';
 
@@ -89,15 +90,23 @@ export class SessionReferences {
   /**
    * Records the attach; returns the reference's name. Throws SandboxDeletingError when the fence is up, after
    * withdrawing only what this call wrote (withdrawal.ts); SessionReferenceConflictError, writing nothing,
-   * when the name holds a reference with other fixed fields (reattach.ts).
+   * when the name holds a reference with other fixed fields (reattach.ts). A sandbox suspended by its spec is
+   * resumed (resume.ts; SandboxResumeForbiddenError when this identity may not), and with `waitReady` the call
+   * returns once it is Ready (SandboxNotReadyError at the deadline); the reference stays Attached either way.
    */
-  async attach(req: AttachRequest): Promise<string> {
+  async attach(req: AttachRequest, options: AttachOptions = {}): Promise<string> {
     const { namespace, ...spec } = req;
     const name = sessionReferenceName(spec.sandbox, spec.session);
     const written = await this.writeAttached(namespace, name, spec);
     // The fence check reads the Sandbox live, after the reference is written.
-    const fence = judgeFence(await this.readSandbox(namespace, spec.sandbox));
-    if (fence.kind === 'Open') return name;
+    const read = await this.readSandbox(namespace, spec.sandbox);
+    const fence = judgeFence(read);
+    if (fence.kind === 'Open') {
+      if (options.resume !== false && read.kind === 'Json')
+        await resumeIfSuspended(this.json, namespace, spec.sandbox, read.body);
+      if (options.waitReady) await waitUntilReady(this.json, namespace, spec.sandbox, options.waitReady);
+      return name;
+    }
     const withdrawal = await this.withdraw(namespace, name, written, spec.route);
     throw refusal(namespace, spec.sandbox, fence, withdrawal);
   }

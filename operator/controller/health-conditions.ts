@@ -4,7 +4,7 @@
  * looks at `Ready`. Derived from the conditions this status already carries, so they cannot disagree:
  * `Stalled` while a refusal only a person can fix is known (`Misconfigured=True`); otherwise `Reconciling`
  * while the sandbox is not yet where it is going — its pods not all ready, or its deletion under way or
- * waiting. Never both True: kstatus takes whichever comes first.
+ * waiting (a suspended sandbox whose pods are gone is where it is going). Never both True: kstatus takes whichever comes first.
  */
 import type { Condition } from '../api/fields.ts';
 import type { ConditionUpdate } from './conditions.ts';
@@ -38,7 +38,8 @@ export function healthConditions(
       { type: 'Reconciling', status: 'True', reason: 'Terminating', message: 'the sandbox is being deleted' },
       notStalled,
     ];
-  if (ready?.status !== 'True')
+  // A suspended sandbox is where it was asked to be once its pods are gone: kstatus reads it Current.
+  if (ready === undefined || (ready.status !== 'True' && ready.reason !== 'Suspended'))
     return [
       {
         type: 'Reconciling',

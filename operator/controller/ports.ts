@@ -118,8 +118,11 @@ export interface PodApi {
   create(pod: V1Pod): Promise<'Created' | { readonly taken: PodNameHolder }>;
   /** The sandbox's pods, by a consistent LIST. */
   listLive(namespace: string, sandbox: string): Promise<PodSummary[]>;
-  /** Deletes the pod, preconditioned on its uid; already gone is fine. */
-  delete(namespace: string, name: string, uid: string): Promise<void>;
+  /**
+   * Deletes the pod, preconditioned on its uid, and on its resourceVersion when given (a suspension deletes
+   * only the pod as it read it); already gone is fine.
+   */
+  delete(namespace: string, name: string, uid: string, resourceVersion?: string): Promise<void>;
   patchMetadata(namespace: string, name: string, ops: readonly JsonPatchOp[]): Promise<void>;
 }
 

@@ -17,6 +17,7 @@ import type { ReconciliationStatus } from './lifecycle.ts';
 import { misconfiguredCondition, type MisconfigurationState } from './misconfiguration.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
 import type { NodeDrain } from './cache/node-drains.ts';
+import { suspendedMessage, type Suspension } from './suspension.ts';
 
 /** A sandbox pod on a node being drained: a drain its eviction guard holds up. */
 export type PodDrain = NodeDrain & { readonly pod: string };
@@ -34,6 +35,8 @@ export type StatusInput = {
   readonly misconfiguration?: MisconfigurationState;
   /** Its pods on nodes being drained (cache/node-drains.ts); none when the operator cannot watch Nodes. */
   readonly drains?: readonly PodDrain[];
+  /** Whether the live sandbox runs or is suspended (suspension.ts); undefined in a deletion, which keeps both as they were. */
+  readonly suspension?: Suspension | undefined;
   readonly now: Date;
 };
 
@@ -59,13 +62,16 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
   const decision = input.decision ?? sandbox.status?.decision;
   const ready = pods.filter((pod) => pod.ready && !pod.deleting).length;
   const blocked = deleting && decision !== undefined && decision.verdict !== 'Exclusive';
+  const suspended = !deleting && input.suspension?.kind === 'Suspended' ? input.suspension : undefined;
   const phase: SandboxPhase = deleting
     ? blocked
       ? 'Blocked'
       : 'Terminating'
-    : ready >= sandbox.spec.replicas
-      ? 'Running'
-      : 'Pending';
+    : suspended
+      ? 'Suspended'
+      : ready >= sandbox.spec.replicas
+        ? 'Running'
+        : 'Pending';
 
   let conditions: Condition[] = sandbox.status?.conditions ?? [];
   const set = (update: Parameters<typeof setCondition>[1]) =>
@@ -73,19 +79,27 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
   set(
     deleting
       ? { type: 'Ready', status: 'False', reason: 'Terminating', message: 'the sandbox is being deleted' }
-      : ready >= sandbox.spec.replicas
+      : suspended
         ? {
             type: 'Ready',
-            status: 'True',
-            reason: 'PodsReady',
-            message: `${ready}/${sandbox.spec.replicas} pods ready`,
-          }
-        : {
-            type: 'Ready',
             status: 'False',
-            reason: 'PodsNotReady',
-            message: `${ready}/${sandbox.spec.replicas} pods ready`,
-          },
+            // Suspending while pods remain: Reconciling stays True until they are gone (health-conditions.ts).
+            reason: pods.length === 0 ? 'Suspended' : 'Suspending',
+            message: suspendedMessage(suspended, pods.length),
+          }
+        : ready >= sandbox.spec.replicas
+          ? {
+              type: 'Ready',
+              status: 'True',
+              reason: 'PodsReady',
+              message: `${ready}/${sandbox.spec.replicas} pods ready`,
+            }
+          : {
+              type: 'Ready',
+              status: 'False',
+              reason: 'PodsNotReady',
+              message: `${ready}/${sandbox.spec.replicas} pods ready`,
+            },
   );
   set(
     blocked
@@ -130,6 +144,17 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
         }
       : { type: 'CapacityExceeded', status: 'False', reason: 'WithinCapacity', message: '' },
   );
+  if (input.suspension && !deleting)
+    set(
+      suspended
+        ? {
+            type: 'Suspended',
+            status: 'True',
+            reason: suspended.reason,
+            message: suspendedMessage(suspended, pods.length),
+          }
+        : { type: 'Suspended', status: 'False', reason: 'Running', message: '' },
+    );
   set(disruptionBlocked(input.drains ?? []));
   const misconfigured = misconfiguredCondition(input.misconfiguration, conditions);
   if (misconfigured) set(misconfigured);
@@ -162,8 +187,15 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
     ...(decision ? { decision } : {}),
     reconciliation,
     ...(input.unreferencedSince === undefined ? {} : { unreferencedSince: input.unreferencedSince }),
+    ...idleSinceOf(input),
     conditions,
   };
+}
+
+/** `status.idleSince`: as the live turn judged it; kept as it was in a deletion. */
+function idleSinceOf({ suspension, sandbox }: StatusInput): { idleSince?: string } {
+  const idleSince = suspension ? suspension.idleSince : sandbox.status?.idleSince;
+  return idleSince === undefined ? {} : { idleSince };
 }
 
 /**

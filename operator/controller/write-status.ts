@@ -11,6 +11,8 @@ import { changedStatusFields, sandboxStatus, type PodDrain } from './status.ts';
 import type { SandboxStatus } from '../api/sandbox.ts';
 import { sandboxRef } from './erase.ts';
 import { keyOf } from './cache/store.ts';
+import type { Suspension } from './suspension.ts';
+import type { EventType } from './ports.ts';
 
 export type StatusFacts = {
   readonly index: ReferenceIndex;
@@ -26,6 +28,8 @@ export type StatusFacts = {
    * overwrite one recorded meanwhile — an Exclusive decision is final (deletion/record.ts).
    */
   readonly asRead?: true;
+  /** The live turn's judgement (suspension.ts); a deletion leaves the Suspended condition as it was. */
+  readonly suspension?: Suspension | undefined;
 };
 
 export async function writeStatus(
@@ -50,14 +54,15 @@ export async function writeStatus(
   // The Events follow their conditions: once when one first turns True (or its message changes), not per turn.
   // "First" is judged on the Sandbox as read, so that write must land on that very version: a second turn on
   // a cache that has yet to see the first write would otherwise record it, and say it, again.
-  const announced = ANNOUNCED.map((type) => turnedTrue(sandbox.status, status, type)).filter(
-    (condition) => condition !== undefined,
-  );
+  const announced = [
+    ...ANNOUNCED.map((type) => turnedTrue(sandbox.status, status, type)),
+    suspensionTurned(sandbox.status, status),
+  ].filter((condition) => condition !== undefined);
   const readVersion =
     facts.asRead || announced.length > 0 ? (sandbox.metadata.resourceVersion ?? '') : undefined;
   await ctx.ports.sandboxes.patchStatus(incarnationOf(sandbox), sandbox.status, changed, readVersion);
   for (const is of announced)
-    ctx.ports.events.record(sandboxRef(sandbox), 'Warning', is.event ?? is.reason, is.message);
+    ctx.ports.events.record(sandboxRef(sandbox), is.type, is.event ?? is.reason, is.message);
 }
 
 /** Conditions whose turning True a person should hear of; DisruptionBlocked's Event is named for the act. */
@@ -68,7 +73,19 @@ function turnedTrue(before: SandboxStatus | undefined, after: SandboxStatus, typ
   const was = before?.conditions?.find((c) => c.type === type);
   const is = after.conditions?.find((c) => c.type === type);
   if (is?.status !== 'True' || (was?.status === 'True' && was.message === is.message)) return undefined;
-  return { reason: is.reason, message: is.message, event: EVENT_REASONS[type] };
+  const warning: EventType = 'Warning';
+  return { type: warning, reason: is.reason, message: is.message, event: EVENT_REASONS[type] };
+}
+
+/** A suspend or a resume, said once as it happens: `Suspended` when the condition turns True, `Resumed` when it turns False. */
+function suspensionTurned(before: SandboxStatus | undefined, after: SandboxStatus) {
+  const was = before?.conditions?.find((c) => c.type === 'Suspended')?.status === 'True';
+  const is = after.conditions?.find((c) => c.type === 'Suspended');
+  if (is === undefined || was === (is.status === 'True')) return undefined;
+  const type: EventType = 'Normal';
+  return is.status === 'True'
+    ? { type, reason: is.reason, event: 'Suspended', message: is.message }
+    : { type, reason: is.reason, event: 'Resumed', message: 'running again: its pods are created again' };
 }
 
 /** Its pods on nodes being drained, as the node watch sees them. */

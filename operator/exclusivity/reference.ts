@@ -12,6 +12,11 @@ export type ReferenceEntry = {
   readonly role: Role;
   readonly route: string;
   readonly parentSession: string | undefined;
+  /**
+   * Its session's latest turn is Running (`status.turn`, written by the agent host); present only then. Read
+   * by the idle rule (`spec.idle.whenNoTurnRunning`), never by exclusivity.
+   */
+  readonly turnRunning?: true;
 };
 
 export function referenceEntryOf(ref: SessionReference): ReferenceEntry {
@@ -23,6 +28,7 @@ export function referenceEntryOf(ref: SessionReference): ReferenceEntry {
     role: ref.spec.role,
     route: ref.spec.route,
     parentSession: ref.spec.parentSession,
+    ...(ref.status?.turn?.phase === 'Running' ? { turnRunning: true } : {}),
   };
 }
 

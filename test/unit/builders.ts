@@ -39,6 +39,7 @@ export class SandboxBuilder {
       podTemplate: { spec: { containers: [{ name: 'agent', image: 'agent:1' }] } },
       cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 300 },
       shellReaper: { enabled: false, gracePeriodSeconds: 5 },
+      operatingMode: 'Running',
     };
   }
 
@@ -277,6 +278,7 @@ export function pod(sandboxName: string, ordinal: number, overrides: Partial<Pod
     namespace: NAMESPACE,
     name: `${sandboxName}-${ordinal}`,
     uid: `uid-${sandboxName}-${ordinal}`,
+    resourceVersion: '5',
     sandbox: sandboxName,
     ordinal,
     deleting: false,

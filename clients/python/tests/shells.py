@@ -21,11 +21,11 @@ class Shell:
         self.kind = kind
         self.script = script
 
-    def references(self, method: str, *args: Any) -> Any:
+    def references(self, method: str, *args: Any, **options: Any) -> Any:
         if self.kind == "sync":
-            return getattr(SessionReferences(transport=SyncScripted(self.script)), method)(*args)
+            return getattr(SessionReferences(transport=SyncScripted(self.script)), method)(*args, **options)
         target = AsyncSessionReferences(transport=AsyncScripted(self.script))
-        return asyncio.run(getattr(target, method)(*args))
+        return asyncio.run(getattr(target, method)(*args, **options))
 
     def reports(self, method: str, *args: Any, deliver: Callable[[Reported], None] | None = None) -> Any:
         if self.kind == "sync":

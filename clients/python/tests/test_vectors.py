@@ -16,6 +16,7 @@ from sandbox_operator_client import (
 from sandbox_operator_client._fence import SandboxRead, judge_fence
 from sandbox_operator_client._reattach import judge_reattach
 from sandbox_operator_client._report import Deliver, decide_report, turn_status_patch
+from sandbox_operator_client._resume import judge_readiness, judge_resume
 from sandbox_operator_client._types import AlreadyReported, NotReported
 from sandbox_operator_client._withdrawal import AttachWrite, Created, Reattached, plan_withdrawal
 from vectors import cases, load
@@ -131,3 +132,20 @@ def test_turn_status_patch(vector: dict[str, Any]) -> None:
         id=raw["id"], phase=raw["phase"], origin=raw["origin"], joined_origins=raw["joinedOrigins"]
     )
     assert turn_status_patch(vector["stored"], turn, ENDED["now"]) == vector["patch"]
+
+
+RESUME = load("resume.json")
+
+
+@pytest.mark.parametrize("vector", RESUME["resume"], ids=lambda v: v["case"])
+def test_resume(vector: dict[str, Any]) -> None:
+    judgement = judge_resume(vector.get("body"))
+    as_written: dict[str, Any] = {"kind": judgement.kind}
+    if judgement.resource_version is not None:
+        as_written["resourceVersion"] = judgement.resource_version
+    assert as_written == vector["judgement"]
+
+
+@pytest.mark.parametrize("vector", RESUME["readiness"], ids=lambda v: v["case"])
+def test_readiness(vector: dict[str, Any]) -> None:
+    assert _json(judge_readiness(vector.get("body"), gone=vector.get("gone", False))) == vector["judgement"]

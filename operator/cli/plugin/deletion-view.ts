@@ -26,6 +26,8 @@ export type DeletionView = {
   readonly condition: Condition | undefined;
   /** DisruptionBlocked, when True: a node drain waits on this sandbox's eviction guard. */
   readonly drain: Condition | undefined;
+  /** Suspended, when True: its pods are stopped (operations.md, "Suspend and resume"). */
+  readonly suspended: Condition | undefined;
   readonly reconciliation: SandboxStatus['reconciliation'];
   readonly capacity: SandboxStatus['capacity'];
   readonly heldPods: readonly PodSummary[];
@@ -65,6 +67,7 @@ export function deletionView(
     wouldBlock: deleting ? [] : rows.filter((row) => row.foreign),
     condition: status?.conditions?.find((condition) => condition.type === 'DeletionBlocked'),
     drain: status?.conditions?.find((c) => c.type === 'DisruptionBlocked' && c.status === 'True'),
+    suspended: status?.conditions?.find((c) => c.type === 'Suspended' && c.status === 'True'),
     reconciliation: status?.reconciliation,
     capacity: status?.capacity,
     heldPods: pods.filter((pod) => pod.finalizers.includes(EXCLUSIVITY_FINALIZER)),
@@ -77,7 +80,13 @@ export function deletionView(
           'called off (kubectl uncordon <node>).',
       ]
     : [];
-  return { ...view, advice: [...drain, ...adviceFor(view)] };
+  const suspended = view.suspended
+    ? [
+        `It is suspended (${view.suspended.reason}): its pods are stopped, its references and guards kept; a ` +
+          'deletion is decided as for any sandbox.',
+      ]
+    : [];
+  return { ...view, advice: [...drain, ...suspended, ...adviceFor(view)] };
 }
 
 function timestamp(value: string | Date | undefined): string | undefined {
@@ -103,7 +112,7 @@ function adviceFor(view: Omit<DeletionView, 'advice'>): string[] {
         view.wouldBlock.length === 0
           ? 'Deleting it now would destroy it: no reference is foreign to its worktree.'
           : `Deleting it now would be blocked by ${view.wouldBlock.length} foreign reference(s) until they are ` +
-              'forgotten; its pods would keep running meanwhile.',
+              `forgotten; ${view.suspended ? 'it would stay suspended' : 'its pods would keep running'} meanwhile.`,
       );
       return advice;
     }

@@ -109,6 +109,8 @@ export function renderDeletion(view: DeletionView, now: Date): string {
     );
   if (view.drain)
     out.push(`Drain:      DisruptionBlocked=True (${view.drain.reason}): ${view.drain.message}\n`);
+  if (view.suspended)
+    out.push(`Suspended:  Suspended=True (${view.suspended.reason}): ${view.suspended.message}\n`);
   if (view.blocking.length > 0) {
     const total = decision?.blockingCount ?? view.blocking.length;
     out.push(

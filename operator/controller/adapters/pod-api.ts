@@ -46,12 +46,12 @@ export function kubePodApi({ json }: KubeClients): PodApi {
         return summary ? [summary] : [];
       });
     },
-    async delete(namespace, name, uid) {
+    async delete(namespace, name, uid, resourceVersion) {
       await requestUnlessGone('Delete', `pod ${namespace}/${name}`, () =>
         json({
           method: 'DELETE',
           path: `${podsPath(namespace)}/${segment(name)}`,
-          body: { preconditions: { uid } },
+          body: { preconditions: resourceVersion === undefined ? { uid } : { uid, resourceVersion } },
         }),
       );
     },

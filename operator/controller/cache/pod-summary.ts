@@ -5,6 +5,8 @@ export type PodSummary = {
   readonly namespace: string;
   readonly name: string;
   readonly uid: string;
+  /** The version read: a suspension's delete is preconditioned on it (a pod changed since is judged again). */
+  readonly resourceVersion?: string | undefined;
   readonly sandbox: string;
   readonly ordinal: number | undefined;
   readonly deleting: boolean;
@@ -24,6 +26,7 @@ type RawPod = {
     name?: string;
     namespace?: string;
     uid?: string;
+    resourceVersion?: string;
     labels?: Record<string, string>;
     ownerReferences?: { apiVersion?: string; kind?: string; name?: string }[];
     finalizers?: string[];
@@ -54,6 +57,7 @@ export function podSummaryOf(raw: unknown): PodSummary | undefined {
     namespace: meta.namespace,
     name: meta.name,
     uid: meta.uid ?? '',
+    resourceVersion: meta.resourceVersion,
     sandbox,
     ordinal: Number.isInteger(ordinal) ? ordinal : undefined,
     deleting: meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null,

@@ -1,6 +1,7 @@
 /**
  * The live turn of a Sandbox not being deleted: its finalizer first, then the erase an administrator asked
- * for, automatic cleanup, and together its status, its eviction guard and its missing pods.
+ * for, automatic cleanup, and together its status, its eviction guard and its missing pods (or, suspended,
+ * the deletion of its pods).
  */
 import type { Logger } from 'pino';
 import { EXCLUSIVITY_FINALIZER } from '../../api/names.ts';
@@ -27,6 +28,8 @@ import { sandboxRef } from '../erase.ts';
 import { claimTemplatesOf } from '../../api/volume-claims.ts';
 import { volumeCollision } from '../claims.ts';
 import { keepClaims } from './claims.ts';
+import { judgeSuspension } from '../suspension.ts';
+import { stopPods } from './suspend.ts';
 
 /** How soon a turn that found a claim going looks again: no watch of claims brings its deletion. */
 const CLAIM_WAIT_MS = 2_000;
@@ -40,6 +43,7 @@ async function releaseTerminatingPods(
   ctx: ReconcilerContext,
   sandbox: SandboxState,
   pods: readonly PodSummary[],
+  suspended: boolean,
   log: Logger,
 ): Promise<void> {
   for (const pod of pods) {
@@ -47,10 +51,12 @@ async function releaseTerminatingPods(
     const patch = removeFinalizerFromIncarnation(pod, EXCLUSIVITY_FINALIZER);
     if (!patch) continue;
     await ctx.ports.pods.patchMetadata(sandbox.metadata.namespace, pod.name, patch);
-    log.warn(
-      { pod: pod.name },
-      'a pod of a live sandbox is terminating (an override delete or an eviction); released it, a replacement follows',
-    );
+    if (suspended) log.info({ pod: pod.name }, 'sandbox suspended; released its stopping pod');
+    else
+      log.warn(
+        { pod: pod.name },
+        'a pod of a live sandbox is terminating (an override delete or an eviction); released it, a replacement follows',
+      );
   }
 }
 
@@ -197,7 +203,9 @@ export async function reconcileLive(
   if (action) return action;
 
   const pods = ctx.store.pods(key);
-  const missing = missingOrdinals(sandbox, pods);
+  // A suspended sandbox's pods are stopped and none is created (./suspend.ts); all else goes on as usual.
+  const suspension = judgeSuspension(sandbox, index, ctx.now());
+  const missing = suspension.kind === 'Suspended' ? [] : missingOrdinals(sandbox, pods);
   const whole = missing.length === 0 ? undefined : await withTemplate(ctx, sandbox);
   if (missing.length > 0 && whole === undefined)
     log.info(
@@ -223,6 +231,7 @@ export async function reconcileLive(
     decision: undefined,
     pods,
     erasedFor: request ?? inheritedErase(sandbox),
+    suspension,
   });
   const guard = keepEvictionGuard(ctx, sandbox, log);
   // The workspace before the pods that mount it: a pod is created only once every claim stands. A sandbox with
@@ -248,7 +257,8 @@ export async function reconcileLive(
         if (outcome.kind === 'Refused') throw outcome.error;
       }),
       claims?.then(() => undefined) ?? Promise.resolve(),
-      releaseTerminatingPods(ctx, sandbox, pods, log),
+      releaseTerminatingPods(ctx, sandbox, pods, suspension.kind === 'Suspended', log),
+      suspension.kind === 'Suspended' ? stopPods(ctx, sandbox, suspension, pods, log) : Promise.resolve(),
       refusal
         ? Promise.reject(new MisconfigurationError(refusal, { cause: sandbox.spec.shellReaper }))
         : podsAfterGuards(),
@@ -258,6 +268,8 @@ export async function reconcileLive(
 
   let next = requeueAfter(ctx.timing.resyncMs);
   if (cleanup.kind === 'Waiting') next = sooner(next, requeueAfter(cleanup.remainingMs));
+  if (suspension.kind === 'Running' && suspension.idleInMs !== undefined)
+    next = sooner(next, requeueAfter(suspension.idleInMs));
   const legacyIn = nextLegacyWalkInMs(ctx, reconciliation, false);
   if (legacyIn !== undefined) next = sooner(next, requeueAfter(legacyIn));
   if (claims !== undefined && (await claims) === 'Waiting') next = sooner(next, requeueAfter(CLAIM_WAIT_MS));

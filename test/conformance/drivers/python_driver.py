@@ -28,6 +28,8 @@ from sandbox_operator_client import (
     ReportOutcome,
     ReportRequest,
     SandboxDeletingError,
+    SandboxNotReadyError,
+    SandboxResumeForbiddenError,
     SessionReferenceConflictError,
     SessionReferences,
     TurnRecord,
@@ -61,6 +63,10 @@ def error_of(error: BaseException) -> dict[str, Any]:
             "found": error.found,
             "message": str(error),
         }
+    if isinstance(error, SandboxNotReadyError):
+        return {"kind": error.kind, "reason": error.reason, "seen": error.seen, "message": str(error)}
+    if isinstance(error, SandboxResumeForbiddenError):
+        return {"kind": error.kind, "message": str(error)}
     if isinstance(error, KubeRequestError):
         return {
             "kind": "KubeRequestFailed",
@@ -84,6 +90,14 @@ def outcome_of(outcome: ReportOutcome) -> dict[str, Any]:
     if isinstance(outcome, AlreadyReported):
         return {"kind": "AlreadyReported", "key": outcome.key}
     return {"kind": "NotReported", "reason": outcome.reason}
+
+
+def attach_options(args: dict[str, Any]) -> dict[str, Any]:
+    """The attach's options beside the request: `resume` (default true), `waitReadyMs` (no wait when absent)."""
+    options: dict[str, Any] = {"resume": args.get("resume", True) is not False}
+    if isinstance(args.get("waitReadyMs"), (int, float)):
+        options.update(wait_ready=args["waitReadyMs"] / 1000, poll=0.2)
+    return options
 
 
 def attach_request(args: dict[str, Any]) -> AttachRequest:
@@ -134,7 +148,7 @@ def sync_handlers(references: SessionReferences, reports: CompletionReports) -> 
     """The blocking client's calls, each wrapped as a coroutine so one loop serves both modes."""
 
     async def attach(_: int, args: dict[str, Any]) -> object:
-        return references.attach(attach_request(args))
+        return references.attach(attach_request(args), **attach_options(args))
 
     async def detach(_: int, args: dict[str, Any]) -> object:
         references.detach(args["namespace"], args["sandbox"], args["session"])
@@ -170,7 +184,7 @@ def async_handlers(references: AsyncSessionReferences, reports: AsyncCompletionR
     """The asyncio client's calls."""
 
     async def attach(_: int, args: dict[str, Any]) -> object:
-        return await references.attach(attach_request(args))
+        return await references.attach(attach_request(args), **attach_options(args))
 
     async def detach(_: int, args: dict[str, Any]) -> object:
         await references.detach(args["namespace"], args["sandbox"], args["session"])

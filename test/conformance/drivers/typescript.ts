@@ -10,6 +10,8 @@ import {
   KubeConfig,
   KubeRequestError,
   SandboxDeletingError,
+  SandboxNotReadyError,
+  SandboxResumeForbiddenError,
   SessionReferenceConflictError,
   SessionReferences,
   type AttachRequest,
@@ -58,6 +60,9 @@ function errorOf(error: unknown): object {
       found: error.found,
       message: error.message,
     };
+  if (error instanceof SandboxNotReadyError)
+    return { kind: error.kind, reason: error.reason, seen: error.seen, message: error.message };
+  if (error instanceof SandboxResumeForbiddenError) return { kind: error.kind, message: error.message };
   if (error instanceof KubeRequestError)
     return {
       kind: 'KubeRequestFailed',
@@ -82,8 +87,14 @@ async function perform(
 ) {
   const ns = str(args, 'namespace');
   switch (op) {
-    case 'attach':
-      return references.attach(args as unknown as AttachRequest);
+    case 'attach': {
+      // Options beside the request: `resume` (default true) and `waitReadyMs` (no wait when absent).
+      const { resume, waitReadyMs, ...request } = args;
+      return references.attach(request as unknown as AttachRequest, {
+        ...(resume === false ? { resume: false } : {}),
+        ...(typeof waitReadyMs === 'number' ? { waitReady: { deadlineMs: waitReadyMs, pollMs: 200 } } : {}),
+      });
+    }
     case 'detach':
       return references.detach(ns, str(args, 'sandbox'), str(args, 'session')).then(() => null);
     case 'forget': {

@@ -62,6 +62,7 @@ function sandbox(image: string, real: RealNodeInfo, mode?: 'Privileged'): Sandbo
       },
       cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 300 },
       shellReaper: { enabled: true, gracePeriodSeconds: 2, ...(mode === undefined ? {} : { mode }) },
+      operatingMode: 'Running',
     },
   };
 }

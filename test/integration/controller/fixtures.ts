@@ -21,6 +21,8 @@ export type SandboxOptions = {
   finalizers?: string[];
   /** With the shell reaper, and the one pinned user its default mode needs (Auto never runs it as root). */
   shellReaper?: boolean;
+  /** Suspension fields (spec.operatingMode, spec.workspace, spec.idle), as given. */
+  suspension?: Record<string, unknown>;
   /** A persistent workspace: spec.volumeClaimTemplates as given. */
   volumeClaimTemplates?: object[];
 };
@@ -40,6 +42,7 @@ export function sandboxManifest(namespace: string, name: string, options: Sandbo
       replicas: options.replicas ?? 1,
       ...(options.cleanup ? { cleanup: options.cleanup } : {}),
       ...(options.shellReaper ? { shellReaper: { enabled: true } } : {}),
+      ...options.suspension,
       ...(options.volumeClaimTemplates ? { volumeClaimTemplates: options.volumeClaimTemplates } : {}),
       podTemplate: {
         spec: {

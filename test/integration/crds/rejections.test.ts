@@ -153,6 +153,27 @@ const creates: readonly CreateCase[] = [
     refusal: ['spec.parentSession is required when spec.role is Subagent'],
   },
   {
+    name: 'Sandbox suspended whose workspace would be lost (no spec.workspace: Ephemeral)',
+    object: (n) => sandbox(ns, n, { operatingMode: 'Suspended' }),
+    refusal: [
+      "spec.operatingMode: Suspended deletes the sandbox's pods",
+      'give it a persistent workspace, or set spec.workspace: Ephemeral to accept losing it',
+    ],
+  },
+  {
+    name: 'Sandbox idle policy whose suspension would lose the workspace',
+    object: (n) => sandbox(ns, n, { idle: { suspendAfterSeconds: 60 } }),
+    refusal: [
+      'spec.idle suspends an idle sandbox',
+      'give it a persistent workspace, or set spec.workspace: Ephemeral to accept losing it',
+    ],
+  },
+  {
+    name: 'Sandbox idle after fewer seconds than the bound',
+    object: (n) => sandbox(ns, n, { workspace: 'Ephemeral', idle: { suspendAfterSeconds: 1 } }),
+    refusal: ['spec.idle.suspendAfterSeconds', 'should be greater than or equal to 5'],
+  },
+  {
     name: 'SessionReference with an unknown spec field',
     object: (n) => sessionReference(ns, n, { attachedBy: 'me' }),
     refusal: ['unknown field "spec.attachedBy"'],
@@ -222,6 +243,12 @@ const updates: readonly UpdateCase[] = [
     original: (n) => sandbox(ns, n),
     change: (n) => withoutSpecField(sandbox(ns, n), 'worktree'),
     refusal: ['spec.worktree cannot be added or removed after creation'],
+  },
+  {
+    name: 'Sandbox suspended later, its workspace not given up',
+    original: (n) => sandbox(ns, n),
+    change: (n) => sandbox(ns, n, { operatingMode: 'Suspended' }),
+    refusal: ["spec.operatingMode: Suspended deletes the sandbox's pods"],
   },
 ];
 

@@ -129,3 +129,19 @@ describe('volume claim templates after creation', () => {
     ).toBe('Retain');
   });
 });
+
+describe('a persistent workspace and suspension', () => {
+  it('lets a Sandbox with claims be suspended, or idle, without spec.workspace: Ephemeral', async () => {
+    for (const [name, extra] of [
+      ['kept-suspended', { operatingMode: 'Suspended' }],
+      ['kept-idle', { idle: { suspendAfterSeconds: 60 } }],
+    ] as const) {
+      await kubectlOk(['apply', '-f', '-'], {
+        input: JSON.stringify(withClaims(name, [claim('work')], extra)),
+      });
+      expect(
+        await kubectlOk(['get', 'sandboxes.sandbox.agents.dev', name, '-n', ns, '-o', 'jsonpath={.spec}']),
+      ).toContain(Object.keys(extra)[0]);
+    }
+  });
+});

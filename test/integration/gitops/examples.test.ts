@@ -44,6 +44,7 @@ type Live = {
  */
 const KWOK_EXAMPLES = [
   'cleanup-policy.yaml',
+  'idle-suspend.yaml',
   'isolated-sandbox.yaml',
   'persistent-workspace.yaml',
   'shared-sandbox.yaml',
@@ -113,6 +114,7 @@ describe('the examples under GitOps', () => {
       'isolated-billing-0',
       'research-notes-0',
       'scratch-ephemeral-0',
+      'scratch-idle-0',
       'shared-login-0',
     ]);
     // The persistent workspace's claim, made by the operator, bound by the local control plane's provisioner.

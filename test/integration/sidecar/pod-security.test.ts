@@ -42,6 +42,7 @@ const sandbox = (namespace: string, mode: 'SameUser' | 'Privileged'): Sandbox =>
     },
     cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 300 },
     shellReaper: { enabled: true, gracePeriodSeconds: 5, mode },
+    operatingMode: 'Running',
   },
 });
 

@@ -81,6 +81,9 @@ describe('the Argo CD health checks', () => {
       Healthy: 'Current',
       Progressing: 'InProgress',
       Degraded: 'Failed',
+      // kstatus has no Suspended: with Reconciling and Stalled False it falls back to Ready, which is False
+      // (no pod serves), so it reads a suspended sandbox InProgress (docs/health.md).
+      Suspended: 'InProgress',
     };
     for (const pair of pairs)
       expect(pair.kstatus, pair.case).toBe(

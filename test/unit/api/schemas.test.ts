@@ -4,14 +4,31 @@ import { parseSandbox, sandboxSpecSchema, sessionReferenceSpecSchema } from '../
 const podTemplate = { spec: { containers: [{ name: 'agent', image: 'busybox' }] } };
 
 describe('Sandbox spec defaults', () => {
-  it('are the documented ones: provider kubernetes, 1 pod, Retain after 300 s, reaper off with 5 s grace', () => {
+  it('are the documented ones: provider kubernetes, 1 pod, Retain after 300 s, reaper off with 5 s grace, Running', () => {
     expect(sandboxSpecSchema.parse({ podTemplate })).toEqual({
       provider: 'kubernetes',
       replicas: 1,
       podTemplate,
       cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 300 },
       shellReaper: { enabled: false, gracePeriodSeconds: 5 },
+      operatingMode: 'Running',
     });
+  });
+
+  it('bound spec.idle.suspendAfterSeconds, naming the field', () => {
+    const idle = (seconds: number) =>
+      sandboxSpecSchema.safeParse({
+        podTemplate,
+        workspace: 'Ephemeral',
+        idle: { suspendAfterSeconds: seconds },
+      });
+    expect(idle(5).success).toBe(true);
+    expect(idle(2_592_000).success).toBe(true);
+    for (const bad of [4, 2_592_001]) {
+      const parsed = idle(bad);
+      expect(parsed.success).toBe(false);
+      expect(parsed.error?.issues[0]?.path).toEqual(['idle', 'suspendAfterSeconds']);
+    }
   });
 
   it('pass unknown pod spec fields through to the pod', () => {

@@ -143,6 +143,24 @@ describe('plugin text', () => {
     );
   });
 
+  it('prints a suspended sandbox’s Suspended condition', () => {
+    const suspended = {
+      type: 'Suspended',
+      status: 'True' as const,
+      reason: 'Requested',
+      message: 'spec.operatingMode is Suspended; its pods are stopped; set it to Running to resume',
+      lastTransitionTime: minutesAgo(3).toISOString(),
+    };
+    const view = deletionView(sandbox({ worktree: 'wt-1', status: { conditions: [suspended] } }), [], [], []);
+    expect(renderDeletion(view, NOW)).toContain(
+      'Suspended:  Suspended=True (Requested): spec.operatingMode is Suspended; its pods are stopped; set it to ' +
+        'Running to resume',
+    );
+    expect(renderDeletion(deletionView(sandbox({ worktree: 'wt-1' }), [], [], []), NOW)).not.toContain(
+      'Suspended:',
+    );
+  });
+
   it('reports a retire and the reaper setting for a session', () => {
     const view = shellsView(
       reference('sub', {

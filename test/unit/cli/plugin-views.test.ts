@@ -137,6 +137,35 @@ describe('the deletion view', () => {
     expect(view.advice.at(-1)).toContain('would be blocked by 1 foreign reference(s)');
   });
 
+  it('says a sandbox is suspended, and that a deletion is decided as always', () => {
+    const suspended = {
+      type: 'Suspended',
+      status: 'True' as const,
+      reason: 'Idle',
+      message: 'no SessionReference Attached since …; its pods are stopped; an attach resumes it',
+      lastTransitionTime: minutesAgo(2).toISOString(),
+    };
+    const view = deletionView(
+      sandbox({ worktree: 'wt-1', status: { conditions: [suspended] } }),
+      [parsedReference('other', { worktree: 'wt-2' })],
+      [],
+      [],
+    );
+    expect(view.suspended).toMatchObject({ reason: 'Idle' });
+    expect(view.advice[0]).toBe(
+      'It is suspended (Idle): its pods are stopped, its references and guards kept; a deletion is decided as ' +
+        'for any sandbox.',
+    );
+    expect(view.advice.at(-1)).toContain('it would stay suspended meanwhile');
+    const running = deletionView(
+      sandbox({ status: { conditions: [{ ...suspended, status: 'False', reason: 'Running' }] } }),
+      [],
+      [],
+      [],
+    );
+    expect(running.suspended).toBeUndefined();
+  });
+
   it('says first when a node drain waits on the sandbox, and nothing of drains when none does', () => {
     const condition = (status: 'True' | 'False') => ({
       type: 'DisruptionBlocked',

@@ -11,6 +11,7 @@ import { decideReport, turnStatusPatch, type TurnRecord } from '../../../operato
 import { reportKey } from '../../../operator/client/report-rule.ts';
 import { judgeReattach } from '../../../operator/client/reattach.ts';
 import { planWithdrawal, type AttachWrite } from '../../../operator/client/withdrawal.ts';
+import { judgeReadiness, judgeResume } from '../../../operator/client/resume.ts';
 
 // The files are this repository's own test data; their shape is the type each describe names.
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters
@@ -77,5 +78,14 @@ describe('the re-attach judgement', () => {
     Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null)) as Fixed;
   it.each(reattach.cases)('$case', ({ requested, stored, judgement }) =>
     expect(judgeReattach(request({ ...reattach.requested, ...requested }), stored)).toEqual(judgement),
+  );
+});
+
+describe('the resume judgements', () => {
+  type Vector = { case: string; body?: unknown; gone?: true; judgement: unknown };
+  const { resume, readiness } = vectors<{ resume: Vector[]; readiness: Vector[] }>('resume.json');
+  it.each(resume)('resume: $case', ({ body, judgement }) => expect(judgeResume(body)).toEqual(judgement));
+  it.each(readiness)('readiness: $case', ({ body, gone, judgement }) =>
+    expect(judgeReadiness(gone ? undefined : body)).toEqual(judgement),
   );
 });

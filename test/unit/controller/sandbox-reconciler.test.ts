@@ -231,6 +231,107 @@ describe('a live sandbox’s reconcile', () => {
     ]);
   });
 
+  describe('suspended', () => {
+    const ephemeral = { workspace: 'Ephemeral' as const };
+    it('deletes its running pods, each on the uid and version read, keeps its guard, and creates none', async () => {
+      const subject = sandbox('sbx')
+        .finalized()
+        .withSpec({ ...ephemeral, operatingMode: 'Suspended' })
+        .withReference(attached('r1', 'wt-1'))
+        .withPods(2)
+        .withPods(3, { deleting: true, finalizers: [] })
+        .withGuard();
+      const action = await turn(subject, [
+        expect_('sandboxes.patchStatus(sbx)'),
+        expect_('pods.delete(sbx-0, uid-sbx-0@5)'),
+        expect_('events.record(Suspended)'),
+        expect_('pods.delete(sbx-1, uid-sbx-1@5)'),
+      ]);
+      expect(action).toEqual(RESYNC);
+    });
+
+    it('leaves a pod changed since the cache read it (409) to the turn its change brings, and goes on', async () => {
+      const conflict = new KubeRequestError('Delete', 'pod ns/sbx-0', 409, { cause: new Error('changed') });
+      const subject = sandbox('sbx')
+        .finalized()
+        .withSpec({ ...ephemeral, operatingMode: 'Suspended' })
+        .withPods(2)
+        .withGuard();
+      const action = await turn(subject, [
+        expect_('sandboxes.patchStatus(sbx)'),
+        failing('pods.delete(sbx-0, uid-sbx-0@5)', conflict),
+        expect_('events.record(Suspended)'),
+        expect_('pods.delete(sbx-1, uid-sbx-1@5)'),
+      ]);
+      expect(action).toEqual(RESYNC);
+    });
+
+    it('creates no pod while suspended, and its pods again (same names) once running', async () => {
+      const stopped = sandbox('sbx')
+        .finalized()
+        .withSpec({ ...ephemeral, replicas: 2, operatingMode: 'Suspended' })
+        .withGuard();
+      await turn(stopped, [expect_('sandboxes.patchStatus(sbx)'), expect_('events.record(Suspended)')]);
+      const suspendedStatus = {
+        reconciliation: { state: 'NotRequired' as const, marker: true },
+        conditions: [
+          {
+            type: 'Suspended',
+            status: 'True' as const,
+            reason: 'Requested',
+            message: '',
+            lastTransitionTime: '2026-11-30T11:00:00Z',
+          },
+        ],
+      };
+      const resumed = sandbox('sbx')
+        .finalized()
+        .withSpec({ ...ephemeral, replicas: 2 })
+        .withStatus(suspendedStatus)
+        .withGuard();
+      await turn(resumed, [
+        expect_('sandboxes.readLive(sbx)', resumed.live()),
+        expect_('sandboxes.patchStatus(sbx)'),
+        expect_('pods.create(sbx-0)', 'Created'),
+        expect_('events.record(Resumed)'),
+        expect_('pods.create(sbx-1)', 'Created'),
+      ]);
+    });
+
+    it('idle by references: confirms by a consistent LIST that none is attached before deleting its pods', async () => {
+      const idle = () =>
+        sandbox('sbx')
+          .finalized()
+          .withSpec({ ...ephemeral, idle: { suspendAfterSeconds: 60 } })
+          .withStatus({ idleSince: '2026-11-30T11:00:00Z' })
+          .withReference({ ...attached('t', 'wt-1'), state: 'Detached' })
+          .withPods(1)
+          .withGuard();
+      await turn(idle(), [
+        expect_('sandboxes.patchStatus(sbx)'),
+        expect_('references.listLive(sbx)', listed([{ ...attached('t', 'wt-1'), state: 'Detached' }], 'sbx')),
+        expect_('events.record(Suspended)'),
+        expect_('pods.delete(sbx-0, uid-sbx-0@5)'),
+      ]);
+      await turn(idle(), [
+        expect_('sandboxes.patchStatus(sbx)'),
+        expect_('references.listLive(sbx)', listed([attached('late', 'wt-1')], 'sbx')),
+        expect_('events.record(Suspended)'),
+      ]);
+    });
+
+    it('comes back when its idle clock runs out', async () => {
+      const subject = sandbox('sbx')
+        .finalized()
+        .withSpec({ ...ephemeral, idle: { suspendAfterSeconds: 60 } })
+        .withStatus({ idleSince: '2026-11-30T11:59:30Z' })
+        .withPods(1)
+        .withGuard();
+      const action = await turn(subject, [expect_('sandboxes.patchStatus(sbx)')]);
+      expect(action).toEqual({ kind: 'RequeueAfter', ms: 30_000 });
+    });
+  });
+
   it('refuses, as a misconfiguration and before any pod, a shell reaper mode the template cannot have', async () => {
     const subject = sandbox('sbx')
       .finalized()

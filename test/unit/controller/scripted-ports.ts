@@ -88,7 +88,9 @@ export function scriptedPorts(script: Script): ControllerPorts {
     pods: {
       create: (pod) => reply(`pods.create(${pod.metadata?.name ?? '?'})`),
       listLive: (_ns, sandbox) => reply(`pods.listLive(${sandbox})`),
-      delete: (_ns, name) => reply(`pods.delete(${name})`),
+      // A delete preconditioned on a version too (a suspension's) names both preconditions.
+      delete: (_ns, name, uid, version) =>
+        reply(version === undefined ? `pods.delete(${name})` : `pods.delete(${name}, ${uid}@${version})`),
       patchMetadata: (_ns, name) => reply(`pods.patchMetadata(${name})`),
     },
     claims: {

@@ -22,12 +22,13 @@ const cache: Sandbox[] = [
   sandbox('drain-over').inPhase('Running').withCondition('DisruptionBlocked', 'False'),
   sandbox('adopted').adopted().inPhase('Running').withReconciliation('Pending', false),
   sandbox('adopted-done').adopted().inPhase('Running').withReconciliation('Complete', true),
+  sandbox('suspended').inPhase('Suspended').withCondition('Suspended', 'True'),
 ].map((builder) => builder.build());
 
 describe('sandbox state gauges', () => {
   it('count phases, blocked deletions with the oldest wait, overflow and adopted sandboxes without marker', () => {
     expect(sandboxStates(cache, now)).toEqual({
-      byPhase: { Pending: 0, Running: 6, Terminating: 0, Blocked: 2, Unknown: 1 },
+      byPhase: { Pending: 0, Running: 6, Suspended: 1, Terminating: 0, Blocked: 2, Unknown: 1 },
       deletionsBlocked: 2,
       oldestBlockedSeconds: 3600,
       overflowed: 1,

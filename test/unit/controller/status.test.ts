@@ -281,3 +281,71 @@ describe('the Misconfigured condition', () => {
     expect(misconfigured(statusOf(sandbox(), 'Resolved'))).toBeUndefined();
   });
 });
+
+describe('a suspended sandbox', () => {
+  const statusOf = (
+    suspension: Parameters<typeof sandboxStatus>[0]['suspension'],
+    pods: PodSummary[],
+    overrides: Partial<Sandbox['metadata']> = {},
+    before?: Sandbox['status'],
+  ) =>
+    sandboxStatus({
+      sandbox: sandbox(overrides, before),
+      index,
+      pods,
+      reconciliation: born,
+      decision: undefined,
+      unreferencedSince: undefined,
+      erasedFor: undefined,
+      suspension,
+      now,
+    });
+  const condition = (status: ReturnType<typeof sandboxStatus>, type: string) =>
+    status.conditions?.find((c) => c.type === type);
+  const requested = { kind: 'Suspended', reason: 'Requested', idleSince: undefined } as const;
+
+  it('is Suspended with Suspended=True and Ready=False, Suspending (Reconciling) until its pods are gone', () => {
+    const stopping = statusOf(requested, [pod(0, true)]);
+    expect(stopping.phase).toBe('Suspended');
+    expect(condition(stopping, 'Suspended')).toMatchObject({ status: 'True', reason: 'Requested' });
+    expect(condition(stopping, 'Ready')).toMatchObject({ status: 'False', reason: 'Suspending' });
+    expect(condition(stopping, 'Reconciling')).toMatchObject({ status: 'True', reason: 'Suspending' });
+    const stopped = statusOf(requested, []);
+    expect(condition(stopped, 'Ready')).toMatchObject({ status: 'False', reason: 'Suspended' });
+    expect(condition(stopped, 'Reconciling')).toMatchObject({ status: 'False', reason: 'Suspended' });
+    expect(condition(stopped, 'Stalled')).toMatchObject({ status: 'False' });
+  });
+
+  it('records idleSince as judged, and Suspended=False while it runs', () => {
+    const running = statusOf({ kind: 'Running', idleSince: '2026-11-30T11:00:00Z', idleInMs: 5 }, [
+      pod(0, true),
+      pod(1, true),
+    ]);
+    expect(running.phase).toBe('Running');
+    expect(running.idleSince).toBe('2026-11-30T11:00:00Z');
+    expect(condition(running, 'Suspended')).toMatchObject({ status: 'False', reason: 'Running' });
+    expect(statusOf({ kind: 'Running', idleSince: undefined, idleInMs: undefined }, []).idleSince).toBe(
+      undefined,
+    );
+  });
+
+  it('is Terminating or Blocked while being deleted, its Suspended condition and idleSince kept as they were', () => {
+    const before = statusOf(requested, []);
+    const deleting = sandboxStatus({
+      sandbox: sandbox(
+        { deletionTimestamp: '2026-11-30T11:59:00Z' },
+        { ...before, idleSince: '2026-11-30T10:00:00Z' },
+      ),
+      index,
+      pods: [],
+      reconciliation: born,
+      decision: undefined,
+      unreferencedSince: undefined,
+      erasedFor: undefined,
+      now,
+    });
+    expect(deleting.phase).toBe('Terminating');
+    expect(deleting.idleSince).toBe('2026-11-30T10:00:00Z');
+    expect(condition(deleting, 'Suspended')).toEqual(condition(before, 'Suspended'));
+  });
+});

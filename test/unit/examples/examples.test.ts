@@ -45,6 +45,7 @@ const foreignOf = ({ sandboxes, references }: Awaited<ReturnType<typeof load>>) 
 describe('the examples', () => {
   it.each([
     'cleanup-policy.yaml',
+    'idle-suspend.yaml',
     'isolated-sandbox.yaml',
     'persistent-workspace.yaml',
     'real-node-sandbox.yaml',
@@ -59,9 +60,10 @@ describe('the examples', () => {
     },
   );
 
-  it('are exactly the five documented files', async () => {
+  it('are exactly the six documented files', async () => {
     expect((await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort()).toEqual([
       'cleanup-policy.yaml',
+      'idle-suspend.yaml',
       'isolated-sandbox.yaml',
       'persistent-workspace.yaml',
       'real-node-sandbox.yaml',
@@ -75,6 +77,17 @@ describe('the examples', () => {
     expect(sandbox?.spec.volumeClaimTemplates?.map((t) => t.metadata.name)).toEqual(['workspace']);
     const [container] = sandbox?.spec.podTemplate.spec.containers ?? [];
     expect(container?.['volumeMounts']).toEqual([{ name: 'workspace', mountPath: '/workspace' }]);
+  });
+
+  it('suspend only the sandbox that gives up its workspace, idle after 10 minutes', async () => {
+    const { sandboxes } = await load('idle-suspend.yaml');
+    expect(sandboxes[0]?.spec).toMatchObject({
+      workspace: 'Ephemeral',
+      operatingMode: 'Running',
+      idle: { suspendAfterSeconds: 600 },
+    });
+    for (const file of ['cleanup-policy.yaml', 'isolated-sandbox.yaml', 'shared-sandbox.yaml'])
+      expect((await load(file)).sandboxes[0]?.spec.idle, file).toBeUndefined();
   });
 
   it('share the shared sandbox with one foreign session, and the isolated one with none', async () => {

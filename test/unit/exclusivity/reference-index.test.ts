@@ -126,6 +126,24 @@ describe('references read from the API server', () => {
     });
   });
 
+  it('carry whether their session has a turn Running, and only then, and cost no bytes for it', () => {
+    const withTurn = (phase: 'Running' | 'Completed' | undefined) => {
+      const object = sessionReferenceObject({});
+      return referenceEntryOf(
+        phase === undefined
+          ? object
+          : { ...object, status: { turn: { id: 't-1', phase, origin: 'Unknown' } } },
+      );
+    };
+    expect(withTurn('Running').turnRunning).toBe(true);
+    expect('turnRunning' in withTurn('Completed')).toBe(false);
+    expect('turnRunning' in withTurn(undefined)).toBe(false);
+    // A status the sidecar wrote before any turn (shells only): no turn, nothing running.
+    const shellsOnly = { ...sessionReferenceObject({}), status: { detachedAt: '2026-11-30T12:00:00Z' } };
+    expect('turnRunning' in referenceEntryOf(shellsOnly)).toBe(false);
+    expect(referenceBytes(withTurn('Running'))).toBe(referenceBytes(withTurn(undefined)));
+  });
+
   it('refuse a malformed reference with a typed error naming the field', () => {
     const parsed = parseSessionReference(sessionReferenceObject({ worktree: 'x'.repeat(129) }));
     expect(parsed.ok).toBe(false);

@@ -26,6 +26,7 @@ const sandbox = (spec: Partial<V1PodSpec> = {}, mode?: 'SameUser' | 'Privileged'
     },
     cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 300 },
     shellReaper: { enabled: true, gracePeriodSeconds: 7, ...(mode === undefined ? {} : { mode }) },
+    operatingMode: 'Running',
   },
 });
 const sidecar = { image: 'operator:1', serviceAccountName: 'sandbox-shell-reaper' };

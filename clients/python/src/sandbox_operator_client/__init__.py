@@ -11,7 +11,9 @@ from ._errors import (
     KubeRequestError,
     KubeStep,
     SandboxDeletingError,
+    SandboxNotReadyError,
     SandboxOperatorClientError,
+    SandboxResumeForbiddenError,
     SessionReferenceConflictError,
 )
 from ._names import report_key, reported_annotation, session_reference_name
@@ -62,7 +64,9 @@ __all__ = [
     "Reported",
     "Role",
     "SandboxDeletingError",
+    "SandboxNotReadyError",
     "SandboxOperatorClientError",
+    "SandboxResumeForbiddenError",
     "SessionReferenceConflictError",
     "SessionReferences",
     "TurnOrigin",

@@ -11,7 +11,7 @@ from kubernetes.aio import config as k8s_config
 from . import _reference_flows as references
 from . import _report_flows as reports
 from ._clock import now_millis, now_seconds
-from ._errors import ForgetDeadlineError
+from ._errors import ForgetDeadlineError, SandboxNotReadyError
 from ._loading import kubeconfig_present
 from ._protocol import AsyncSender, Call, Flow, Reply
 from ._report import Deliver
@@ -111,10 +111,38 @@ class AsyncSessionReferences:
             transport if transport is not None else AsyncTransport(cast(k8s.ApiClient, api_client))
         )
 
-    async def attach(self, request: AttachRequest) -> str:
+    async def attach(
+        self,
+        request: AttachRequest,
+        *,
+        resume: bool = True,
+        wait_ready: float | None = None,
+        poll: float = 0.5,
+    ) -> str:
         """Records the attach and returns the reference's name. Raises SandboxDeletingError when the fence is
-        up, after withdrawing only what this call wrote. Start the session only after it returns."""
-        return await run(references.attach(request), self._transport)
+        up, after withdrawing only what this call wrote. Start the session only after it returns.
+
+        A sandbox suspended by its spec is resumed (SandboxResumeForbiddenError when this identity may not);
+        with `wait_ready` (seconds) it returns once the sandbox is Ready, read every `poll` seconds, or raises
+        SandboxNotReadyError. The reference stays Attached either way."""
+        name = await run(references.attach(request, resume), self._transport)
+        if wait_ready is None:
+            return name
+        loop = asyncio.get_running_loop()
+        deadline, seen = loop.time() + wait_ready, "not read yet"
+        while True:
+            readiness = await run(references.readiness(request.namespace, request.sandbox), self._transport)
+            if readiness.kind == "Ready":
+                return name
+            if readiness.kind != "NotReady":
+                raise SandboxNotReadyError(
+                    request.namespace, request.sandbox, readiness.kind, wait_ready, seen
+                )
+            seen = readiness.seen or seen
+            left = deadline - loop.time()
+            if left <= 0:
+                raise SandboxNotReadyError(request.namespace, request.sandbox, "Deadline", wait_ready, seen)
+            await asyncio.sleep(min(poll, left))
 
     async def detach(self, namespace: str, sandbox: str, session: str) -> None:
         """Marks the reference Detached: a tombstone that keeps blocking destruction until pruned or forgotten."""

@@ -138,3 +138,46 @@ class ForgetDeadlineError(SandboxOperatorClientError, TimeoutError):
     def __init__(self, deadline: float) -> None:
         self.deadline = deadline
         super().__init__(f"forget did not finish within {deadline:g} s")
+
+
+class SandboxResumeForbiddenError(SandboxOperatorClientError):
+    """The sandbox is suspended by its spec and this identity may not patch it to Running (HTTP 403). The
+    reference stays Attached."""
+
+    kind: Literal["SandboxResumeForbidden"] = "SandboxResumeForbidden"
+
+    def __init__(self, namespace: str, sandbox: str) -> None:
+        self.namespace = namespace
+        self.sandbox = sandbox
+        super().__init__(
+            f"sandbox {namespace}/{sandbox} is suspended (spec.operatingMode: Suspended) and this identity may not "
+            "patch it to Running (HTTP 403); the session stays attached: grant it patch on sandboxes, or have "
+            "someone who may set spec.operatingMode: Running"
+        )
+
+
+class SandboxNotReadyError(SandboxOperatorClientError):
+    """wait_ready ended without a Ready sandbox: its deadline passed (`reason` Deadline), or the sandbox is
+    being deleted or gone. The reference stays Attached."""
+
+    kind: Literal["SandboxNotReady"] = "SandboxNotReady"
+
+    def __init__(
+        self,
+        namespace: str,
+        sandbox: str,
+        reason: Literal["Deadline", "Deleting", "Gone"],
+        deadline: float,
+        seen: str,
+    ) -> None:
+        self.namespace = namespace
+        self.sandbox = sandbox
+        self.reason = reason
+        self.deadline = deadline
+        self.seen = seen
+        what = f"sandbox {namespace}/{sandbox}"
+        super().__init__(
+            f"{what} was not Ready within {deadline:g} s (last seen: {seen}); the session stays attached"
+            if reason == "Deadline"
+            else f"{what} {'is gone' if reason == 'Gone' else 'is being deleted'}; it will not become Ready"
+        )

@@ -9,19 +9,39 @@ reference or the attach sees the deletion (docs/adr/0003-attach-handshake.md).
 
 import json
 
-from ._errors import KubeRequestError, SandboxDeletingError, SessionReferenceConflictError, fence_reason
+from ._errors import (
+    KubeRequestError,
+    SandboxDeletingError,
+    SandboxResumeForbiddenError,
+    SessionReferenceConflictError,
+    fence_reason,
+)
 from ._fence import FenceJudgement, SandboxRead, judge_fence
 from ._json import JsonObject, child
 from ._names import session_reference_name
 from ._paths import reference_path, reference_target, references_path, sandbox_path
-from ._protocol import GONE, MERGE_PATCH, Call, Flow, decode, failure, request, request_unless_gone, send
+from ._protocol import (
+    GONE,
+    JSON_PATCH,
+    MERGE_PATCH,
+    Call,
+    Flow,
+    decode,
+    failure,
+    request,
+    request_unless_gone,
+    send,
+)
 from ._reattach import judge_reattach
+from ._resume import Readiness, judge_readiness, judge_resume
 from ._types import AlreadyGone, AttachRequest, ForgetResult, Forgotten
 from ._vocabulary import API_VERSION, SESSION_REFERENCE_KIND
 from ._withdrawal import AttachWrite, Created, Reattached, Withdrawal, plan_withdrawal
 
 #: A re-attach that keeps losing the race to other writers gives up after this many reads.
 REATTACH_ATTEMPTS = 5
+#: A resume that keeps meeting a changed Sandbox gives up after this many reads.
+RESUME_ATTEMPTS = 5
 
 
 def _text(value: object) -> str | None:
@@ -38,15 +58,49 @@ def _spec(req: AttachRequest) -> JsonObject:
     return spec
 
 
-def attach(req: AttachRequest) -> Flow[str]:
+def attach(req: AttachRequest, resume: bool = True) -> Flow[str]:
     name = session_reference_name(req.sandbox, req.session)
     written = yield from _write_attached(req, name)
     # The fence check reads the Sandbox live, after the reference is written.
-    fence = judge_fence((yield from _read_sandbox(req.namespace, req.sandbox)))
+    read = yield from _read_sandbox(req.namespace, req.sandbox)
+    fence = judge_fence(read)
     if fence.kind == "Open":
+        if resume and read.kind == "Json":
+            yield from _resume(req.namespace, req.sandbox, read.body)
         return name
     withdrawal = yield from _withdraw(req.namespace, name, written, req.route)
     raise _refusal(req, fence, withdrawal)
+
+
+def _resume(namespace: str, sandbox: str, body: object) -> Flow[None]:
+    """Resumes a sandbox suspended by its spec (_resume.py): a JSON Patch that tests the version read, so a
+    change since (another resume, a re-suspension) is read again, never overwritten."""
+    what, path = f"sandbox {namespace}/{sandbox}", sandbox_path(namespace, sandbox)
+    current = body
+    for attempt in range(1, RESUME_ATTEMPTS + 1):
+        judgement = judge_resume(current)
+        if judgement.kind != "Resume":
+            return
+        patch = [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": judgement.resource_version},
+            {"op": "replace", "path": "/spec/operatingMode", "value": "Running"},
+        ]
+        try:
+            yield from request(Call("Patch", what, "PATCH", path, body=patch, content_type=JSON_PATCH))
+            return
+        except KubeRequestError as error:
+            if error.status == 403:
+                raise SandboxResumeForbiddenError(namespace, sandbox) from error
+            if error.status not in (409, 422) or attempt >= RESUME_ATTEMPTS:
+                raise
+        current = yield from request_unless_gone(Call("Get", what, "GET", path))
+
+
+def readiness(namespace: str, sandbox: str) -> Flow[Readiness]:
+    """One read of the sandbox a wait_ready waits on (the shells sleep between reads)."""
+    path = sandbox_path(namespace, sandbox)
+    body = yield from request_unless_gone(Call("Get", f"sandbox {namespace}/{sandbox}", "GET", path))
+    return judge_readiness(None, gone=True) if body is GONE else judge_readiness(body)
 
 
 def _read_sandbox(namespace: str, sandbox: str) -> Flow[SandboxRead]:

@@ -4,6 +4,7 @@ Only the ApiClient's request machinery is used (its kubeconfig, authentication, 
 its generated models: every answer is read as plain JSON, field by field (_json.py)."""
 
 import threading
+import time
 from collections.abc import Callable
 from typing import TypeVar, cast
 
@@ -13,7 +14,7 @@ from kubernetes import config as k8s_config
 from . import _reference_flows as references
 from . import _report_flows as reports
 from ._clock import now_millis, now_seconds
-from ._errors import ForgetDeadlineError
+from ._errors import ForgetDeadlineError, SandboxNotReadyError
 from ._loading import kubeconfig_present
 from ._protocol import Call, Flow, Reply, Sender
 from ._report import Deliver
@@ -106,10 +107,37 @@ class SessionReferences:
             transport = Transport(api_client if api_client is not None else load_api_client())
         self._transport: Sender = transport
 
-    def attach(self, request: AttachRequest) -> str:
+    def attach(
+        self,
+        request: AttachRequest,
+        *,
+        resume: bool = True,
+        wait_ready: float | None = None,
+        poll: float = 0.5,
+    ) -> str:
         """Records the attach and returns the reference's name. Raises SandboxDeletingError when the fence is
-        up, after withdrawing only what this call wrote. Start the session only after it returns."""
-        return run(references.attach(request), self._transport)
+        up, after withdrawing only what this call wrote. Start the session only after it returns.
+
+        A sandbox suspended by its spec is resumed (SandboxResumeForbiddenError when this identity may not);
+        with `wait_ready` (seconds) it returns once the sandbox is Ready, read every `poll` seconds, or raises
+        SandboxNotReadyError. The reference stays Attached either way."""
+        name = run(references.attach(request, resume), self._transport)
+        if wait_ready is None:
+            return name
+        deadline, seen = time.monotonic() + wait_ready, "not read yet"
+        while True:
+            readiness = run(references.readiness(request.namespace, request.sandbox), self._transport)
+            if readiness.kind == "Ready":
+                return name
+            if readiness.kind != "NotReady":
+                raise SandboxNotReadyError(
+                    request.namespace, request.sandbox, readiness.kind, wait_ready, seen
+                )
+            seen = readiness.seen or seen
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SandboxNotReadyError(request.namespace, request.sandbox, "Deadline", wait_ready, seen)
+            time.sleep(min(poll, left))
 
     def detach(self, namespace: str, sandbox: str, session: str) -> None:
         """Marks the reference Detached: a tombstone that keeps blocking destruction until pruned or forgotten."""

@@ -4,6 +4,7 @@ import { handshake } from './handshake.ts';
 import { lifecycle } from './lifecycle.ts';
 import { reports } from './reports.ts';
 import { squatting } from './squatting.ts';
+import { suspension } from './suspension.ts';
 import { unreadable } from './unreadable.ts';
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -12,4 +13,5 @@ export const SCENARIOS: readonly Scenario[] = [
   ...unreadable,
   ...lifecycle,
   ...reports,
+  ...suspension,
 ];

@@ -1,7 +1,8 @@
 -- Argo CD health of a sandbox.agents.dev Sandbox (docs/health.md), read from the conditions the operator
 -- writes, as kstatus reads them: Progressing until the operator has observed the current generation,
 -- Degraded while it is Stalled (Misconfigured: a refusal only a person can fix), Progressing while it is
--- Reconciling (pods coming up, a deletion under way or blocked), Healthy when Ready. Runs without
+-- Reconciling (pods coming up or stopping, a deletion under way or blocked), Suspended once a suspension
+-- has stopped its pods, Healthy when Ready. Runs without
 -- useOpenLibs: only the base and table libraries.
 local hs = {}
 
@@ -52,6 +53,14 @@ local reconciling = condition(status, "Reconciling")
 if reconciling ~= nil and reconciling.status == "True" then
   hs.status = "Progressing"
   hs.message = messageOf(reconciling)
+  return hs
+end
+
+-- Suspended (spec.operatingMode, or idle by references) with its pods stopped: Argo CD's own Suspended.
+local suspended = condition(status, "Suspended")
+if suspended ~= nil and suspended.status == "True" then
+  hs.status = "Suspended"
+  hs.message = messageOf(suspended)
   return hs
 end
 
