@@ -50,6 +50,9 @@ describe('valid objects', () => {
       },
       cleanup: { policy: 'Retain', ttlSecondsAfterUnreferenced: 300 },
       shellReaper: { enabled: false, gracePeriodSeconds: 5 },
+      operatingMode: 'Running',
+      volumeClaimTemplates: [],
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete' },
     });
   });
 

@@ -97,7 +97,7 @@ describe('the examples under GitOps', () => {
           s.status.references !== undefined,
       );
       const shared = byName(current, 'Sandbox', 'shared-login')?.status?.references?.attached;
-      return sandboxes.length === 4 && settled && shared === 3
+      return sandboxes.length === KWOK_EXAMPLES.length && settled && shared === 3
         ? current
         : pending({ sandboxes: sandboxes.length, settled, sharedAttached: shared });
     });
