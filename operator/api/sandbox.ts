@@ -1,6 +1,7 @@
 /** The `Sandbox` resource: a sandbox's pods, its cleanup policy, and the last exclusivity decision. */
 import { z } from 'zod';
 import { ANNOTATIONS } from './names.ts';
+import { networkSchema } from './network.ts';
 import { conditionsSchema, count, identifier, immutable, objectName, timestamp } from './fields.ts';
 import {
   ANNOTATIONS_MAX,
@@ -159,6 +160,7 @@ export const sandboxSpecSchema = z
     podTemplate: podTemplateSchema,
     cleanup: cleanupSchema.prefault({}),
     shellReaper: shellReaperSchema.prefault({}),
+    network: networkSchema.optional(),
   })
   .meta({
     'x-kubernetes-validations': [
