@@ -22,6 +22,7 @@
 import { EXCLUSIVITY_FINALIZER, GROUP, LABELS } from './names.ts';
 import { POD_VARIABLES, policyBinding, validatingPolicy, type Validation } from './admission.ts';
 import { REACH_RULES, REACH_VARIABLES, reachValidations } from './operator-reach.ts';
+import { NETWORK_REACH_RULES, NETWORK_REACH_VARIABLES, networkReachValidations } from './network-reach.ts';
 
 export const OPERATOR_BOUNDS_POLICY = `sandbox-operator-bounds.${GROUP}`;
 
@@ -57,6 +58,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           resources: ['pods'],
         },
         ...REACH_RULES,
+        ...NETWORK_REACH_RULES,
       ],
     },
     variables: [
@@ -85,6 +87,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           `${others('object')} == ${others('oldObject')}`,
       },
       ...REACH_VARIABLES,
+      ...NETWORK_REACH_VARIABLES,
     ],
     validations: [
       {
@@ -115,7 +118,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           "sandbox pod name (<sandbox>-<ordinal>, labelled for it); refused pod ' + variables.pod",
         reason: 'Forbidden',
       }),
-      ...reachValidations().map((validation) => ({
+      ...[...reachValidations(), ...networkReachValidations()].map((validation) => ({
         ...validation,
         expression: `!variables.isOperator || ${validation.expression}`,
       })),

@@ -14,6 +14,7 @@ import type { ReconcilerContext } from '../context.ts';
 import { currentIndex } from '../current-index.ts';
 import { eraseReferences } from '../erase.ts';
 import { keepEvictionGuard } from '../eviction-guard.ts';
+import { keepNetworkIsolation } from '../network-isolation.ts';
 import { addFinalizerPatch, removeFinalizerFromIncarnation } from '../finalizer.ts';
 import { incarnationOf } from '../incarnation.ts';
 import { inheritedErase, missingOrdinals, pendingErase } from '../lifecycle.ts';
@@ -212,21 +213,34 @@ export async function reconcileLive(
     erasedFor: request ?? inheritedErase(sandbox),
   });
   const guard = keepEvictionGuard(ctx, sandbox, log);
+  // Pods wait for their NetworkPolicy too: a pod must never run before its isolation stands. (Without the
+  // port — tests of other rules — the pods wait on the guard alone, in the order those tests script.)
+  const isolation = ctx.ports.networkPolicies ? keepNetworkIsolation(ctx, sandbox, log) : undefined;
+  const guarded = isolation
+    ? Promise.all([guard, isolation]).then(([kept, isolated]) => (kept.kind === 'Kept' ? isolated : kept))
+    : guard;
   await firstFailure(
     [
       status,
       guard.then((outcome) => {
         if (outcome.kind === 'Refused') throw outcome.error;
       }),
+      ...(isolation
+        ? [
+            isolation.then((outcome) => {
+              if (outcome.kind === 'Refused') throw outcome.error;
+            }),
+          ]
+        : []),
       releaseTerminatingPods(ctx, sandbox, pods, log),
       refusal
         ? Promise.reject(new MisconfigurationError(refusal, { cause: sandbox.spec.shellReaper }))
-        : guard.then(
+        : guarded.then(
             (outcome) =>
               outcome.kind === 'Kept' && whole !== undefined
                 ? createPods(ctx, whole, missing, log)
                 : undefined,
-            () => undefined, // the guard's own failure is the write above
+            () => undefined, // the guard's and the policy's own failures are the writes above
           ),
     ],
     log,

@@ -16,6 +16,8 @@ import type { ControllerPorts } from '../ports.ts';
 import { kubeClients } from '../../kube/clients.ts';
 import { kubeEventRecorder } from '../adapters/events.ts';
 import { kubeGuardApi, kubeNamespaceApi, kubePodApi } from '../adapters/pod-api.ts';
+import { kubeNetworkPolicyApi } from '../adapters/network-policy-api.ts';
+import { NetworkPolicyEvents, networkPolicyResource } from '../cache/network-policy-events.ts';
 import { kubeReferenceApi } from '../adapters/reference-api.ts';
 import { kubeSandboxApi } from '../adapters/sandbox-api.ts';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from '../../runtime/leader.ts';
@@ -75,6 +77,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       store[sink],
     ]),
     ...namespaces.sinks,
+    [networkPolicyResource(config.namespace), new NetworkPolicyEvents((key) => queue.add(key))],
   ];
   const watcherOf = <T>(resource: WatchedResource, sink: WatchSink<T>) =>
     new Watcher(kubeConfig, resource, sink, log.child({ component: 'watcher' }), {
@@ -98,6 +101,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       references: kubeReferenceApi(clients),
       pods: kubePodApi(clients),
       guards: kubeGuardApi(clients),
+      networkPolicies: kubeNetworkPolicyApi(clients),
       namespaces: kubeNamespaceApi(clients),
       events: kubeEventRecorder(clients, 'sandbox-operator', log),
     }),
