@@ -10,7 +10,7 @@ import {
   type ApiServerEndpoint,
   type StoredNetworkPolicy,
 } from '../../api/network-policy.ts';
-import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
+import { request, requestUnlessGone } from '../../kube/errors.ts';
 import { FIELD_MANAGER, type KubeClients } from '../../kube/clients.ts';
 import { segment } from '../../kube/plain-json.ts';
 import type { NetworkPolicyApi } from '../ports.ts';
@@ -75,16 +75,12 @@ export function kubeNetworkPolicyApi({ json }: KubeClients, now: () => number = 
       const current = (await requestUnlessGone('Get', target, () => json({ method: 'GET', path }))) as
         Versioned | undefined;
       if (current === undefined) {
-        try {
-          await request('Create', target, () =>
-            json({ method: 'POST', path: policiesPath(namespace), query, body: policy }),
-          );
-          return 'Created';
-        } catch (error) {
-          // Created meanwhile (another turn, a tenant): the next turn compares it.
-          if (error instanceof KubeRequestError && error.status === 409) return 'Repaired';
-          throw error;
-        }
+        // Created meanwhile (another turn, or someone else's under the name): the 409 fails this turn, which is
+        // retried from fresh state and compares what is there; no pod is created on the strength of it.
+        await request('Create', target, () =>
+          json({ method: 'POST', path: policiesPath(namespace), query, body: policy }),
+        );
+        return 'Created';
       }
       if (policyHolds(current, policy)) return 'Unchanged';
       // Changed (or someone else's under the name): the desired form back, on the version read only.
