@@ -17,7 +17,7 @@ import { kubeClients } from '../../kube/clients.ts';
 import { kubeEventRecorder } from '../adapters/events.ts';
 import { kubeGuardApi, kubeNamespaceApi, kubePodApi } from '../adapters/pod-api.ts';
 import { kubeNetworkPolicyApi } from '../adapters/network-policy-api.ts';
-import { NetworkPolicyEvents, networkPolicyResource } from '../cache/network-policy-events.ts';
+import { networkWatches } from '../cache/network-watches.ts';
 import { kubeReferenceApi } from '../adapters/reference-api.ts';
 import { kubeSandboxApi } from '../adapters/sandbox-api.ts';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from '../../runtime/leader.ts';
@@ -77,7 +77,11 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       store[sink],
     ]),
     ...namespaces.sinks,
-    [networkPolicyResource(config.namespace), new NetworkPolicyEvents((key) => queue.add(key))],
+    ...networkWatches(
+      config.namespace,
+      (key) => queue.add(key),
+      () => store.sandboxKeys(),
+    ),
   ];
   const watcherOf = <T>(resource: WatchedResource, sink: WatchSink<T>) =>
     new Watcher(kubeConfig, resource, sink, log.child({ component: 'watcher' }), {

@@ -6,6 +6,8 @@ import {
   sandboxKeyOfPolicy,
 } from '../../../operator/controller/cache/network-policy-events.ts';
 import { endpointsOf } from '../../../operator/controller/adapters/network-policy-api.ts';
+import { networkWatches } from '../../../operator/controller/cache/network-watches.ts';
+import { UnmanagedNetworkNamespaces } from '../../../operator/controller/cache/unmanaged-network-namespaces.ts';
 
 const policy = (namespace: string, sandbox: string) => ({
   metadata: { namespace, name: `${sandbox}-sandbox`, labels: { 'sandbox.agents.dev/sandbox': sandbox } },
@@ -47,6 +49,53 @@ describe('the NetworkPolicy watch', () => {
     queued.length = 0;
     sink.replace([policy('a', 'two')]);
     expect(queued.sort()).toEqual(['a/one', 'a/three']);
+  });
+});
+
+describe('the namespaces that allow Unmanaged', () => {
+  const ns = (name: string) => ({ metadata: { name } });
+
+  it('are watched by the label’s value, cluster-wide or the one namespace watched', () => {
+    const [policies, namespaces] = networkWatches(
+      'team-a',
+      () => undefined,
+      () => [],
+    ).map(([r]) => r);
+    expect(policies?.name).toBe('networkpolicies');
+    expect(namespaces).toMatchObject({
+      path: '/api/v1/namespaces',
+      labelSelector: 'sandbox.agents.dev/network-unmanaged=allowed',
+      fieldSelector: 'metadata.name=team-a',
+    });
+    const [, everywhere] = networkWatches(
+      undefined,
+      () => undefined,
+      () => [],
+    ).map(([r]) => r);
+    expect(everywhere).not.toHaveProperty('fieldSelector');
+  });
+
+  it('enqueue every sandbox of a namespace labelled or unlabelled, and only those', () => {
+    const queued: string[] = [];
+    const [, [, sink] = []] = networkWatches(
+      undefined,
+      (key) => queued.push(key),
+      () => ['a/one', 'a/two', 'ab/x'],
+    );
+    sink?.apply('ADDED', ns('a'));
+    expect(queued).toEqual(['a/one', 'a/two']);
+  });
+
+  it('say a namespace only when it gains or loses the label, a relist included', () => {
+    const changed: string[] = [];
+    const sink = new UnmanagedNetworkNamespaces((name) => changed.push(name));
+    sink.replace([ns('a'), ns('b')]);
+    sink.apply('MODIFIED', ns('a'));
+    sink.apply('ADDED', { metadata: {} });
+    expect(changed).toEqual(['a', 'b']);
+    sink.apply('DELETED', ns('a'));
+    sink.replace([ns('c'), ns('b')]);
+    expect(changed).toEqual(['a', 'b', 'a', 'c']);
   });
 });
 
