@@ -26,6 +26,7 @@ import { EXCLUSIVITY_FINALIZER, GROUP, LABELS } from './names.ts';
 import { POD_VARIABLES, policyBinding, validatingPolicy, type Validation } from './admission.ts';
 import { REACH_AUDIT, REACH_RULES, REACH_VARIABLES, reachValidations } from './operator-reach.ts';
 import { CLAIM_BOUNDS_RULES, CLAIM_BOUNDS_VARIABLES, claimBoundsValidations } from './claim-protection.ts';
+import { NETWORK_REACH_RULES, NETWORK_REACH_VARIABLES, networkReachValidations } from './network-reach.ts';
 
 export const OPERATOR_BOUNDS_POLICY = `sandbox-operator-bounds.${GROUP}`;
 
@@ -62,6 +63,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
         },
         ...REACH_RULES,
         ...CLAIM_BOUNDS_RULES,
+        ...NETWORK_REACH_RULES,
       ],
     },
     variables: [
@@ -101,6 +103,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
       },
       ...REACH_VARIABLES,
       ...CLAIM_BOUNDS_VARIABLES,
+      ...NETWORK_REACH_VARIABLES,
     ],
     validations: [
       {
@@ -140,7 +143,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
         reason: 'Forbidden',
       }),
       ...claimBoundsValidations(),
-      ...reachValidations().map((validation) => ({
+      ...[...reachValidations(), ...networkReachValidations()].map((validation) => ({
         ...validation,
         expression: `!variables.isOperator || ${validation.expression}`,
       })),

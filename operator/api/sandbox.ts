@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ANNOTATIONS } from './names.ts';
 import { idleSchema, operatingModeSchema, SUSPENSION_RULES, workspaceSchema } from './suspension.ts';
+import { networkSchema } from './network.ts';
 import { conditionsSchema, count, identifier, immutable, objectName, timestamp } from './fields.ts';
 import {
   ANNOTATIONS_MAX,
@@ -171,6 +172,7 @@ export const sandboxSpecSchema = z
     // The persistent workspace (volume-claims.ts).
     volumeClaimTemplates: volumeClaimTemplatesSchema,
     persistentVolumeClaimRetentionPolicy: retentionPolicySchema,
+    network: networkSchema.optional(),
   })
   .meta({
     'x-kubernetes-validations': [

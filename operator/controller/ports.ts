@@ -11,6 +11,7 @@ import type { ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
 import type { JsonPatchOp } from './finalizer.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
 import type { ClaimHolder } from './claims.ts';
+import type { ApiServerEndpoint, DesiredNetworkPolicy, SandboxIdentity } from '../api/network-policy.ts';
 
 export type ObjectRef = {
   readonly kind: string;
@@ -155,6 +156,20 @@ export interface NamespaceApi {
   isTerminating(namespace: string): Promise<boolean>;
 }
 
+/** The NetworkPolicy of a Managed sandbox (network-isolation.ts), and what its rules read. */
+export interface NetworkPolicyApi {
+  /** Whether an administrator labelled the namespace `sandbox.agents.dev/network-unmanaged=allowed` (live read). */
+  unmanagedAllowed(namespace: string): Promise<boolean>;
+  /** The `kubernetes` Service's endpoints, from its EndpointSlice in `default`
+   * (kept for a minute once found).
+   */
+  apiServerEndpoints(): Promise<readonly ApiServerEndpoint[]>;
+  /** Creates the policy, or puts back a changed one (a PUT preconditioned on the version it read). */
+  ensure(policy: DesiredNetworkPolicy): Promise<'Created' | 'Repaired' | 'Unchanged'>;
+  /** Deletes the sandbox's policy if it is the operator's, preconditioned on its uid and version. */
+  removeOwned(sandbox: SandboxIdentity): Promise<'Removed' | 'Absent' | 'NotOurs'>;
+}
+
 export type EventType = 'Normal' | 'Warning';
 
 export interface EventRecorder {
@@ -173,6 +188,11 @@ export type ControllerPorts = {
   readonly guards: GuardApi;
   readonly namespaces: NamespaceApi;
   readonly events: EventRecorder;
+  /**
+   * Absent only in the fakes of tests about other rules, which predate it; the operator's wiring always
+   * sets it (wiring/manager.ts), and its turns then create no pod before the policy stands.
+   */
+  readonly networkPolicies?: NetworkPolicyApi;
 };
 
 // The legacy walks' lane (walk-lane/lane.ts implements it; docs/adr/0005-legacy-walk-lane.md).

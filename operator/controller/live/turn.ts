@@ -15,6 +15,7 @@ import type { ReconcilerContext } from '../context.ts';
 import { currentIndex } from '../current-index.ts';
 import { eraseReferences } from '../erase.ts';
 import { keepEvictionGuard } from '../eviction-guard.ts';
+import { keepNetworkIsolation } from '../network-isolation.ts';
 import { addFinalizerPatch, removeFinalizerFromIncarnation } from '../finalizer.ts';
 import { incarnationOf } from '../incarnation.ts';
 import { inheritedErase, missingOrdinals, pendingErase } from '../lifecycle.ts';
@@ -234,21 +235,27 @@ export async function reconcileLive(
     suspension,
   });
   const guard = keepEvictionGuard(ctx, sandbox, log);
+  // Pods wait for their NetworkPolicy too: a pod must never run before its isolation stands. (Without the
+  // port — tests of other rules — the pods wait on the guard alone, in the order those tests script.)
+  const isolation = ctx.ports.networkPolicies ? keepNetworkIsolation(ctx, sandbox, log) : undefined;
+  const guarded = isolation
+    ? Promise.all([guard, isolation]).then(([kept, isolated]) => (kept.kind === 'Kept' ? isolated : kept))
+    : guard;
   // The workspace before the pods that mount it: a pod is created only once every claim stands. A sandbox with
-  // no claim templates waits on the guard alone, as before.
+  // no claim templates waits on the guard (and its isolation) alone, as before.
   const claims = claimTemplatesOf(sandbox.spec).length > 0 ? keepClaims(ctx, sandbox, log) : undefined;
   const createIf = (start: boolean) =>
     start && whole !== undefined ? createPods(ctx, whole, missing, log) : undefined;
   // Started only when nothing refuses the pods (below): a refused template must never reach a pod create.
   const podsAfterGuards = () =>
     claims
-      ? Promise.all([guard, claims]).then(
+      ? Promise.all([guarded, claims]).then(
           ([outcome, claimed]) => createIf(outcome.kind === 'Kept' && claimed === 'Ready'),
-          () => undefined, // the guard's and the claims' own failures are the writes above
+          () => undefined, // the guard's, the policy's and the claims' own failures are the writes above
         )
-      : guard.then(
+      : guarded.then(
           (outcome) => createIf(outcome.kind === 'Kept'),
-          () => undefined, // the guard's own failure is the write above
+          () => undefined, // the guard's and the policy's own failures are the writes above
         );
   await firstFailure(
     [
@@ -256,6 +263,13 @@ export async function reconcileLive(
       guard.then((outcome) => {
         if (outcome.kind === 'Refused') throw outcome.error;
       }),
+      ...(isolation
+        ? [
+            isolation.then((outcome) => {
+              if (outcome.kind === 'Refused') throw outcome.error;
+            }),
+          ]
+        : []),
       claims?.then(() => undefined) ?? Promise.resolve(),
       releaseTerminatingPods(ctx, sandbox, pods, suspension.kind === 'Suspended', log),
       suspension.kind === 'Suspended' ? stopPods(ctx, sandbox, suspension, pods, log) : Promise.resolve(),

@@ -17,6 +17,8 @@ import { kubeClients } from '../../kube/clients.ts';
 import { kubeEventRecorder } from '../adapters/events.ts';
 import { kubeGuardApi, kubeNamespaceApi, kubePodApi } from '../adapters/pod-api.ts';
 import { kubeClaimApi } from '../adapters/claim-api.ts';
+import { kubeNetworkPolicyApi } from '../adapters/network-policy-api.ts';
+import { networkWatches } from '../cache/network-watches.ts';
 import { kubeReferenceApi } from '../adapters/reference-api.ts';
 import { kubeSandboxApi } from '../adapters/sandbox-api.ts';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from '../../runtime/leader.ts';
@@ -82,6 +84,11 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     ]),
     ...namespaces.sinks,
     ...managed.sinks,
+    ...networkWatches(
+      config.namespace,
+      (key) => queue.add(key),
+      () => store.sandboxKeys(),
+    ),
   ];
   const watcherOf = <T>(resource: WatchedResource, sink: WatchSink<T>) =>
     new Watcher(kubeConfig, resource, sink, log.child({ component: 'watcher' }), {
@@ -106,6 +113,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       pods: kubePodApi(clients),
       claims: kubeClaimApi(clients),
       guards: kubeGuardApi(clients),
+      networkPolicies: kubeNetworkPolicyApi(clients),
       namespaces: kubeNamespaceApi(clients),
       events: kubeEventRecorder(clients, 'sandbox-operator', log),
     }),

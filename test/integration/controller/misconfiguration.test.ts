@@ -92,6 +92,19 @@ async function accountKubeConfig(): Promise<KubeConfig> {
       subjects: [{ kind: 'ServiceAccount', name: account, namespace }],
     },
   });
+  // As the chart does: the API server's addresses, which each sandbox's NetworkPolicy opens to its pods.
+  await rbac.createNamespacedRoleBinding({
+    namespace: 'default',
+    body: {
+      metadata: { name: namespaceReader },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'Role',
+        name: 'sandbox-operator-api-server-endpoints',
+      },
+      subjects: [{ kind: 'ServiceAccount', name: account, namespace }],
+    },
+  });
   return kc;
 }
 
@@ -111,6 +124,7 @@ afterAll(async () => {
   const rbac = kubeConfig().makeApiClient(RbacAuthorizationV1Api);
   await rbac.deleteClusterRoleBinding({ name: namespaceReader });
   await rbac.deleteClusterRole({ name: namespaceReader });
+  await rbac.deleteNamespacedRoleBinding({ namespace: 'default', name: namespaceReader });
 });
 
 const misconfigured = async () =>

@@ -1,0 +1,255 @@
+/**
+ * The NetworkPolicy the operator keeps for a Managed sandbox (network.ts), as pure functions of the Sandbox,
+ * its namespace's opt-in and the API server's endpoints. Pure and mutation-tested: the blocked ranges are
+ * checked here, as rules, never by sending packets to them (issue 26).
+ *
+ * Egress: the public internet (0.0.0.0/0 and ::/0 without the ranges below), cluster DNS (kube-system's
+ * kube-dns pods, port 53), the API server's endpoints (the shell reaper reports to it; policies apply after
+ * the Service's DNAT, so its endpoints, not its ClusterIP), and the peers the spec lists. Ingress: only
+ * the spec's peers.
+ */
+import { API_VERSION, LABELS, MANAGED_BY, SANDBOX } from './names.ts';
+import type { NetworkManagement, SandboxNetwork } from './network.ts';
+
+/**
+ * Never reachable by default: RFC 1918 (the cluster's pods, services and nodes), link-local (169.254.169.254,
+ * the cloud metadata server) and carrier-grade NAT (100.64.0.0/10: some clouds' pod and node ranges, and
+ * Alibaba's metadata address 100.100.100.200).
+ */
+export const BLOCKED_IPV4 = [
+  '10.0.0.0/8',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '169.254.0.0/16',
+  '100.64.0.0/10',
+] as const;
+/** Unique local (fc00::/7, AWS's fd00:ec2::254 metadata address among them) and link-local. */
+export const BLOCKED_IPV6 = ['fc00::/7', 'fe80::/10'] as const;
+
+/** Cluster DNS, as every kubeadm, kind and managed cluster labels it. */
+export const CLUSTER_DNS = {
+  namespace: 'kube-system',
+  podLabels: { 'k8s-app': 'kube-dns' },
+  port: 53,
+} as const;
+
+/** One address and port of the `kubernetes` Service's endpoints (its EndpointSlice in `default`). */
+export type ApiServerEndpoint = { readonly address: string; readonly port: number };
+
+export type SandboxIdentity = { readonly namespace: string; readonly name: string; readonly uid: string };
+
+type Selector = {
+  matchLabels?: Record<string, string> | undefined;
+  matchExpressions?: { key: string; operator: string; values?: string[] | undefined }[] | undefined;
+};
+type Peer = {
+  podSelector?: Selector | undefined;
+  namespaceSelector?: Selector | undefined;
+  ipBlock?: { cidr: string; except?: string[] };
+};
+type Port = { protocol: string; port?: number | undefined; endPort?: number | undefined };
+type Rule = { peers?: Peer[]; ports?: Port[] };
+
+export type DesiredNetworkPolicy = {
+  apiVersion: 'networking.k8s.io/v1';
+  kind: 'NetworkPolicy';
+  metadata: {
+    name: string;
+    namespace: string;
+    labels: Record<string, string>;
+    ownerReferences: {
+      apiVersion: string;
+      kind: string;
+      name: string;
+      uid: string;
+      controller: true;
+      blockOwnerDeletion: true;
+    }[];
+  };
+  spec: {
+    podSelector: { matchLabels: Record<string, string> };
+    policyTypes: ['Ingress', 'Egress'];
+    ingress?: { from?: Peer[]; ports?: Port[] }[];
+    egress: { to?: Peer[]; ports?: Port[] }[];
+  };
+};
+
+/** One per sandbox, named after it (as its eviction guard, a PodDisruptionBudget of another kind). */
+export const networkPolicyName = (sandbox: string) => `${sandbox}-sandbox`;
+
+/** What counts: Unmanaged only where an administrator allowed it; everything else is Managed. */
+export function effectiveManagement(
+  network: SandboxNetwork | undefined,
+  unmanagedAllowed: boolean,
+): NetworkManagement {
+  return network?.management === 'Unmanaged' && unmanagedAllowed ? 'Unmanaged' : 'Managed';
+}
+
+const hostCidr = (address: string) => (address.includes(':') ? `${address}/128` : `${address}/32`);
+
+function apiServerRules(endpoints: readonly ApiServerEndpoint[]): Rule[] {
+  // One rule per port: a rule opens every listed port to every listed peer.
+  const byPort = new Map<number, Set<string>>();
+  for (const { address, port } of endpoints)
+    byPort.set(port, (byPort.get(port) ?? new Set()).add(hostCidr(address)));
+  return [...byPort.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([port, cidrs]) => ({
+      peers: [...cidrs].sort().map((cidr) => ({ ipBlock: { cidr } })),
+      ports: [{ protocol: 'TCP', port }],
+    }));
+}
+
+const DNS_RULE: Rule = {
+  peers: [
+    {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': CLUSTER_DNS.namespace } },
+      podSelector: { matchLabels: { ...CLUSTER_DNS.podLabels } },
+    },
+  ],
+  ports: [
+    { protocol: 'UDP', port: CLUSTER_DNS.port },
+    { protocol: 'TCP', port: CLUSTER_DNS.port },
+  ],
+};
+
+const INTERNET_RULE: Rule = {
+  peers: [
+    { ipBlock: { cidr: '0.0.0.0/0', except: [...BLOCKED_IPV4] } },
+    { ipBlock: { cidr: '::/0', except: [...BLOCKED_IPV6] } },
+  ],
+};
+
+/** The spec's rules, copied field by field: only what network.ts lets a tenant write reaches the policy. */
+function tenantRules(rules: readonly { peers: readonly Peer[]; ports?: readonly Port[] | undefined }[]) {
+  return rules.map(({ peers, ports }) => ({
+    peers: peers.map((peer) => ({
+      ...(peer.podSelector ? { podSelector: selectorAsStored(peer.podSelector) } : {}),
+      ...(peer.namespaceSelector ? { namespaceSelector: selectorAsStored(peer.namespaceSelector) } : {}),
+    })),
+    ...(ports && ports.length > 0 ? { ports: ports.map((port) => ({ ...port })) } : {}),
+  }));
+}
+
+/** A selector as the API server stores it: empty lists and maps dropped (omitempty), so it compares equal. */
+function selectorAsStored(selector: Selector): Selector {
+  const labels = selector.matchLabels ?? {};
+  const expressions = selector.matchExpressions ?? [];
+  return {
+    ...(Object.keys(labels).length > 0 ? { matchLabels: { ...labels } } : {}),
+    ...(expressions.length > 0
+      ? {
+          matchExpressions: expressions.map(({ key, operator, values }) => ({
+            key,
+            operator,
+            ...(values !== undefined && values.length > 0 ? { values: [...values] } : {}),
+          })),
+        }
+      : {}),
+  };
+}
+
+export function desiredNetworkPolicy(
+  sandbox: SandboxIdentity,
+  network: SandboxNetwork | undefined,
+  apiServer: readonly ApiServerEndpoint[],
+): DesiredNetworkPolicy {
+  const ingress = tenantRules((network?.ingress ?? []).map((r) => ({ peers: r.from, ports: r.ports })));
+  const egress = [
+    INTERNET_RULE,
+    DNS_RULE,
+    ...apiServerRules(apiServer),
+    ...tenantRules((network?.egress ?? []).map((r) => ({ peers: r.to, ports: r.ports }))),
+  ];
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: {
+      name: networkPolicyName(sandbox.name),
+      namespace: sandbox.namespace,
+      labels: { [LABELS.sandbox]: sandbox.name, [LABELS.managedBy]: MANAGED_BY },
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: SANDBOX.kind,
+          name: sandbox.name,
+          uid: sandbox.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: {
+      podSelector: { matchLabels: { [LABELS.sandbox]: sandbox.name } },
+      policyTypes: ['Ingress', 'Egress'],
+      // No rule, no key: the API server drops an empty list, and the stored policy must compare equal.
+      ...(ingress.length > 0
+        ? { ingress: ingress.map(({ peers, ports }) => ({ from: peers, ...(ports ? { ports } : {}) })) }
+        : {}),
+      egress: egress.map(({ peers, ports }) => ({
+        ...(peers ? { to: peers } : {}),
+        ...(ports ? { ports } : {}),
+      })),
+    },
+  };
+}
+
+/** What of a stored policy the operator owns: its labels, controller and spec. */
+export type StoredNetworkPolicy = {
+  readonly metadata?: {
+    readonly labels?: Readonly<Record<string, string>> | undefined;
+    readonly ownerReferences?: readonly unknown[] | undefined;
+    readonly deletionTimestamp?: unknown;
+  };
+  readonly spec?: unknown;
+};
+
+/**
+ * Whether the stored policy is the desired one: same spec (as the API server returns it, defaults included:
+ * the desired spec spells every default out), the operator's labels and the Sandbox as its only controller.
+ */
+export function policyHolds(stored: StoredNetworkPolicy, desired: DesiredNetworkPolicy): boolean {
+  const { labels = {}, ownerReferences = [], deletionTimestamp } = stored.metadata ?? {};
+  const [owner] = desired.metadata.ownerReferences;
+  const controlled = ownerReferences.filter((r) => (r as { controller?: boolean }).controller === true);
+  return (
+    (deletionTimestamp ?? undefined) === undefined &&
+    Object.entries(desired.metadata.labels).every(([key, value]) => labels[key] === value) &&
+    controlled.length === 1 &&
+    sameJson(pick(controlled[0]), pick(owner)) &&
+    sameJson(stored.spec, desired.spec)
+  );
+}
+
+/** Whether a stored policy is the operator's own for this sandbox incarnation (so it may delete it). */
+export function ownedBy(stored: StoredNetworkPolicy, sandbox: SandboxIdentity): boolean {
+  const { labels = {}, ownerReferences = [] } = stored.metadata ?? {};
+  return (
+    labels[LABELS.managedBy] === MANAGED_BY &&
+    labels[LABELS.sandbox] === sandbox.name &&
+    ownerReferences.some((r) => {
+      const ref = r as { kind?: string; uid?: string; controller?: boolean };
+      return ref.kind === SANDBOX.kind && ref.uid === sandbox.uid && ref.controller === true;
+    })
+  );
+}
+
+function pick(ref: unknown) {
+  const { apiVersion, kind, name, uid } = (ref ?? {}) as Record<string, unknown>;
+  return { apiVersion, kind, name, uid };
+}
+
+/** Structural equality, key order aside (the API server may return keys in another order). */
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a, sortedKeys) === JSON.stringify(b, sortedKeys);
+}
+
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const object = value as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.keys(object)
+      .sort()
+      .map((key) => [key, object[key]]),
+  );
+}

@@ -1,0 +1,214 @@
+/**
+ * Network isolation by default (issue 26): every Managed sandbox gets its NetworkPolicy, which comes back
+ * when deleted or changed; Unmanaged counts only where an administrator labelled the namespace; and the
+ * operator's identity may write no other NetworkPolicy (operator bounds). Enforcement itself is not tested
+ * here (docs/security.md): these are the policy's objects, against a real API server.
+ */
+import { NetworkingV1Api, type V1NetworkPolicy } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GROUP, LABELS, SANDBOX, VERSION } from '../../../operator/api/names.ts';
+import { BLOCKED_IPV4 } from '../../../operator/api/network-policy.ts';
+import { NETWORK_UNMANAGED_LABEL } from '../../../operator/api/network.ts';
+import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { createSandbox, sandboxManifest, untilSandbox } from './fixtures.ts';
+import {
+  customObjects,
+  eventually,
+  grantOperatorRbac,
+  pending,
+  restrictedKubeConfig,
+  startOperator,
+  type RunningOperator,
+} from './operator.ts';
+
+const namespace = testNamespace('netpol');
+let operator: RunningOperator;
+const networking = () => kubeConfig().makeApiClient(NetworkingV1Api);
+
+const policyOf = (sandbox: string): Promise<V1NetworkPolicy | undefined> =>
+  networking()
+    .readNamespacedNetworkPolicy({ namespace, name: `${sandbox}-sandbox` })
+    .catch((error: unknown) => {
+      if ((error as { code?: number }).code === 404) return undefined;
+      throw error;
+    });
+
+const untilPolicy = (sandbox: string, what: string, ok: (p: V1NetworkPolicy) => boolean) =>
+  eventually(what, async () => {
+    const policy = await policyOf(sandbox);
+    return policy !== undefined && ok(policy) ? policy : pending(policy?.spec ?? 'no policy');
+  });
+
+async function createWithNetwork(name: string, network: object) {
+  const manifest = sandboxManifest(namespace, name);
+  await customObjects().createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: SANDBOX.plural,
+    body: { ...manifest, spec: { ...manifest.spec, network } },
+  });
+}
+
+/** A metadata change: its watch event brings the sandbox's turn. */
+const touch = (sandbox: string, value: string) =>
+  kubectlOk(['annotate', '--overwrite', 'sandbox', sandbox, '-n', namespace, `test/touched=${value}`]);
+
+let wroteSlice = false;
+
+/**
+ * The API server's slice, as a real cluster keeps it. The local control plane keeps none (its pods reach the
+ * API server over the node's loopback): one is written there, on a documentation address (TEST-NET-1) nothing
+ * routes to, and removed after.
+ */
+async function apiServerSlice(): Promise<{ address: string; port: number }> {
+  const found = await kubectl(['get', 'endpointslice', 'kubernetes', '-n', 'default', '-o', 'json']);
+  if (found.exitCode === 0) {
+    const slice = JSON.parse(found.stdout) as {
+      endpoints: { addresses: string[] }[];
+      ports: { port: number }[];
+    };
+    return { address: slice.endpoints[0]?.addresses[0] ?? '', port: slice.ports[0]?.port ?? 0 };
+  }
+  await kubectlOk(['create', '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: {
+        name: 'kubernetes',
+        namespace: 'default',
+        labels: { 'kubernetes.io/service-name': 'kubernetes' },
+      },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['192.0.2.10'], conditions: { ready: true } }],
+      ports: [{ name: 'https', port: 6443, protocol: 'TCP' }],
+    }),
+  });
+  wroteSlice = true;
+  return { address: '192.0.2.10', port: 6443 };
+}
+
+beforeAll(async () => {
+  await grantOperatorRbac();
+  operator = startOperator(namespace);
+  await createSandbox(namespace, 'isolated');
+});
+afterAll(async () => {
+  await operator.stop();
+  if (wroteSlice) await kubectlOk(['delete', 'endpointslice', 'kubernetes', '-n', 'default']);
+});
+
+describe('a Managed sandbox', () => {
+  it('gets its NetworkPolicy: its pods, both directions, controlled by the Sandbox', async () => {
+    const policy = await untilPolicy('isolated', 'the policy', () => true);
+    expect(policy.metadata?.labels?.[LABELS.sandbox]).toBe('isolated');
+    expect(policy.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Sandbox', name: 'isolated', controller: true }),
+    ]);
+    expect(policy.spec?.podSelector).toEqual({ matchLabels: { [LABELS.sandbox]: 'isolated' } });
+    expect(policy.spec?.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(policy.spec?.ingress).toBeUndefined();
+    const internet = policy.spec?.egress?.[0]?.to?.find((peer) => peer.ipBlock?.cidr === '0.0.0.0/0');
+    expect(internet?.ipBlock?.except).toEqual([...BLOCKED_IPV4]);
+  });
+
+  it('lets its pods reach the API server at the addresses of the EndpointSlice default/kubernetes', async () => {
+    const { address, port } = await apiServerSlice();
+    await touch('isolated', 'endpoints');
+    const policy = await untilPolicy('isolated', 'the API server opened', (p) =>
+      (p.spec?.egress ?? []).some((r) => r.to?.some((peer) => peer.ipBlock?.cidr === `${address}/32`)),
+    );
+    expect(policy.spec?.egress?.[2]).toEqual({
+      to: [{ ipBlock: { cidr: `${address}/32` } }],
+      ports: [{ protocol: 'TCP', port }],
+    });
+  });
+
+  it('gets it back when it is deleted', async () => {
+    const before = await untilPolicy('isolated', 'the policy', () => true);
+    await networking().deleteNamespacedNetworkPolicy({ namespace, name: 'isolated-sandbox' });
+    await untilPolicy('isolated', 'the policy re-created', (p) => p.metadata?.uid !== before.metadata?.uid);
+  });
+
+  it('gets it back as it was when it is changed to let everything in and out', async () => {
+    await kubectlOk([
+      'patch',
+      'networkpolicy',
+      'isolated-sandbox',
+      '-n',
+      namespace,
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ spec: { ingress: [{}], egress: [{}] } }),
+    ]);
+    const policy = await untilPolicy('isolated', 'the policy put back', (p) => p.spec?.ingress === undefined);
+    expect(policy.spec?.egress?.[0]?.to?.[0]?.ipBlock?.except).toEqual([...BLOCKED_IPV4]);
+  });
+});
+
+describe('an Unmanaged sandbox', () => {
+  it('is managed anyway where no administrator allowed it', async () => {
+    await createWithNetwork('open', { management: 'Unmanaged' });
+    await untilPolicy('open', 'the policy of a sandbox not allowed Unmanaged', () => true);
+  });
+
+  it('loses the operator’s policy once the namespace allows it', async () => {
+    // No change to the Sandbox: the namespace's label alone brings its turn.
+    await kubectlOk(['label', 'namespace', namespace, `${NETWORK_UNMANAGED_LABEL}=allowed`]);
+    await eventually('the policy removed', async () =>
+      (await policyOf('open')) === undefined ? true : pending('still there'),
+    );
+    await createWithNetwork('open-from-start', { management: 'Unmanaged' });
+    await untilSandbox(
+      namespace,
+      'open-from-start',
+      'observed',
+      (s) => (s.status?.observedGeneration ?? 0) > 0,
+    );
+    expect(await policyOf('open-from-start')).toBeUndefined();
+  });
+
+  it('gets it again once the administrator withdraws the label', async () => {
+    await kubectlOk(['label', 'namespace', namespace, `${NETWORK_UNMANAGED_LABEL}-`]);
+    await untilPolicy('open', 'the policy back', () => true);
+  });
+});
+
+describe('the operator’s identity', () => {
+  it('may not write a NetworkPolicy that is not a sandbox’s own', async () => {
+    const asOperator = restrictedKubeConfig().makeApiClient(NetworkingV1Api);
+    const refusal = await asOperator
+      .createNamespacedNetworkPolicy({
+        namespace,
+        body: {
+          metadata: { name: 'allow-all', labels: { [LABELS.sandbox]: 'isolated' } },
+          spec: { podSelector: {}, ingress: [{}], egress: [{}], policyTypes: ['Ingress', 'Egress'] },
+        },
+      })
+      .then(
+        () => 'created',
+        (error: unknown) => String((error as { body?: unknown }).body ?? error),
+      );
+    expect(refusal).toContain('the operator may write only the NetworkPolicies of sandboxes');
+  });
+
+  it('may not open the metadata range in a sandbox’s policy', async () => {
+    const asOperator = restrictedKubeConfig().makeApiClient(NetworkingV1Api);
+    const current = await untilPolicy('isolated', 'the policy', () => true);
+    const opened = {
+      ...current,
+      spec: {
+        ...current.spec,
+        egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.0.0.0/8'] } }] }],
+      },
+    } as V1NetworkPolicy;
+    const refusal = await asOperator
+      .replaceNamespacedNetworkPolicy({ namespace, name: 'isolated-sandbox', body: opened })
+      .then(
+        () => 'replaced',
+        (error: unknown) => String((error as { body?: unknown }).body ?? error),
+      );
+    expect(refusal).toContain('the operator may write only the NetworkPolicies of sandboxes');
+  });
+});
