@@ -34,6 +34,8 @@ export const CONDITIONS_MAX = 16;
 export const BLOCKING_REFERENCES_MAX = 16;
 export const TTL_SECONDS_MAX = 30 * 24 * 3600;
 export const REAPER_GRACE_SECONDS_MAX = 300;
+/** The longest a drain waits on a Running turn before the operator moves the sandbox's pod (issue 27). */
+export const DISRUPTION_HOLD_SECONDS_MAX = 3600;
 
 /** Per-sandbox capacity of the reference index (README, "Capacity"): beyond either, the index is overflowed. */
 export const INDEX_LIMITS = {

@@ -5,6 +5,7 @@ import { conditionsSchema, count, identifier, immutable, objectName, timestamp }
 import {
   ANNOTATIONS_MAX,
   BLOCKING_REFERENCES_MAX,
+  DISRUPTION_HOLD_SECONDS_MAX,
   LABELS_MAX,
   MAP_KEY_MAX,
   MAP_VALUE_MAX,
@@ -23,6 +24,8 @@ export type Evidence = (typeof EVIDENCE)[number];
 export const SANDBOX_PHASES = ['Pending', 'Running', 'Terminating', 'Blocked'] as const;
 export type SandboxPhase = (typeof SANDBOX_PHASES)[number];
 export const CLEANUP_POLICIES = ['Retain', 'DeleteWhenUnreferenced'] as const;
+export const DISRUPTION_POLICIES = ['Reschedule', 'Block'] as const;
+export type DisruptionPolicy = (typeof DISRUPTION_POLICIES)[number];
 /** The legacy walk's last outcome; `NotRequired` for sandboxes the operator created (born with the marker). */
 export const RECONCILIATION_STATES = [
   'NotRequired',
@@ -142,6 +145,28 @@ export const shellReaperSchema = z
   })
   .describe('The shell reaper sidecar.');
 
+export const disruptionSchema = z
+  .object({
+    policy: z
+      .enum(DISRUPTION_POLICIES)
+      .optional()
+      .describe(
+        "What a node drain does to the sandbox's pods (absent: Reschedule when the sandbox has a persistent " +
+          'workspace, Block otherwise). Reschedule: the eviction is refused while the operator marks the ' +
+          'sandbox Disrupting, waits until no attached session has a turn Running (at most holdSeconds), then ' +
+          'deletes the pod itself and creates its replacement, which the scheduler places on another node. ' +
+          'Block: the eviction is refused until the sandbox is deleted or the drain is called off ' +
+          '(DisruptionBlocked says so).',
+      ),
+    holdSeconds: z
+      .int32()
+      .min(0)
+      .max(DISRUPTION_HOLD_SECONDS_MAX)
+      .default(300)
+      .describe('Reschedule: the longest the operator waits for Running turns to end before moving a pod.'),
+  })
+  .describe('What node drains do to the sandbox (issue 27).');
+
 export const sandboxSpecSchema = z
   .object({
     worktree: immutable(
@@ -159,6 +184,7 @@ export const sandboxSpecSchema = z
     podTemplate: podTemplateSchema,
     cleanup: cleanupSchema.prefault({}),
     shellReaper: shellReaperSchema.prefault({}),
+    disruption: disruptionSchema.optional(),
   })
   .meta({
     'x-kubernetes-validations': [

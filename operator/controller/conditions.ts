@@ -13,6 +13,7 @@ export const CONDITION_TYPES = [
   'CapacityExceeded',
   'Misconfigured',
   'DisruptionBlocked',
+  'Disrupting',
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 

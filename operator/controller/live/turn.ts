@@ -20,6 +20,8 @@ import { inheritedErase, missingOrdinals, pendingErase } from '../lifecycle.ts';
 import { reaperModeRefusal, sandboxPod } from '../pod-template.ts';
 import { legacyEvidence, nextLegacyWalkInMs } from '../walk-lane/evidence.ts';
 import { writeStatus } from '../write-status.ts';
+import { holdRemainingMs, replacementWaitMs } from '../disruption.ts';
+import { movePods, planDrain } from './drain.ts';
 import { cleanUpWhenDue, raiseFencePatch } from './cleanup.ts';
 import { judgePodNameHolder } from './pod-name.ts';
 import type { PodNameHolder } from '../ports.ts';
@@ -191,7 +193,14 @@ export async function reconcileLive(
   if (action) return action;
 
   const pods = ctx.store.pods(key);
-  const missing = missingOrdinals(sandbox, pods);
+  const drain = await planDrain(ctx, sandbox, pods, () => withTemplate(ctx, sandbox));
+  // A pod just moved off a drained node comes back only once drainers have found its name gone.
+  const replacementWait = replacementWaitMs(
+    sandbox.status?.conditions?.find((c) => c.type === 'Disrupting'),
+    drain.plan.kind,
+    ctx.now(),
+  );
+  const missing = replacementWait === undefined ? missingOrdinals(sandbox, pods) : [];
   const whole = missing.length === 0 ? undefined : await withTemplate(ctx, sandbox);
   if (missing.length > 0 && whole === undefined)
     log.info(
@@ -210,11 +219,13 @@ export async function reconcileLive(
     decision: undefined,
     pods,
     erasedFor: request ?? inheritedErase(sandbox),
+    drain,
   });
   const guard = keepEvictionGuard(ctx, sandbox, log);
   await firstFailure(
     [
-      status,
+      // A pod moves off a drained node only once the status says so (the Disrupting condition and its Event).
+      status.then(() => movePods(ctx, sandbox, drain.plan, log)),
       guard.then((outcome) => {
         if (outcome.kind === 'Refused') throw outcome.error;
       }),
@@ -234,6 +245,9 @@ export async function reconcileLive(
 
   let next = requeueAfter(ctx.timing.resyncMs);
   if (cleanup.kind === 'Waiting') next = sooner(next, requeueAfter(cleanup.remainingMs));
+  const holdLeft = holdRemainingMs(drain.plan, ctx.now());
+  if (holdLeft !== undefined) next = sooner(next, requeueAfter(holdLeft));
+  if (replacementWait !== undefined) next = sooner(next, requeueAfter(replacementWait));
   const legacyIn = nextLegacyWalkInMs(ctx, reconciliation, false);
   if (legacyIn !== undefined) next = sooner(next, requeueAfter(legacyIn));
   return next;
