@@ -108,7 +108,7 @@ export function renderDeletion(view: DeletionView, now: Date): string {
         '\n',
     );
   if (view.drain)
-    out.push(`Drain:      DisruptionBlocked=True (${view.drain.reason}): ${view.drain.message}\n`);
+    out.push(`Drain:      ${view.drain.type}=True (${view.drain.reason}): ${view.drain.message}\n`);
   if (view.blocking.length > 0) {
     const total = decision?.blockingCount ?? view.blocking.length;
     out.push(
