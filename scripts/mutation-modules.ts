@@ -26,6 +26,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   { name: 'report-once rule', paths: ['operator/client/report-rule.ts'] },
   { name: 're-attach judgement', paths: ['operator/client/reattach.ts'] },
   { name: 'pod name judgement', paths: ['operator/controller/live/pod-name.ts'] },
+  { name: 'drain plan', paths: ['operator/controller/disruption.ts'] },
 ];
 
 /** The part of Stryker's JSON report read here: each mutated file's mutants and their status. */
