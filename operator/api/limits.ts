@@ -37,6 +37,8 @@ export const REAPER_GRACE_SECONDS_MAX = 300;
 /** spec.idle.suspendAfterSeconds: at least a few seconds (a detach and re-attach must not suspend), at most 30 days. */
 export const IDLE_SECONDS_MIN = 5;
 export const IDLE_SECONDS_MAX = 30 * 24 * 3600;
+/** The longest a drain waits on a Running turn before the operator moves the sandbox's pod (issue 27). */
+export const DISRUPTION_HOLD_SECONDS_MAX = 3600;
 
 /** Per-sandbox capacity of the reference index (README, "Capacity"): beyond either, the index is overflowed. */
 export const INDEX_LIMITS = {

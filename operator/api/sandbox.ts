@@ -1,12 +1,19 @@
 /** The `Sandbox` resource: a sandbox's pods, its cleanup policy, and the last exclusivity decision. */
 import { z } from 'zod';
 import { ANNOTATIONS } from './names.ts';
-import { idleSchema, operatingModeSchema, SUSPENSION_RULES, workspaceSchema } from './suspension.ts';
+import {
+  idleSchema,
+  operatingModeSchema,
+  SUSPENSION_KEEPS_OR_WAIVES_WORKSPACE,
+  SUSPENSION_RULES,
+  workspaceSchema,
+} from './suspension.ts';
 import { networkSchema } from './network.ts';
 import { conditionsSchema, count, identifier, immutable, objectName, timestamp } from './fields.ts';
 import {
   ANNOTATIONS_MAX,
   BLOCKING_REFERENCES_MAX,
+  DISRUPTION_HOLD_SECONDS_MAX,
   LABELS_MAX,
   MAP_KEY_MAX,
   MAP_VALUE_MAX,
@@ -30,6 +37,8 @@ export type Evidence = (typeof EVIDENCE)[number];
 export const SANDBOX_PHASES = ['Pending', 'Running', 'Suspended', 'Terminating', 'Blocked'] as const;
 export type SandboxPhase = (typeof SANDBOX_PHASES)[number];
 export const CLEANUP_POLICIES = ['Retain', 'DeleteWhenUnreferenced'] as const;
+export const DISRUPTION_POLICIES = ['Reschedule', 'Block'] as const;
+export type DisruptionPolicy = (typeof DISRUPTION_POLICIES)[number];
 /** The legacy walk's last outcome; `NotRequired` for sandboxes the operator created (born with the marker). */
 export const RECONCILIATION_STATES = [
   'NotRequired',
@@ -149,6 +158,28 @@ export const shellReaperSchema = z
   })
   .describe('The shell reaper sidecar.');
 
+export const disruptionSchema = z
+  .object({
+    policy: z
+      .enum(DISRUPTION_POLICIES)
+      .optional()
+      .describe(
+        "What a node drain does to the sandbox's pods (absent: Reschedule when the sandbox has a persistent " +
+          'workspace, Block otherwise). Reschedule: the eviction is refused while the operator marks the ' +
+          'sandbox Disrupting, waits until no attached session has a turn Running (at most holdSeconds), then ' +
+          'deletes the pod itself and creates its replacement, which the scheduler places on another node. ' +
+          'Block: the eviction is refused until the sandbox is deleted or the drain is called off ' +
+          '(DisruptionBlocked says so).',
+      ),
+    holdSeconds: z
+      .int32()
+      .min(0)
+      .max(DISRUPTION_HOLD_SECONDS_MAX)
+      .default(300)
+      .describe('Reschedule: the longest the operator waits for Running turns to end before moving a pod.'),
+  })
+  .describe('What node drains do to the sandbox (issue 27).');
+
 export const sandboxSpecSchema = z
   .object({
     worktree: immutable(
@@ -173,6 +204,7 @@ export const sandboxSpecSchema = z
     volumeClaimTemplates: volumeClaimTemplatesSchema,
     persistentVolumeClaimRetentionPolicy: retentionPolicySchema,
     network: networkSchema.optional(),
+    disruption: disruptionSchema.optional(),
   })
   .meta({
     'x-kubernetes-validations': [
@@ -181,6 +213,16 @@ export const sandboxSpecSchema = z
         message: 'spec.worktree cannot be added or removed after creation',
       },
       ...SUSPENSION_RULES,
+      {
+        // A moved pod's replacement starts from an empty filesystem: only a workspace on claims moves with it.
+        rule:
+          "!has(self.disruption) || !has(self.disruption.policy) || self.disruption.policy != 'Reschedule' || " +
+          SUSPENSION_KEEPS_OR_WAIVES_WORKSPACE,
+        message:
+          "spec.disruption.policy: Reschedule deletes the sandbox's pod on a drained node, and without " +
+          'spec.volumeClaimTemplates its workspace lives in that pod: give it a persistent workspace, or set ' +
+          'spec.workspace: Ephemeral to accept losing it',
+      },
       VOLUME_NAME_COLLISION_RULE,
     ],
   })

@@ -17,7 +17,7 @@ export const WORKSPACE_KINDS = ['Ephemeral'] as const;
 
 /**
  * When the pods may be stopped without losing the workspace: one CEL expression over the Sandbox's spec, used by
- * every rule that stops them (suspension here, a drain's Reschedule in disruption.ts). Either the workspace
+ * every rule that stops them (suspension here, a drain's Reschedule in sandbox.ts). Either the workspace
  * lives on claims (spec.volumeClaimTemplates, volume-claims.ts) or the platform waived it.
  */
 export const SUSPENSION_KEEPS_OR_WAIVES_WORKSPACE =

@@ -14,6 +14,7 @@ export const CONDITION_TYPES = [
   'Misconfigured',
   'DisruptionBlocked',
   'Suspended',
+  'Disrupting',
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 

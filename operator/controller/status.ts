@@ -16,11 +16,8 @@ import { healthConditions } from './health-conditions.ts';
 import type { ReconciliationStatus } from './lifecycle.ts';
 import { misconfiguredCondition, type MisconfigurationState } from './misconfiguration.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
-import type { NodeDrain } from './cache/node-drains.ts';
 import { suspendedMessage, type Suspension } from './suspension.ts';
-
-/** A sandbox pod on a node being drained: a drain its eviction guard holds up. */
-export type PodDrain = NodeDrain & { readonly pod: string };
+import { DRAIN_ENDED, disruptingMessage, replacementWaitMs, type DrainPlan } from './disruption.ts';
 
 export type StatusInput = {
   readonly sandbox: SandboxState;
@@ -33,10 +30,13 @@ export type StatusInput = {
   readonly erasedFor: string | undefined;
   /** What this process knows of a refusal only a person can fix (misconfiguration.ts). */
   readonly misconfiguration?: MisconfigurationState;
-  /** Its pods on nodes being drained (cache/node-drains.ts); none when the operator cannot watch Nodes. */
-  readonly drains?: readonly PodDrain[];
   /** Whether the live sandbox runs or is suspended (suspension.ts); undefined in a deletion, which keeps both as they were. */
   readonly suspension?: Suspension | undefined;
+  /**
+   * What the drains of its pods' nodes do to it (disruption.ts); None when the operator cannot watch Nodes.
+   * `holdSeconds` dates the Reschedule's deadline in the Disrupting condition.
+   */
+  readonly drain?: { readonly plan: DrainPlan; readonly holdSeconds: number };
   readonly now: Date;
 };
 
@@ -155,7 +155,9 @@ export function sandboxStatus(input: StatusInput): SandboxStatus {
           }
         : { type: 'Suspended', status: 'False', reason: 'Running', message: '' },
     );
-  set(disruptionBlocked(input.drains ?? []));
+  const drain = input.drain ?? { plan: { kind: 'None' }, holdSeconds: 0 };
+  set(disruptionBlocked(drain.plan));
+  set(disrupting(drain.plan, drain.holdSeconds, conditions, now));
   const misconfigured = misconfiguredCondition(input.misconfiguration, conditions);
   if (misconfigured) set(misconfigured);
   for (const update of healthConditions(conditions, deleting)) set(update);
@@ -199,26 +201,67 @@ function idleSinceOf({ suspension, sandbox }: StatusInput): { idleSince?: string
 }
 
 /**
- * Whether a node drain waits on this sandbox. The eviction guard refuses every eviction of its pods (the
- * disruption policy Block: a sandbox without a persistent workspace cannot move), so `kubectl drain`, the
+ * Whether a node drain waits on this sandbox for good. Under the disruption policy Block (a sandbox whose
+ * workspace lives in its pod cannot move) the eviction guard refuses every eviction, so `kubectl drain`, the
  * cluster autoscaler or Karpenter retries until the sandbox is deleted or the drain is called off; this makes
  * that visible (issue 27) instead of a drain stalled on an unexplained 429.
  */
-function disruptionBlocked(drains: readonly PodDrain[]): Parameters<typeof setCondition>[1] {
-  if (drains.length === 0)
-    return { type: 'DisruptionBlocked', status: 'False', reason: 'NoDrain', message: '' };
-  const nodes = [...new Set(drains.map((d) => `${d.node} (${d.cause})`))];
-  const pods = drains.map((d) => d.pod);
+function disruptionBlocked(plan: DrainPlan): Parameters<typeof setCondition>[1] {
+  if (plan.kind !== 'Blocked')
+    return {
+      type: 'DisruptionBlocked',
+      status: 'False',
+      reason: plan.kind === 'None' ? 'NoDrain' : 'Rescheduling',
+      message: '',
+    };
+  const nodes = [...new Set(plan.drains.map((d) => `${d.node} (${d.cause})`))];
+  const pods = plan.drains.map((d) => d.pod);
   return {
     type: 'DisruptionBlocked',
     status: 'True',
     reason: 'NodeDraining',
     message: clip(
       `${nodes.length === 1 ? 'node' : 'nodes'} ${nodes.join(', ')} being drained; the eviction guard ` +
-        `refuses to evict ${pods.length === 1 ? 'pod' : 'pods'} ${pods.join(', ')} (disruption policy ` +
-        `Block: the workspace lives in the pod), so the drain waits until the sandbox is deleted or the drain ` +
-        `is called off`,
+        `refuses to evict ${pods.length === 1 ? 'pod' : 'pods'} ${pods.join(', ')} (` +
+        (plan.pinnedTo === undefined
+          ? 'disruption policy Block: the workspace lives in the pod'
+          : `the template pins nodeName ${plan.pinnedTo}, so a replacement could not move`) +
+        `), so the drain waits until the sandbox is deleted or the drain is called off`,
     ),
+  };
+}
+
+/**
+ * Whether the operator is moving the sandbox off a node being drained (the policy Reschedule): True from the
+ * drain's first sight until the pod is gone from that node, so agent hosts can tell their sessions.
+ */
+function disrupting(
+  plan: DrainPlan,
+  holdSeconds: number,
+  before: readonly Condition[],
+  now: Date,
+): Parameters<typeof setCondition>[1] {
+  if (plan.kind === 'None') {
+    // A drain that ended (its pod moved, or the drain called off) is remembered while its pod's name is kept
+    // free (disruption.ts, NAME_FREE_MS): the turn creates no replacement until then.
+    const was = before.find((c) => c.type === 'Disrupting');
+    const ended = replacementWaitMs(was, plan.kind, now) !== undefined;
+    return ended
+      ? {
+          type: 'Disrupting',
+          status: 'False',
+          reason: DRAIN_ENDED,
+          message: 'the drain ended; a moved pod is created again once drainers have found its name gone',
+        }
+      : { type: 'Disrupting', status: 'False', reason: 'NoDrain', message: '' };
+  }
+  if (plan.kind === 'Blocked')
+    return { type: 'Disrupting', status: 'False', reason: 'PolicyBlock', message: '' };
+  return {
+    type: 'Disrupting',
+    status: 'True',
+    reason: 'NodeDraining',
+    message: clip(disruptingMessage(plan, holdSeconds)),
   };
 }
 

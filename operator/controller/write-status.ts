@@ -7,7 +7,8 @@ import { incarnationOf } from './incarnation.ts';
 import type { ReconciliationStatus } from './lifecycle.ts';
 import { unreferencedSince } from './lifecycle.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
-import { changedStatusFields, sandboxStatus, type PodDrain } from './status.ts';
+import { changedStatusFields, sandboxStatus } from './status.ts';
+import { drainPlan, type DrainPlan, type PodDrain } from './disruption.ts';
 import type { SandboxStatus } from '../api/sandbox.ts';
 import { sandboxRef } from './erase.ts';
 import { keyOf } from './cache/store.ts';
@@ -30,6 +31,11 @@ export type StatusFacts = {
   readonly asRead?: true;
   /** The live turn's judgement (suspension.ts); a deletion leaves the Suspended condition as it was. */
   readonly suspension?: Suspension | undefined;
+  /**
+   * What its pods' drains do to it, as the live turn planned it (disruption.ts). Absent (a sandbox being
+   * deleted, whose pods never move): the drains, under the policy Block.
+   */
+  readonly drain?: { readonly plan: DrainPlan; readonly holdSeconds: number };
 };
 
 export async function writeStatus(
@@ -45,7 +51,17 @@ export async function writeStatus(
     unreferencedSince: unreferencedSince(sandbox, facts.index, now),
     erasedFor: facts.erasedFor ?? sandbox.status?.capacity?.erasedFor,
     misconfiguration,
-    drains: drainsOf(ctx, facts.pods),
+    drain: facts.drain ?? {
+      plan: drainPlan({
+        policy: 'Block',
+        holdSeconds: 0,
+        drains: podDrains(ctx, facts.pods),
+        since: undefined,
+        runningTurns: 0,
+        now,
+      }),
+      holdSeconds: 0,
+    },
     now,
   });
   const changed = changedStatusFields(sandbox.status, status);
@@ -66,15 +82,20 @@ export async function writeStatus(
 }
 
 /** Conditions whose turning True a person should hear of; DisruptionBlocked's Event is named for the act. */
-const ANNOUNCED = ['Misconfigured', 'DisruptionBlocked'] as const;
-const EVENT_REASONS: Readonly<Record<string, string>> = { DisruptionBlocked: 'DrainBlocked' };
+const ANNOUNCED = ['Misconfigured', 'DisruptionBlocked', 'Disrupting'] as const;
+const EVENT_REASONS: Readonly<Record<string, string>> = {
+  DisruptionBlocked: 'DrainBlocked',
+  Disrupting: 'DrainRescheduling',
+};
+/** A Reschedule under way is news, not a fault; the others want a person. */
+const EVENT_TYPES: Readonly<Record<string, EventType>> = { Disrupting: 'Normal' };
 
 function turnedTrue(before: SandboxStatus | undefined, after: SandboxStatus, type: string) {
   const was = before?.conditions?.find((c) => c.type === type);
   const is = after.conditions?.find((c) => c.type === type);
   if (is?.status !== 'True' || (was?.status === 'True' && was.message === is.message)) return undefined;
-  const warning: EventType = 'Warning';
-  return { type: warning, reason: is.reason, message: is.message, event: EVENT_REASONS[type] };
+  const eventType: EventType = EVENT_TYPES[type] ?? 'Warning';
+  return { type: eventType, reason: is.reason, message: is.message, event: EVENT_REASONS[type] };
 }
 
 /** A suspend or a resume, said once as it happens: `Suspended` when the condition turns True, `Resumed` when it turns False. */
@@ -88,12 +109,12 @@ function suspensionTurned(before: SandboxStatus | undefined, after: SandboxStatu
     : { type, reason: is.reason, event: 'Resumed', message: 'running again: its pods are created again' };
 }
 
-/** Its pods on nodes being drained, as the node watch sees them. */
-function drainsOf(ctx: ReconcilerContext, pods: readonly PodSummary[]): PodDrain[] {
+/** Its pods on nodes being drained, as the node watch sees them; a pod already going is not one. */
+export function podDrains(ctx: ReconcilerContext, pods: readonly PodSummary[]): PodDrain[] {
   const drains: PodDrain[] = [];
   for (const pod of pods) {
     const drain = pod.node === undefined || pod.deleting ? undefined : ctx.nodes?.drainOf(pod.node);
-    if (drain) drains.push({ ...drain, pod: pod.name });
+    if (drain) drains.push({ ...drain, pod: pod.name, uid: pod.uid });
   }
   return drains;
 }

@@ -4,7 +4,7 @@
  * control plane), store-memory (the cache's heap alone, no control plane), sandbox-cache (bytes per cached
  * Sandbox, compiled, against keeping it whole), peer (issue 13: ours compiled vs kubernetes-sigs/agent-sandbox vs raw pod requests, on a local
  * control plane; see test/bench/peer/bench.ts for its settings), real-node (real containers vs kwok), reaper-pod
- * (the shell reaper inside a real pod, issue 12).
+ * (the shell reaper inside a real pod, issue 12), drain (kubectl drain of sandboxes that move, issue 27).
  */
 import { controllerBenchmarks } from './controller/bench.ts';
 import { coreBenchmarks } from './core/bench.ts';
@@ -14,6 +14,7 @@ import { storeMemoryBenchmarks } from './controller/store-memory.ts';
 import { sandboxCacheBenchmarks } from './controller/sandbox-cache.ts';
 import { realNodeBenchmarks } from './real-node/bench.ts';
 import { reaperPodBenchmarks } from './real-node/reaper-pod.ts';
+import { drainBenchmarks } from './controller/drain.ts';
 
 const suites: Record<string, () => Promise<void>> = {
   core: coreBenchmarks,
@@ -24,6 +25,7 @@ const suites: Record<string, () => Promise<void>> = {
   peer: peerBenchmarks,
   'real-node': realNodeBenchmarks,
   'reaper-pod': reaperPodBenchmarks,
+  drain: drainBenchmarks,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

@@ -163,6 +163,7 @@ export class SandboxBuilder {
       sandboxKeys: () => [key],
       references: (k) => (mine(k) ? [...this.references] : []),
       unreadableReferences: () => [],
+      runningTurns: () => 0,
       pods: (k) => (mine(k) ? [...this.pods] : []),
       budget: (k) => (mine(k) ? this.budget : undefined),
     };

@@ -24,7 +24,10 @@ export type DeletionView = {
   /** For a sandbox not being deleted: the references that would block its deletion now. */
   readonly wouldBlock: readonly ReferenceRow[];
   readonly condition: Condition | undefined;
-  /** DisruptionBlocked, when True: a node drain waits on this sandbox's eviction guard. */
+  /**
+   * A node drain of its pods' nodes, when one is under way: DisruptionBlocked True (the drain waits on its
+   * eviction guard) or Disrupting True (the operator is moving its pods, policy Reschedule).
+   */
   readonly drain: Condition | undefined;
   /** Suspended, when True: its pods are stopped (operations.md, "Suspend and resume"). */
   readonly suspended: Condition | undefined;
@@ -66,20 +69,29 @@ export function deletionView(
     blocking,
     wouldBlock: deleting ? [] : rows.filter((row) => row.foreign),
     condition: status?.conditions?.find((condition) => condition.type === 'DeletionBlocked'),
-    drain: status?.conditions?.find((c) => c.type === 'DisruptionBlocked' && c.status === 'True'),
+    drain: status?.conditions?.find(
+      (c) => (c.type === 'DisruptionBlocked' || c.type === 'Disrupting') && c.status === 'True',
+    ),
     suspended: status?.conditions?.find((c) => c.type === 'Suspended' && c.status === 'True'),
     reconciliation: status?.reconciliation,
     capacity: status?.capacity,
     heldPods: pods.filter((pod) => pod.finalizers.includes(EXCLUSIVITY_FINALIZER)),
     events: events.slice(-RECENT_EVENTS),
   };
-  const drain = view.drain
-    ? [
-        'A node drain waits on this sandbox: its eviction guard refuses to evict its pods (their workspace ' +
-          'lives in them). The drain goes on once the sandbox is deleted and released, or stops when it is ' +
-          'called off (kubectl uncordon <node>).',
-      ]
-    : [];
+  const drain =
+    view.drain === undefined
+      ? []
+      : view.drain.type === 'Disrupting'
+        ? [
+            'A node drain is moving this sandbox (disruption policy Reschedule): its pods move to another node ' +
+              'once no attached session has a turn Running, at the latest at the time said; the drain then ' +
+              'finishes. Its workspace, references and decision are untouched.',
+          ]
+        : [
+            'A node drain waits on this sandbox: its eviction guard refuses to evict its pods (their workspace ' +
+              'lives in them). The drain goes on once the sandbox is deleted and released, or stops when it is ' +
+              'called off (kubectl uncordon <node>).',
+          ];
   const suspended = view.suspended
     ? [
         `It is suspended (${view.suspended.reason}): its pods are stopped, its references and guards kept; a ` +

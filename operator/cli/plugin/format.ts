@@ -108,7 +108,7 @@ export function renderDeletion(view: DeletionView, now: Date): string {
         '\n',
     );
   if (view.drain)
-    out.push(`Drain:      DisruptionBlocked=True (${view.drain.reason}): ${view.drain.message}\n`);
+    out.push(`Drain:      ${view.drain.type}=True (${view.drain.reason}): ${view.drain.message}\n`);
   if (view.suspended)
     out.push(`Suspended:  Suspended=True (${view.suspended.reason}): ${view.suspended.message}\n`);
   if (view.blocking.length > 0) {

@@ -47,6 +47,8 @@ export type ReferenceRecord = {
   /** Undefined when the reference's sandbox cannot be read: it then holds every sandbox of its namespace. */
   readonly sandboxKey: string | undefined;
   readonly entry?: ReferenceEntry;
+  /** An Attached reference whose session's latest turn is Running: a drain holds its sandbox's move for it. */
+  readonly turnRunning?: true;
   readonly error?: MalformedObjectError;
 };
 
@@ -104,11 +106,13 @@ export function decodeReference(raw: unknown, strings: SharedStrings): Decoded<R
     return { key, value: { sandboxKey, error: parsed.error } };
   }
   const entry = referenceEntryOf(parsed.value);
-  const { metadata, spec } = parsed.value;
+  const { metadata, spec, status } = parsed.value;
+  const turnRunning = spec.state === 'Attached' && status?.turn?.phase === 'Running';
   return {
     key,
     value: {
       sandboxKey: strings.share(keyOf(metadata.namespace, spec.sandbox)),
+      ...(turnRunning ? { turnRunning } : {}),
       entry: {
         ...entry,
         worktree: strings.share(entry.worktree),

@@ -32,6 +32,8 @@ export interface StoreReader {
   references(sandboxKey: string): ReferenceEntry[];
   /** Malformed references that name this sandbox, or whose sandbox cannot be read (fail closed). */
   unreadableReferences(sandboxKey: string): MalformedObjectError[];
+  /** Its Attached references whose session has a turn Running (a drain's Reschedule waits for them). */
+  runningTurns(sandboxKey: string): number;
   pods(sandboxKey: string): PodSummary[];
   /** The sandbox's eviction guard as last seen; undefined when it is missing. */
   budget(sandboxKey: string): BudgetSummary | undefined;
@@ -99,6 +101,12 @@ export class ClusterStore implements StoreReader {
       r.error ? [r.error] : [],
     );
     return [...named, ...(this.unattributed.get(namespaceOf(sandboxKey))?.values() ?? [])];
+  }
+  runningTurns(sandboxKey: string): number {
+    let running = 0;
+    for (const record of this.referencesBySandbox.get(sandboxKey)?.values() ?? [])
+      if (record.turnRunning) running += 1;
+    return running;
   }
   pods(sandboxKey: string): PodSummary[] {
     return [...(this.podsBySandbox.get(sandboxKey)?.values() ?? [])];

@@ -22,6 +22,8 @@ import { inheritedErase, missingOrdinals, pendingErase } from '../lifecycle.ts';
 import { reaperModeRefusal, sandboxPod } from '../pod-template.ts';
 import { legacyEvidence, nextLegacyWalkInMs } from '../walk-lane/evidence.ts';
 import { writeStatus } from '../write-status.ts';
+import { holdRemainingMs, replacementWaitMs } from '../disruption.ts';
+import { movePods, planDrain } from './drain.ts';
 import { cleanUpWhenDue, raiseFencePatch } from './cleanup.ts';
 import { judgePodNameHolder } from './pod-name.ts';
 import type { PodNameHolder } from '../ports.ts';
@@ -206,7 +208,15 @@ export async function reconcileLive(
   const pods = ctx.store.pods(key);
   // A suspended sandbox's pods are stopped and none is created (./suspend.ts); all else goes on as usual.
   const suspension = judgeSuspension(sandbox, index, ctx.now());
-  const missing = suspension.kind === 'Suspended' ? [] : missingOrdinals(sandbox, pods);
+  const drain = await planDrain(ctx, sandbox, pods, () => withTemplate(ctx, sandbox));
+  // A pod just moved off a drained node comes back only once drainers have found its name gone.
+  const replacementWait = replacementWaitMs(
+    sandbox.status?.conditions?.find((c) => c.type === 'Disrupting'),
+    drain.plan.kind,
+    ctx.now(),
+  );
+  const missing =
+    suspension.kind === 'Suspended' || replacementWait !== undefined ? [] : missingOrdinals(sandbox, pods);
   const whole = missing.length === 0 ? undefined : await withTemplate(ctx, sandbox);
   if (missing.length > 0 && whole === undefined)
     log.info(
@@ -233,6 +243,7 @@ export async function reconcileLive(
     pods,
     erasedFor: request ?? inheritedErase(sandbox),
     suspension,
+    drain,
   });
   const guard = keepEvictionGuard(ctx, sandbox, log);
   // Pods wait for their NetworkPolicy too: a pod must never run before its isolation stands. (Without the
@@ -259,7 +270,11 @@ export async function reconcileLive(
         );
   await firstFailure(
     [
-      status,
+      // A pod moves off a drained node only once the status says so (the Disrupting condition and its Event).
+      // A suspended sandbox's pods are stopped below, not moved.
+      status.then(() =>
+        suspension.kind === 'Suspended' ? undefined : movePods(ctx, sandbox, drain.plan, log),
+      ),
       guard.then((outcome) => {
         if (outcome.kind === 'Refused') throw outcome.error;
       }),
@@ -284,6 +299,9 @@ export async function reconcileLive(
   if (cleanup.kind === 'Waiting') next = sooner(next, requeueAfter(cleanup.remainingMs));
   if (suspension.kind === 'Running' && suspension.idleInMs !== undefined)
     next = sooner(next, requeueAfter(suspension.idleInMs));
+  const holdLeft = holdRemainingMs(drain.plan, ctx.now());
+  if (holdLeft !== undefined) next = sooner(next, requeueAfter(holdLeft));
+  if (replacementWait !== undefined) next = sooner(next, requeueAfter(replacementWait));
   const legacyIn = nextLegacyWalkInMs(ctx, reconciliation, false);
   if (legacyIn !== undefined) next = sooner(next, requeueAfter(legacyIn));
   if (claims !== undefined && (await claims) === 'Waiting') next = sooner(next, requeueAfter(CLAIM_WAIT_MS));

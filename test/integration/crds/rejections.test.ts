@@ -169,6 +169,14 @@ const creates: readonly CreateCase[] = [
     ],
   },
   {
+    name: 'Sandbox moved by drains whose workspace would be lost',
+    object: (n) => sandbox(ns, n, { disruption: { policy: 'Reschedule' } }),
+    refusal: [
+      'spec.disruption.policy: Reschedule deletes the sandbox',
+      'give it a persistent workspace, or set spec.workspace: Ephemeral to accept losing it',
+    ],
+  },
+  {
     name: 'Sandbox idle after fewer seconds than the bound',
     object: (n) => sandbox(ns, n, { workspace: 'Ephemeral', idle: { suspendAfterSeconds: 1 } }),
     refusal: ['spec.idle.suspendAfterSeconds', 'should be greater than or equal to 5'],

@@ -131,10 +131,11 @@ describe('volume claim templates after creation', () => {
 });
 
 describe('a persistent workspace and suspension', () => {
-  it('lets a Sandbox with claims be suspended, or idle, without spec.workspace: Ephemeral', async () => {
+  it('lets a Sandbox with claims be suspended, idle or moved by a drain, without spec.workspace: Ephemeral', async () => {
     for (const [name, extra] of [
       ['kept-suspended', { operatingMode: 'Suspended' }],
       ['kept-idle', { idle: { suspendAfterSeconds: 60 } }],
+      ['kept-moved', { disruption: { policy: 'Reschedule' } }],
     ] as const) {
       await kubectlOk(['apply', '-f', '-'], {
         input: JSON.stringify(withClaims(name, [claim('work')], extra)),

@@ -185,6 +185,26 @@ describe('the deletion view', () => {
     expect(free.advice.join(' ')).not.toContain('drain');
   });
 
+  it('says first when a node drain is moving the sandbox (Disrupting)', () => {
+    const disrupting = {
+      type: 'Disrupting',
+      status: 'True',
+      reason: 'NodeDraining',
+      message: 'node n1 (Cordoned) being drained; pod sbx-0 moves to another node once …',
+      lastTransitionTime: minutesAgo(1).toISOString(),
+    };
+    const moving = deletionView(sandbox({ status: { conditions: [disrupting] } }), [], [], []);
+    expect(moving.drain).toMatchObject({ type: 'Disrupting', reason: 'NodeDraining' });
+    expect(moving.advice[0]).toContain('A node drain is moving this sandbox');
+    const moved = deletionView(
+      sandbox({ status: { conditions: [{ ...disrupting, status: 'False', reason: 'DrainEnded' }] } }),
+      [],
+      [],
+      [],
+    );
+    expect(moved.drain).toBeUndefined();
+  });
+
   it('keeps the ten most recent Events', () => {
     const events = Array.from({ length: 12 }, (_, i) => event('DeletionBlocked', `#${i}`, 12 - i));
     const view = deletionView(sandbox({ deleting: true }), [], [], events);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { INDEX_LIMITS, type Sandbox } from '../../../operator/api/index.ts';
 import { setCondition } from '../../../operator/controller/conditions.ts';
+import { drainPlan, type PodDrain } from '../../../operator/controller/disruption.ts';
 import {
   changedStatusFields,
   decisionOf,
@@ -99,8 +100,8 @@ describe('sandboxStatus', () => {
   });
 });
 
-describe('the DisruptionBlocked condition', () => {
-  const statusWith = (drains: Parameters<typeof sandboxStatus>[0]['drains']) =>
+describe('the DisruptionBlocked and Disrupting conditions', () => {
+  const conditionsWith = (drain: Parameters<typeof sandboxStatus>[0]['drain']) =>
     sandboxStatus({
       sandbox: sandbox(),
       index,
@@ -109,29 +110,120 @@ describe('the DisruptionBlocked condition', () => {
       decision: undefined,
       unreferencedSince: undefined,
       erasedFor: undefined,
-      ...(drains === undefined ? {} : { drains }),
+      ...(drain === undefined ? {} : { drain }),
       now,
-    }).conditions?.find((c) => c.type === 'DisruptionBlocked');
+    }).conditions;
+  const blockedBy = (drains: readonly PodDrain[]) =>
+    conditionsWith({
+      plan: drainPlan({ policy: 'Block', holdSeconds: 0, drains, since: undefined, runningTurns: 0, now }),
+      holdSeconds: 0,
+    });
+  const condition = (conditions: ReturnType<typeof conditionsWith>, type: string) =>
+    conditions?.find((c) => c.type === type);
 
-  it('is False while no pod is on a node being drained, and when the operator cannot watch Nodes', () => {
-    expect(statusWith([])).toMatchObject({ status: 'False', reason: 'NoDrain' });
-    expect(statusWith(undefined)).toMatchObject({ status: 'False', reason: 'NoDrain' });
+  it('are False while no pod is on a node being drained, and when the operator cannot watch Nodes', () => {
+    for (const conditions of [blockedBy([]), conditionsWith(undefined)]) {
+      expect(condition(conditions, 'DisruptionBlocked')).toMatchObject({
+        status: 'False',
+        reason: 'NoDrain',
+      });
+      expect(condition(conditions, 'Disrupting')).toMatchObject({ status: 'False', reason: 'NoDrain' });
+    }
   });
 
-  it('is True naming each node, what drains it and each pod the guard keeps', () => {
-    expect(statusWith([{ node: 'n1', cause: 'Cordoned', pod: 'sbx-0' }])).toMatchObject({
+  it('under Block: DisruptionBlocked True naming each node, what drains it and each pod the guard keeps', () => {
+    const one = blockedBy([{ node: 'n1', cause: 'Cordoned', pod: 'sbx-0', uid: 'u0' }]);
+    expect(condition(one, 'DisruptionBlocked')).toMatchObject({
       status: 'True',
       reason: 'NodeDraining',
       message: expect.stringMatching(
         /^node n1 \(Cordoned\) being drained; the eviction guard refuses to evict pod sbx-0 /,
       ),
     });
-    const two = statusWith([
-      { node: 'n1', cause: 'Karpenter', pod: 'sbx-0' },
-      { node: 'n2', cause: 'ClusterAutoscaler', pod: 'sbx-1' },
-    ]);
+    expect(condition(one, 'Disrupting')).toMatchObject({ status: 'False', reason: 'PolicyBlock' });
+    const two = condition(
+      blockedBy([
+        { node: 'n1', cause: 'Karpenter', pod: 'sbx-0', uid: 'u0' },
+        { node: 'n2', cause: 'ClusterAutoscaler', pod: 'sbx-1', uid: 'u1' },
+      ]),
+      'DisruptionBlocked',
+    );
     expect(two?.message).toContain('nodes n1 (Karpenter), n2 (ClusterAutoscaler) being drained');
     expect(two?.message).toContain('pods sbx-0, sbx-1');
+  });
+
+  it('under Block because the template pins the drained node: says so', () => {
+    const conditions = conditionsWith({
+      plan: {
+        kind: 'Blocked',
+        drains: [{ node: 'n1', cause: 'Cordoned', pod: 'sbx-0', uid: 'u0' }],
+        pinnedTo: 'n1',
+      },
+      holdSeconds: 300,
+    });
+    expect(condition(conditions, 'DisruptionBlocked')?.message).toContain(
+      'refuses to evict pod sbx-0 (the template pins nodeName n1, so a replacement could not move), so the drain waits',
+    );
+  });
+
+  it('remembers a drain that ended (DrainEnded) while the moved pod’s name is kept free, then forgets it', () => {
+    const after = (disrupting: object) =>
+      condition(
+        sandboxStatus({
+          sandbox: sandboxBuilder('sbx')
+            .withStatus({ conditions: [disrupting as never] })
+            .build(),
+          index,
+          pods: [pod(0, true), pod(1, true)],
+          reconciliation: born,
+          decision: undefined,
+          unreferencedSince: undefined,
+          erasedFor: undefined,
+          now,
+        }).conditions,
+        'Disrupting',
+      );
+    const was = (status: string, reason: string, agoMs: number) => ({
+      type: 'Disrupting',
+      status,
+      reason,
+      message: '',
+      lastTransitionTime: new Date(now.getTime() - agoMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    });
+    expect(after(was('True', 'NodeDraining', 60_000))).toMatchObject({
+      status: 'False',
+      reason: 'DrainEnded',
+    });
+    expect(after(was('False', 'DrainEnded', 5_000))).toMatchObject({ status: 'False', reason: 'DrainEnded' });
+    expect(after(was('False', 'DrainEnded', 20_000))).toMatchObject({ status: 'False', reason: 'NoDrain' });
+    expect(after(was('False', 'NoDrain', 1_000))).toMatchObject({ status: 'False', reason: 'NoDrain' });
+  });
+
+  it('under Reschedule: Disrupting True with the deadline, DisruptionBlocked False (Rescheduling)', () => {
+    const since = new Date(now.getTime() - 60_000);
+    const conditions = conditionsWith({
+      plan: drainPlan({
+        policy: 'Reschedule',
+        holdSeconds: 300,
+        drains: [{ node: 'n1', cause: 'Cordoned', pod: 'sbx-0', uid: 'u0' }],
+        since,
+        runningTurns: 2,
+        now,
+      }),
+      holdSeconds: 300,
+    });
+    const deadline = new Date(since.getTime() + 300_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    expect(condition(conditions, 'Disrupting')).toMatchObject({
+      status: 'True',
+      reason: 'NodeDraining',
+      message:
+        'node n1 (Cordoned) being drained; pod sbx-0 moves to another node once no attached session has a ' +
+        `turn Running, at the latest at ${deadline} (disruption policy Reschedule)`,
+    });
+    expect(condition(conditions, 'DisruptionBlocked')).toMatchObject({
+      status: 'False',
+      reason: 'Rescheduling',
+    });
   });
 });
 

@@ -62,6 +62,23 @@ describe('ClusterStore', () => {
     expect(enqueued.at(-1)).toEqual(['ns/sbx-a', 'ns/sbx-b']);
   });
 
+  it('counts the Attached references whose turn is Running, and no other', () => {
+    const { store: s, enqueued } = store();
+    const turn = (phase: string) => ({ turn: { id: `t-${phase}`, phase } });
+    deliver(s.referenceSink, 'ADDED', ref('running', 'sbx-a').withStatus(turn('Running')).raw());
+    deliver(s.referenceSink, 'ADDED', ref('done', 'sbx-a').withStatus(turn('Completed')).raw());
+    deliver(s.referenceSink, 'ADDED', ref('none', 'sbx-a').raw());
+    deliver(s.referenceSink, 'ADDED', ref('gone', 'sbx-a').detached().withStatus(turn('Running')).raw());
+    deliver(s.referenceSink, 'ADDED', ref('other', 'sbx-b').withStatus(turn('Running')).raw());
+    expect(s.runningTurns('ns/sbx-a')).toBe(1);
+    expect(s.runningTurns('ns/sbx-b')).toBe(1);
+    expect(s.runningTurns('ns/sbx-c')).toBe(0);
+    // A turn that ends enqueues its sandbox: a drain's move may wait for it.
+    deliver(s.referenceSink, 'MODIFIED', ref('running', 'sbx-a').withStatus(turn('Completed')).raw());
+    expect(s.runningTurns('ns/sbx-a')).toBe(0);
+    expect(enqueued.at(-1)).toEqual(['ns/sbx-a', 'ns/sbx-a']);
+  });
+
   it('keeps a malformed reference as unreadable evidence for its sandbox, never as nothing', () => {
     const { store: s } = store();
     deliver(s.referenceSink, 'ADDED', ref('bad', 'sbx-a').malformed('state', 'Lost').raw());
