@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import pLimit from 'p-limit';
-import { setOperatorUsers } from '../../harness/admission.ts';
+import { SANDBOX_DELETER, sandboxDeleter, setOperatorUsers } from '../../harness/admission.ts';
 import { buildOperatorBundle, IMAGE_NODE_OPTIONS } from '../../harness/operator-bundle.ts';
 import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
 import { kwokNodeName, type LocalCluster } from '@sandbox-operator/local-cluster';
@@ -13,12 +13,31 @@ import { kwokNodeName, type LocalCluster } from '@sandbox-operator/local-cluster
 export function clients(cluster: LocalCluster) {
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfigPath);
-  return { kc, core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
+  // The sessions' writes (references, their turns) as a user of their own: admin is the operator here, and
+  // the operator bounds refuse it any reference write but a delete.
+  const as = new KubeConfig();
+  as.loadFromString(kc.exportConfig());
+  as.users = as.users.map((user) => ({ ...user, impersonateUser: SANDBOX_DELETER }));
+  return {
+    kc,
+    core: kc.makeApiClient(CoreV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+    user: as.makeApiClient(CustomObjectsApi),
+  };
 }
 export type Clients = ReturnType<typeof clients>;
 
-/** The bench runs the operator as admin: let admin delete sandbox pods. */
-export const allowAdmin = ({ core }: Clients) => setOperatorUsers(core, ['admin']);
+/** kubectl's flag for the sessions' user (clients().user). */
+export const AS_USER = `--as=${SANDBOX_DELETER}`;
+
+/**
+ * The bench runs the operator as admin: let admin delete sandbox pods, and give the sessions' user
+ * (clients().user) its rights.
+ */
+export async function allowAdmin({ core, kc }: Clients): Promise<void> {
+  await setOperatorUsers(core, ['admin']);
+  await sandboxDeleter(kc);
+}
 
 export async function createMany<T>(
   items: readonly T[],
@@ -72,8 +91,8 @@ export const createSandbox = ({ custom }: Clients, body: ReturnType<typeof sandb
     plural: SANDBOX.plural,
     body,
   });
-export const createReference = ({ custom }: Clients, body: ReturnType<typeof referenceBody>) =>
-  custom.createNamespacedCustomObject({
+export const createReference = ({ user }: Clients, body: ReturnType<typeof referenceBody>) =>
+  user.createNamespacedCustomObject({
     group: GROUP,
     version: VERSION,
     namespace: body.metadata.namespace,

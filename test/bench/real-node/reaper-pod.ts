@@ -15,7 +15,7 @@ import { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../.
 import { cacheRoot, startLocalCluster, type LocalCluster } from '@sandbox-operator/local-cluster';
 import { operatorImageOnNode } from '@sandbox-operator/local-cluster/images/on-node';
 import { isLive, parseProcStat } from '../../../operator/sidecar/contract/proc-stat.ts';
-import { allowAdmin, clients, startOperator, waitFor } from '../controller/cluster.ts';
+import { allowAdmin, AS_USER, clients, startOperator, waitFor } from '../controller/cluster.ts';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';
 import { execScriptArgs, podScript } from '../../harness/pod-script.ts';
 import { sweepScript } from './reaper-pod-sweep.ts';
@@ -90,7 +90,7 @@ async function setup(cluster: LocalCluster, namespace: string, image: string): P
       parentSession: 'bench-parent',
     },
   };
-  await ok(k, ['apply', '-f', '-'], JSON.stringify(reference));
+  await ok(k, ['apply', AS_USER, '-f', '-'], JSON.stringify(reference));
   const sandbox = {
     apiVersion: `${GROUP}/${VERSION}`,
     kind: SANDBOX.kind,
@@ -142,6 +142,7 @@ async function inContainer(
 const writeTurn = (k: Kubectl, namespace: string, turn: object) =>
   ok(k, [
     'patch',
+    AS_USER,
     'sessionreference',
     'child',
     '-n',

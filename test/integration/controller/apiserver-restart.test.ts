@@ -18,7 +18,10 @@ import { eventually, pending } from './operator.ts';
 const namespace = 'restart';
 let cluster: LocalCluster;
 let custom: CustomObjectsApi;
-/** The user's deletes: admin is this file's operator, which deletes only what its cleanup fenced. */
+/**
+ * The user's writes: admin is this file's operator, which deletes a Sandbox only when its cleanup fenced it and
+ * never writes a SessionReference (the operator bounds).
+ */
 let deleter: CustomObjectsApi;
 let core: CoreV1Api;
 const stop = new AbortController();
@@ -101,7 +104,7 @@ const until = (what: string, name: string, wanted: (sandbox: Sandbox | undefined
 describe('an API server restart', () => {
   it('is survived: watches come back and decisions go on', async () => {
     await custom.createNamespacedCustomObject({ ...at(SANDBOX.plural), body: sandbox('shared') });
-    await custom.createNamespacedCustomObject({
+    await deleter.createNamespacedCustomObject({
       ...at(SESSION_REFERENCE.plural),
       body: reference('blocker', 'shared', 'wt-2'),
     });
@@ -111,7 +114,7 @@ describe('an API server restart', () => {
 
     await cluster.restartApiServer();
     // Forgotten while the operator's watches are still down: only a relist can tell it.
-    await custom.deleteNamespacedCustomObject({ ...at(SESSION_REFERENCE.plural), name: 'blocker' });
+    await deleter.deleteNamespacedCustomObject({ ...at(SESSION_REFERENCE.plural), name: 'blocker' });
     await until('shared destroyed after the restart', 'shared', (s) => s === undefined, 60_000);
 
     await custom.createNamespacedCustomObject({ ...at(SANDBOX.plural), body: sandbox('after') });
