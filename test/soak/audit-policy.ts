@@ -1,6 +1,7 @@
 /**
  * What the soak's API server records: every write to Sandboxes (their status included: the decision, the
  * erase recorded), SessionReferences, pods (and their evictions), PodDisruptionBudgets and namespaces, with
+ * workspace claims' writes (who deleted which, when), with
  * request and response bodies where an invariant reads them (the deleted object's state, a pod's labels at
  * creation, a Sandbox's annotations and status at each version); the users' status-subresource writes to pods
  * and budgets (the protected writes the soak attempts); and the operator's Events (LateReferencesErased).
@@ -62,7 +63,7 @@ rules:
       - group: policy
         resources: [poddisruptionbudgets]
       - group: ""
-        resources: [namespaces, namespaces/finalize]
+        resources: [namespaces, namespaces/finalize, persistentvolumeclaims]
   - level: None
 `;
 }

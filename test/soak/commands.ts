@@ -27,6 +27,7 @@ import { refuseGuards } from './platform.ts';
 import type { Setup } from './sequence.ts';
 import {
   annotate,
+  setOperatingMode,
   apply,
   deleteGuard,
   deletePod,
@@ -71,6 +72,7 @@ const sandboxArb = fc.record({
     { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) },
   ),
   manifestErase: fc.integer({ min: 0, max: 9 }).map((n) => n < 1),
+  workspace: fc.integer({ min: 0, max: 2 }).map((n) => n < 1),
 });
 
 const sessionArb = fc.record({
@@ -169,6 +171,10 @@ export function stepArbs(setup: Setup): fc.Arbitrary<Step>[] {
     ),
     box.map((b) => op(`user removes the adoption annotation of ${b}`, (c) => removeAdoption(c, b))),
     fc.tuple(box, fc.nat(99)).map(([b, n]) => op(`user annotates ${b}`, (c) => annotate(c, b, n))),
+    // Issue 27: a suspension stops the pods of a live sandbox (allowed by the CRD only with a workspace on
+    // claims: the others' are refused), a resume brings them back; a replace from Git resumes it too.
+    box.map((b) => op(`user suspends ${b}`, (c) => setOperatingMode(c, b, 'Suspended'))),
+    box.map((b) => op(`user resumes ${b}`, (c) => setOperatingMode(c, b, 'Running'))),
     fc
       .tuple(box, fc.constantFrom('user', 'gitops'))
       .map(([b, by]) => op(`${by} replaces ${b} from its manifest`, (c) => replace(c, b, by))),

@@ -1,12 +1,14 @@
 /**
- * How often issue 25's judgements had something to judge in a sequence: a clean run proves only as much as its
- * moves reached (refused protected writes, refused guards, recorded Exclusive decisions, late references the
- * operator erased and reported, erases acted on, pods released after a strip). Summed in the run's summary.
+ * How often issue 25's and 27's judgements had something to judge in a sequence: a clean run proves only as much
+ * as its moves reached (refused protected writes, refused guards, recorded Exclusive decisions, late references
+ * the operator erased and reported, erases acted on, pods released after a strip; suspensions stored and
+ * refused, pods they stopped, workspace claims deleted). Summed in the run's summary.
  */
 import { isForeignReference } from '../../operator/exclusivity/index.ts';
 import type { TimedEvent } from './audit-log.ts';
 import type { SoakModel } from './model.ts';
 import { eraseWindows, sandboxVersions, within } from './versions.ts';
+import { suspendedAt } from './workspace.ts';
 
 export type Coverage = Readonly<Record<CoverageKey, number>>;
 
@@ -19,7 +21,11 @@ export type CoverageKey =
   | 'lateReferencesReported'
   | 'eraseRequestsPending'
   | 'operatorDeletesDuringErase'
-  | 'sandboxesStrippedInTermination';
+  | 'sandboxesStrippedInTermination'
+  | 'suspensionsStored'
+  | 'suspensionsRefused'
+  | 'podsStoppedBySuspension'
+  | 'workspaceClaimsDeleted';
 
 const ok = (e: TimedEvent) => (e.responseStatus?.code ?? 0) >= 200 && (e.responseStatus?.code ?? 0) < 300;
 
@@ -81,6 +87,28 @@ export function coverageOf(model: SoakModel, events: readonly TimedEvent[], oper
         e.objectRef?.resource === 'sandboxes' &&
         ok(e) &&
         e.received >= terminating,
+    ).length,
+    // Issue 27 (workspace.ts): suspensions the CRD stored and refused (no workspace on claims), the pods the
+    // operator stopped for them, the workspace claims deleted (each judged by workspace-kept).
+    suspensionsStored: sorted.filter(
+      (e) => opOf(e)?.kind === 'suspend' && e.objectRef?.resource === 'sandboxes' && ok(e),
+    ).length,
+    suspensionsRefused: sorted.filter(
+      (e) =>
+        opOf(e)?.kind === 'suspend' &&
+        e.objectRef?.resource === 'sandboxes' &&
+        e.responseStatus?.code === 422,
+    ).length,
+    podsStoppedBySuspension: byOperator.filter(
+      (e) =>
+        e.objectRef?.resource === 'pods' &&
+        e.objectRef.subresource === undefined &&
+        e.verb === 'delete' &&
+        ok(e) &&
+        suspendedAt(versions.get(e.objectRef.name?.replace(/-\d+$/, '') ?? '') ?? [], e.received),
+    ).length,
+    workspaceClaimsDeleted: sorted.filter(
+      (e) => e.objectRef?.resource === 'persistentvolumeclaims' && e.verb === 'delete' && ok(e),
     ).length,
   };
 }

@@ -12,6 +12,8 @@
  * 5 cleanup-unreferenced: the operator deletes a Sandbox only by its cleanup policy, and never while a
  *   reference whose attach succeeded exists.
  * 6 fence: no attach succeeds that began after its Sandbox's deletion was recorded.
+ * 11 workspace-kept: a workspace claim is deleted only after an Exclusive verdict of its sandbox, or by its
+ *   namespace's deletion (workspace.ts). A suspension lets the operator stop a live sandbox's pods (1).
  * (2 bounded-release and 4 clean-namespace are judged live by the sequence runner; 7–10 and the cleanup
  * fence in judgements.ts.)
  *
@@ -33,6 +35,7 @@ import { Incarnations } from './incarnations.ts';
 import { judge, NO_LOSSES, type JudgementId, type Losses } from './judgements.ts';
 import type { ModelReference, OpRecord, SandboxSpec, SoakModel } from './model.ts';
 import { eraseWindows, sandboxVersions, within, type SandboxVersion, type Window } from './versions.ts';
+import { lostWorkspaces, suspendedAt } from './workspace.ts';
 
 export type InvariantId =
   | 'no-wrongful-stop'
@@ -40,6 +43,7 @@ export type InvariantId =
   | 'no-lost-reference'
   | 'clean-namespace'
   | 'cleanup-unreferenced'
+  | 'workspace-kept'
   | JudgementId;
 
 /** `signature` groups violations by invariant, actor and reason: `<invariant>/<actor>/<reason>`. */
@@ -210,7 +214,16 @@ export function checkSequence(
   }
 
   const stripped = strippedInTermination(model, sorted, terminating, versions);
-  violations.push(...wrongfulStops(model, sorted, refs, { terminating, lives, stripped }, operatorUser));
+  const suspended = (sandbox: string, t: number) => suspendedAt(versions.get(sandbox) ?? [], t);
+  violations.push(
+    ...wrongfulStops(model, sorted, refs, { terminating, lives, stripped, suspended }, operatorUser),
+  );
+  for (const loss of lostWorkspaces(sorted, versions, terminating))
+    violations.push({
+      invariant: 'workspace-kept',
+      signature: `workspace-kept/${actorOf(loss.event, operatorUser)}`,
+      message: `workspace claim ${loss.claim} of Sandbox ${loss.sandbox} deleted before any Exclusive verdict of it; ${evidence(loss.event)}`,
+    });
 
   for (const e of sorted) {
     if (!on(e, 'sandboxes') || e.verb !== 'delete' || !ok(e) || e.user.username !== operatorUser) continue;
@@ -337,6 +350,8 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
       case 'strip-finalizer':
       case 'platform':
       case 'erase':
+      case 'suspend':
+      case 'resume':
       case 'harness':
         return `${op.kind} #${op.id} is no way to remove a reference`;
     }
@@ -375,6 +390,8 @@ type StopContext = {
   readonly lives: Incarnations;
   /** Sandboxes whose finalizer an administrator stripped while the namespace terminated, and when. */
   readonly stripped: ReadonlyMap<string, number>;
+  /** Whether the sandbox's spec suspended it at that moment (workspace.ts): the operator stops its pods. */
+  readonly suspended: (sandbox: string, t: number) => boolean;
 };
 
 function wrongfulStops(
@@ -401,7 +418,7 @@ function wrongfulStops(
       stopped.add(pod);
       const sandbox = sandboxOfPod(model, pod);
       if (!sandbox) continue;
-      const why = wrongfulStop(sandbox, e, refs, context);
+      const why = wrongfulStop(sandbox, e, refs, context, e.user.username === operatorUser);
       if (why !== undefined)
         violations.push({
           invariant: 'no-wrongful-stop',
@@ -417,8 +434,12 @@ function wrongfulStop(
   sandbox: SandboxSpec,
   e: TimedEvent,
   refs: readonly ModelReference[],
-  { terminating, lives, stripped }: StopContext,
+  { terminating, lives, stripped, suspended }: StopContext,
+  byOperator: boolean,
 ): string | undefined {
+  // A suspension is the one way a live sandbox's pods stop (issue 27): by the operator, while the spec says so.
+  if (byOperator && !lives.deleting(sandbox.name, e.received) && suspended(sandbox.name, e.received))
+    return undefined;
   const adopted = lives.adopted(sandbox.name, e.received);
   if (e.received >= terminating && adopted) return undefined;
   // Its finalizer stripped in the terminating namespace, the Sandbox is gone: no decision can be made, and

@@ -30,6 +30,11 @@ export type SandboxSpec = {
    * after an administrator's request changed it, it is a new request (a new value).
    */
   readonly manifestErase: boolean;
+  /**
+   * A persistent workspace: one claim `workspace-<name>` (spec.volumeClaimTemplates, retention Delete), which
+   * makes suspension allowed; the others' suspensions are refused by the CRD.
+   */
+  readonly workspace: boolean;
 };
 
 /** When a reference certainly existed: from its writer's success, until a legitimate removal began. */
@@ -71,6 +76,8 @@ export type OpKind =
   | 'platform'
   | 'late-reference'
   | 'erase'
+  | 'suspend'
+  | 'resume'
   | 'harness';
 
 export type OpRecord = {

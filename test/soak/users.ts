@@ -34,6 +34,12 @@ export async function act(
   return op.outcome;
 }
 
+/** A persistent workspace's one claim template: the claim is `workspace-<sandbox>`. */
+export const WORKSPACE_CLAIM = {
+  metadata: { name: 'workspace' },
+  spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '16Mi' } } },
+};
+
 /** The erase-references value a Git manifest keeps (see SandboxSpec.manifestErase). */
 export const GIT_ERASE = 'kept-by-gitops';
 
@@ -43,6 +49,7 @@ export function gitManifest(namespace: string, sandbox: SandboxSpec) {
   return sandboxManifest(namespace, sandbox.name, {
     ...(sandbox.worktree === undefined ? {} : { worktree: sandbox.worktree }),
     replicas: sandbox.replicas,
+    ...(sandbox.workspace ? { volumeClaimTemplates: [WORKSPACE_CLAIM] } : {}),
     ...(sandbox.cleanupTtlSeconds === undefined
       ? {}
       : {
@@ -135,6 +142,20 @@ export const annotate = (ctx: SequenceContext, sandbox: string, value: number) =
       },
       MERGE,
     ),
+  );
+
+/** spec.operatingMode: Suspended (the operator stops the pods, keeps everything else) or Running again. */
+export const setOperatingMode = (ctx: SequenceContext, sandbox: string, mode: 'Running' | 'Suspended') =>
+  act(
+    ctx,
+    mode === 'Suspended' ? 'suspend' : 'resume',
+    `user sets ${sandbox}'s spec.operatingMode to ${mode}`,
+    sandbox,
+    ({ custom }) =>
+      custom.patchNamespacedCustomObject(
+        { ...sandboxAt(ctx, sandbox), body: { spec: { operatingMode: mode } } },
+        MERGE,
+      ),
   );
 
 /** `kubectl replace -f` of the Git manifest: a PUT at the live resourceVersion, without status or finalizers. */

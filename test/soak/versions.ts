@@ -19,6 +19,8 @@ export type SandboxVersion = {
   readonly annotations: Readonly<Record<string, string>>;
   readonly finalizers: readonly string[];
   readonly deleting: boolean;
+  /** spec.operatingMode as stored (the CRD defaults it to Running). */
+  readonly operatingMode: string | undefined;
   readonly status: RecordedStatus | undefined;
 };
 
@@ -42,6 +44,7 @@ type RawSandbox = {
     finalizers?: string[];
     deletionTimestamp?: string;
   };
+  spec?: { operatingMode?: string };
   status?: RecordedStatus;
 };
 
@@ -67,6 +70,7 @@ export function sandboxVersions(sorted: readonly TimedEvent[]): Map<string, Sand
       annotations: object.metadata?.annotations ?? {},
       finalizers: object.metadata?.finalizers ?? [],
       deleting: object.metadata?.deletionTimestamp !== undefined,
+      operatingMode: object.spec?.operatingMode,
       status: object.status,
     });
     byName.set(name, list);

@@ -12,6 +12,7 @@ export const sandbox = (over: Partial<SandboxSpec> = {}): SandboxSpec => ({
   manifestKeepsAdoption: false,
   cleanupTtlSeconds: undefined,
   manifestErase: false,
+  workspace: false,
   ...over,
 });
 

@@ -21,6 +21,7 @@ function model() {
         manifestKeepsAdoption: false,
         cleanupTtlSeconds: undefined,
         manifestErase: false,
+        workspace: false,
       },
     ],
   );
