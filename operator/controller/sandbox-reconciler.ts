@@ -18,8 +18,7 @@ export async function reconcileSandbox(ctx: ReconcilerContext, key: string, log:
   if (!parsed) {
     ctx.misconfigurations.forget(key);
     ctx.legacy?.forget(key);
-    const [pod, ...more] = ctx.store.pods(key);
-    return pod === undefined ? awaitChange() : releaseOrphans(ctx, [pod, ...more], log);
+    return releaseOrphans(ctx, key, ctx.store.pods(key), log);
   }
   // Not the operator's namespace (the per-namespace opt-in): its writes there would be refused anyway.
   if (ctx.unmanaged?.skips(key.slice(0, key.indexOf('/')), log) === true) return awaitChange();

@@ -5,6 +5,11 @@
  * the operator, so a terminating namespace would never finish. There its deletion is the administrator's and
  * takes every reference with it: the pods are released, as a namespace's deletion releases a Sandbox that
  * only it could clear. Anywhere else nothing is decided without the Sandbox: they are kept and it is said.
+ *
+ * Its workspace claims (issue 27) are the same: they keep our finalizer, and only the operator may remove it,
+ * so a terminating namespace would wait on them for ever. There they are released too. A suspended sandbox
+ * has no pod to bring this turn, so the turn of a gone Sandbox with no pod cached asks whether the namespace
+ * terminates (one GET per Sandbox gone; no claim is cached) and only then lists its claims.
  */
 import type { Logger } from 'pino';
 import { EXCLUSIVITY_FINALIZER } from '../../api/names.ts';
@@ -12,16 +17,28 @@ import { awaitChange, requeueAfter, type Action } from '../../runtime/action.ts'
 import type { PodSummary } from '../cache/pod-summary.ts';
 import type { ReconcilerContext } from '../context.ts';
 import { removeFinalizerFromIncarnation } from '../finalizer.ts';
+import { releasePatch } from '../claims.ts';
 
-/** `pods`: the cache's pods of one sandbox name (at least one), whose Sandbox the cache does not hold. */
+/**
+ * `pods`: the cache's pods of the sandbox name `key` (`<namespace>/<name>`), whose Sandbox the cache does not
+ * hold; none when it had none (released, or suspended).
+ */
 export async function releaseOrphans(
   ctx: ReconcilerContext,
-  pods: readonly [PodSummary, ...PodSummary[]],
+  key: string,
+  pods: readonly PodSummary[],
   log: Logger,
 ): Promise<Action> {
-  const { namespace, sandbox } = pods[0];
+  const namespace = key.slice(0, key.indexOf('/'));
+  const sandbox = key.slice(key.indexOf('/') + 1);
   const held = pods.filter((pod) => pod.finalizers.includes(EXCLUSIVITY_FINALIZER));
-  if (held.length === 0) return awaitChange();
+  if (held.length === 0) {
+    // No pod of it is cached at all: its Sandbox just went (released, or its finalizer stripped while it had no
+    // pod, as a suspended sandbox has none). Only its claims could hold a terminating namespace up.
+    if (pods.length === 0 && (await ctx.ports.namespaces.isTerminating(namespace)))
+      await releaseOrphanClaims(ctx, namespace, sandbox, log);
+    return awaitChange();
+  }
   // The cache may only lag: a Sandbox the API server still holds (any incarnation) is its own turn's.
   if ((await ctx.ports.sandboxes.readLive(namespace, sandbox)) !== undefined) return awaitChange();
   const names = held.map((pod) => pod.name);
@@ -42,5 +59,33 @@ export async function releaseOrphans(
     { pods: names },
     'the namespace is being deleted and the Sandbox of these pods is gone (its finalizer stripped); released them',
   );
+  await releaseOrphanClaims(ctx, namespace, sandbox, log);
   return awaitChange();
+}
+
+/**
+ * In a terminating namespace, the workspace claims of a Sandbox that is gone: each deleted (its uid) and freed
+ * of our finalizer (its uid and finalizer list), as the namespace's deletion would delete them anyway.
+ */
+async function releaseOrphanClaims(
+  ctx: ReconcilerContext,
+  namespace: string,
+  sandbox: string,
+  log: Logger,
+): Promise<void> {
+  const claims = (await ctx.ports.claims.listLive(namespace, sandbox)).filter((claim) =>
+    claim.finalizers.includes(EXCLUSIVITY_FINALIZER),
+  );
+  if (claims.length === 0) return;
+  // A Sandbox the API server still holds (any incarnation) decides for its claims itself.
+  if ((await ctx.ports.sandboxes.readLive(namespace, sandbox)) !== undefined) return;
+  for (const claim of claims) {
+    if (!claim.deleting) await ctx.ports.claims.delete(namespace, claim.name, claim.uid);
+    const patch = releasePatch(claim);
+    if (patch) await ctx.ports.claims.patchMetadata(namespace, claim.name, patch);
+  }
+  log.info(
+    { claims: claims.map((claim) => claim.name) },
+    'the namespace is being deleted and the Sandbox of these workspace claims is gone; released them',
+  );
 }

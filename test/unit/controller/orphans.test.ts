@@ -7,6 +7,22 @@ import { reconcileSandbox } from '../../../operator/controller/sandbox-reconcile
 import type { Action } from '../../../operator/runtime/action.ts';
 import { NAMESPACE, sandbox, type SandboxBuilder } from '../builders.ts';
 import { contextOf, expect_, Script, silent } from './scripted-ports.ts';
+import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
+import type { ClaimHolder } from '../../../operator/controller/claims.ts';
+
+/** A workspace claim of sbx as a LIST returns it: labelled, controlled by the Sandbox, holding our finalizer. */
+const claim = (name: string, over: Partial<ClaimHolder> = {}): ClaimHolder => ({
+  name,
+  uid: `uid-${name}`,
+  resourceVersion: '7',
+  sandboxLabel: 'sbx',
+  labelled: true,
+  controller: { kind: 'Sandbox', name: 'sbx', uid: 'uid-sbx' },
+  ownerReferences: [],
+  finalizers: [EXCLUSIVITY_FINALIZER],
+  deleting: false,
+  ...over,
+});
 
 /** A reconcile of `subject`'s key with a cache that holds its pods but not the Sandbox itself. */
 async function orphanTurn(subject: SandboxBuilder, expected: ConstructorParameters<typeof Script>[0]) {
@@ -31,6 +47,7 @@ describe('pods of a Sandbox that no longer exists', () => {
       expect_('pods.patchMetadata(sbx-0)'),
       expect_('pods.delete(sbx-1)'),
       expect_('pods.patchMetadata(sbx-1)'),
+      expect_('claims.listLive(sbx)', []), // no workspace claims: nothing more
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
   });
@@ -52,8 +69,63 @@ describe('pods of a Sandbox that no longer exists', () => {
     expect(action).toEqual({ kind: 'AwaitChange' });
   });
 
+  it('are released before the workspace claims, which go with them', async () => {
+    const subject = sandbox('sbx').withPods(1);
+    const action = await orphanTurn(subject, [
+      expect_('sandboxes.readLive(sbx)', undefined),
+      expect_(`namespaces.isTerminating(${NAMESPACE})`, true),
+      expect_('pods.delete(sbx-0)'),
+      expect_('pods.patchMetadata(sbx-0)'),
+      expect_('claims.listLive(sbx)', [claim('workspace-sbx')]),
+      expect_('sandboxes.readLive(sbx)', undefined),
+      expect_('claims.delete(workspace-sbx)'),
+      expect_('claims.patchMetadata(workspace-sbx)'),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
   it('cost nothing once released: only their going is awaited', async () => {
     const subject = sandbox('sbx').withPods(1, { deleting: true, finalizers: [] });
     expect(await orphanTurn(subject, [])).toEqual({ kind: 'AwaitChange' });
+  });
+});
+
+describe('workspace claims of a Sandbox that no longer exists, without a pod (suspended, or released)', () => {
+  const gone = (expected: ConstructorParameters<typeof Script>[0]) => orphanTurn(sandbox('sbx'), expected);
+
+  it('are deleted and freed of the finalizer in a namespace being deleted (it would wait on them for ever)', async () => {
+    expect(
+      await gone([
+        expect_(`namespaces.isTerminating(${NAMESPACE})`, true),
+        expect_('claims.listLive(sbx)', [claim('workspace-sbx'), claim('kept-sbx', { finalizers: [] })]),
+        expect_('sandboxes.readLive(sbx)', undefined),
+        expect_('claims.delete(workspace-sbx)'),
+        expect_('claims.patchMetadata(workspace-sbx)'),
+      ]),
+    ).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('are not even listed anywhere else, and left to a Sandbox the API server still holds', async () => {
+    expect(await gone([expect_(`namespaces.isTerminating(${NAMESPACE})`, false)])).toEqual({
+      kind: 'AwaitChange',
+    });
+    expect(
+      await gone([
+        expect_(`namespaces.isTerminating(${NAMESPACE})`, true),
+        expect_('claims.listLive(sbx)', [claim('workspace-sbx')]),
+        expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true }),
+      ]),
+    ).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('once deleting, are only freed of the finalizer', async () => {
+    expect(
+      await gone([
+        expect_(`namespaces.isTerminating(${NAMESPACE})`, true),
+        expect_('claims.listLive(sbx)', [claim('workspace-sbx', { deleting: true })]),
+        expect_('sandboxes.readLive(sbx)', undefined),
+        expect_('claims.patchMetadata(workspace-sbx)'),
+      ]),
+    ).toEqual({ kind: 'AwaitChange' });
   });
 });
