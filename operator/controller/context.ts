@@ -39,6 +39,11 @@ export type ReconcilerContext = {
    * alone (and says so once); absent without `--managed-namespace-label`, when every namespace is managed.
    */
   readonly unmanaged?: { readonly skips: (namespace: string, log: Logger) => boolean };
+  /**
+   * Which sandbox names have a workspace claim holding our finalizer (cache/held-claims.ts); absent in tests of
+   * other rules, where no claim is held.
+   */
+  readonly claims?: { readonly holds: (sandboxKey: string) => boolean };
   /** Which nodes are being drained (cache/node-drains.ts); absent where Nodes are not watched. */
   readonly nodes?: { readonly drainOf: (node: string) => NodeDrain | undefined };
   /** Called right after each deletion step writes: crash tests' failpoints (deletion/failpoints.ts), else a no-op. */

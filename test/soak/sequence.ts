@@ -283,7 +283,7 @@ async function teardown(
 
 async function leftovers(clients: ActorClients, namespace: string): Promise<string[]> {
   const selector = { fieldSelector: `metadata.namespace=${namespace}` };
-  const [pods, budgets, boxes, refs] = await Promise.all([
+  const [pods, budgets, boxes, refs, claims] = await Promise.all([
     clients.core.listPodForAllNamespaces(selector),
     clients.policy.listPodDisruptionBudgetForAllNamespaces(selector),
     clients.custom.listCustomObjectForAllNamespaces({
@@ -298,6 +298,7 @@ async function leftovers(clients: ActorClients, namespace: string): Promise<stri
       resourcePlural: SESSION_REFERENCE.plural,
       ...selector,
     }),
+    clients.core.listPersistentVolumeClaimForAllNamespaces(selector),
   ]);
   const names = (kind: string, items: readonly { metadata?: { name?: string; finalizers?: string[] } }[]) =>
     items.map(
@@ -309,6 +310,7 @@ async function leftovers(clients: ActorClients, namespace: string): Promise<stri
     ...names('pdb', budgets.items),
     ...names('sandbox', (boxes as { items: { metadata?: { name?: string } }[] }).items),
     ...names('sessionreference', (refs as { items: { metadata?: { name?: string } }[] }).items),
+    ...names('persistentvolumeclaim', claims.items),
   ];
 }
 
@@ -321,6 +323,18 @@ async function forceClean(ctx: SequenceContext): Promise<void> {
   for (const pod of (await clients.core.listNamespacedPod({ namespace: ctx.namespace })).items)
     await clients.core
       .patchNamespacedPod({ namespace: ctx.namespace, name: pod.metadata?.name ?? '', body: merge }, asMerge)
+      .catch(() => undefined);
+  // A workspace claim's finalizer goes only under the administrator's override (claim protection).
+  const overridden = {
+    metadata: { finalizers: null, annotations: { [ANNOTATIONS.deletionOverride]: 'soak force-clean' } },
+  };
+  for (const claim of (await clients.core.listNamespacedPersistentVolumeClaim({ namespace: ctx.namespace }))
+    .items)
+    await clients.core
+      .patchNamespacedPersistentVolumeClaim(
+        { namespace: ctx.namespace, name: claim.metadata?.name ?? '', body: overridden },
+        asMerge,
+      )
       .catch(() => undefined);
   const list = (await clients.custom.listNamespacedCustomObject(sandboxes(ctx.namespace))) as {
     items: { metadata: { name: string } }[];

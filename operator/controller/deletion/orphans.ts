@@ -8,8 +8,8 @@
  *
  * Its workspace claims (issue 27) are the same: they keep our finalizer, and only the operator may remove it,
  * so a terminating namespace would wait on them for ever. There they are released too. A suspended sandbox
- * has no pod to bring this turn, so the turn of a gone Sandbox with no pod cached asks whether the namespace
- * terminates (one GET per Sandbox gone; no claim is cached) and only then lists its claims.
+ * has no pod to bring this turn, and a restarted operator lists no gone Sandbox: the claim watch brings it
+ * (cache/held-claims.ts), and says whether any claim still holds our finalizer.
  */
 import type { Logger } from 'pino';
 import { EXCLUSIVITY_FINALIZER } from '../../api/names.ts';
@@ -33,9 +33,9 @@ export async function releaseOrphans(
   const sandbox = key.slice(key.indexOf('/') + 1);
   const held = pods.filter((pod) => pod.finalizers.includes(EXCLUSIVITY_FINALIZER));
   if (held.length === 0) {
-    // No pod of it is cached at all: its Sandbox just went (released, or its finalizer stripped while it had no
-    // pod, as a suspended sandbox has none). Only its claims could hold a terminating namespace up.
-    if (pods.length === 0 && (await ctx.ports.namespaces.isTerminating(namespace)))
+    // No pod holds anything up. Its claims could, where the namespace terminates: the claim watch says
+    // whether any still holds our finalizer (a released sandbox's do not), so this costs nothing otherwise.
+    if (ctx.claims?.holds(key) === true && (await ctx.ports.namespaces.isTerminating(namespace)))
       await releaseOrphanClaims(ctx, namespace, sandbox, log);
     return awaitChange();
   }

@@ -6,7 +6,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { INDEX_LIMITS } from '../../api/limits.ts';
-import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION, API_VERSION, LABELS } from '../../api/names.ts';
 import type { OperatorConfig } from './config.ts';
 import type { ReconcilerContext } from '../context.ts';
 import { failpoints } from '../deletion/failpoints.ts';
@@ -17,6 +16,7 @@ import { kubeClients } from '../../kube/clients.ts';
 import { kubeEventRecorder } from '../adapters/events.ts';
 import { kubeGuardApi, kubeNamespaceApi, kubePodApi } from '../adapters/pod-api.ts';
 import { kubeClaimApi } from '../adapters/claim-api.ts';
+import { claimResource, HeldClaims } from '../cache/held-claims.ts';
 import { kubeNetworkPolicyApi } from '../adapters/network-policy-api.ts';
 import { networkWatches } from '../cache/network-watches.ts';
 import { kubeReferenceApi } from '../adapters/reference-api.ts';
@@ -41,6 +41,7 @@ import { Watcher, type WatchedResource, type WatchSink } from '../../runtime/wat
 import { namespaceWatches } from '../cache/namespace-watches.ts';
 import { managedNamespaces } from '../cache/managed-namespaces.ts';
 import { NodeDrains, nodeDrainResource } from '../cache/node-drains.ts';
+import { storeResources } from '../cache/store-resources.ts';
 
 export type ManagerOptions = {
   readonly kubeConfig: KubeConfig;
@@ -77,8 +78,10 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const managed = managedNamespaces(config.managedNamespaceLabel, config.namespace, (namespace) => {
     for (const key of store.sandboxKeys()) if (key.startsWith(`${namespace}/`)) queue.add(key);
   });
+  // Workspace claims that hold our finalizer: a change brings their sandbox's turn.
+  const claims = new HeldClaims((key) => queue.add(key));
   const sinks: [WatchedResource, WatchSink][] = [
-    ...resources(config.namespace).map(([resource, sink]): [WatchedResource, WatchSink] => [
+    ...storeResources(config.namespace).map(([resource, sink]): [WatchedResource, WatchSink] => [
       resource,
       store[sink],
     ]),
@@ -89,6 +92,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       (key) => queue.add(key),
       () => store.sandboxKeys(),
     ),
+    [claimResource(config.namespace), claims],
   ];
   const watcherOf = <T>(resource: WatchedResource, sink: WatchSink<T>) =>
     new Watcher(kubeConfig, resource, sink, log.child({ component: 'watcher' }), {
@@ -141,6 +145,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     },
     failpoint: failpoints(config.failpoints),
     nodes,
+    claims,
     ...(managed.unmanaged ? { unmanaged: managed.unmanaged } : {}),
   };
 
@@ -240,57 +245,6 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     await new Promise((resolve) => server.close(resolve));
     log.info('operator stopped');
   }
-}
-
-type Sink = 'sandboxSink' | 'referenceSink' | 'podSink' | 'budgetSink';
-
-function resources(namespace: string | undefined): [WatchedResource, Sink][] {
-  const scope = namespace ? `/namespaces/${namespace}` : '';
-  const ns = namespace ? { namespace } : {};
-  return [
-    [
-      {
-        name: SANDBOX.plural,
-        apiVersion: API_VERSION,
-        kind: SANDBOX.kind,
-        path: `/apis/${GROUP}/${VERSION}${scope}/${SANDBOX.plural}`,
-        ...ns,
-      },
-      'sandboxSink',
-    ],
-    [
-      {
-        name: SESSION_REFERENCE.plural,
-        apiVersion: API_VERSION,
-        kind: SESSION_REFERENCE.kind,
-        path: `/apis/${GROUP}/${VERSION}${scope}/${SESSION_REFERENCE.plural}`,
-        ...ns,
-      },
-      'referenceSink',
-    ],
-    [
-      {
-        name: 'pods',
-        apiVersion: 'v1',
-        kind: 'Pod',
-        path: `/api/v1${scope}/pods`,
-        labelSelector: LABELS.sandbox,
-        ...ns,
-      },
-      'podSink',
-    ],
-    [
-      {
-        name: 'poddisruptionbudgets',
-        apiVersion: 'policy/v1',
-        kind: 'PodDisruptionBudget',
-        path: `/apis/policy/v1${scope}/poddisruptionbudgets`,
-        labelSelector: LABELS.sandbox,
-        ...ns,
-      },
-      'budgetSink',
-    ],
-  ];
 }
 
 const storeCounts = (store: ClusterStore) => store.counts;

@@ -25,11 +25,15 @@ const claim = (name: string, over: Partial<ClaimHolder> = {}): ClaimHolder => ({
 });
 
 /** A reconcile of `subject`'s key with a cache that holds its pods but not the Sandbox itself. */
-async function orphanTurn(subject: SandboxBuilder, expected: ConstructorParameters<typeof Script>[0]) {
+async function orphanTurn(
+  subject: SandboxBuilder,
+  expected: ConstructorParameters<typeof Script>[0],
+  heldClaims: readonly string[] = [],
+) {
   const script = new Script(expected);
   const store = { ...subject.store(), sandbox: () => undefined };
   const action: Action = await reconcileSandbox(
-    contextOf(store, script),
+    contextOf(store, script, { heldClaims }),
     `${NAMESPACE}/${subject.name}`,
     silent,
   );
@@ -91,7 +95,12 @@ describe('pods of a Sandbox that no longer exists', () => {
 });
 
 describe('workspace claims of a Sandbox that no longer exists, without a pod (suspended, or released)', () => {
-  const gone = (expected: ConstructorParameters<typeof Script>[0]) => orphanTurn(sandbox('sbx'), expected);
+  const gone = (expected: ConstructorParameters<typeof Script>[0]) =>
+    orphanTurn(sandbox('sbx'), expected, [`${NAMESPACE}/sbx`]);
+
+  it('cost nothing when the claim watch shows none holding our finalizer (a released sandbox)', async () => {
+    expect(await orphanTurn(sandbox('sbx'), [])).toEqual({ kind: 'AwaitChange' });
+  });
 
   it('are deleted and freed of the finalizer in a namespace being deleted (it would wait on them for ever)', async () => {
     expect(

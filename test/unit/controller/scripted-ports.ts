@@ -170,6 +170,8 @@ export function contextOf(
     ledger?: boolean | LegacyWalk;
     onWalked?: (key: string) => void;
     misconfigurations?: Misconfigurations;
+    /** Sandbox keys whose claims hold our finalizer (the claim watch, cache/held-claims.ts). */
+    heldClaims?: readonly string[];
   } = {},
 ): ReconcilerContext {
   const scripted: LegacyWalk = {
@@ -196,6 +198,9 @@ export function contextOf(
     recorder: {},
     misconfigurations: options.misconfigurations ?? new Misconfigurations(),
     failpoint: () => undefined,
+    ...(options.heldClaims
+      ? { claims: { holds: (key: string) => options.heldClaims?.includes(key) === true } }
+      : {}),
   };
 }
 
