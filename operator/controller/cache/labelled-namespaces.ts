@@ -2,7 +2,8 @@
  * The names of the namespaces a label-selected watch of Namespaces returns: the selector names the value, so
  * a namespace whose label is removed or changed leaves the selection (the watch says DELETED). One watch, a
  * name per selected namespace. The Privileged-mode opt-in (privileged-reaper-namespaces.ts) and the
- * per-namespace management opt-in (managed-namespaces.ts) are two such sets.
+ * per-namespace management opt-in (managed-namespaces.ts) and the network opt-out
+ * (unmanaged-network-namespaces.ts) are such sets.
  */
 import type { WatchEventType, WatchSink } from '../../runtime/watcher.ts';
 

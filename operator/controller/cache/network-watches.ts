@@ -5,7 +5,8 @@
  */
 import type { WatchSink, WatchedResource } from '../../runtime/watcher.ts';
 import { NetworkPolicyEvents, networkPolicyResource } from './network-policy-events.ts';
-import { UnmanagedNetworkNamespaces, unmanagedNetworkResource } from './unmanaged-network-namespaces.ts';
+import { LabelledNamespaces } from './labelled-namespaces.ts';
+import { unmanagedNetworkResource } from './unmanaged-network-namespaces.ts';
 
 export function networkWatches(
   watchNamespace: string | undefined,
@@ -16,7 +17,7 @@ export function networkWatches(
     [networkPolicyResource(watchNamespace), new NetworkPolicyEvents(enqueue)],
     [
       unmanagedNetworkResource(watchNamespace),
-      new UnmanagedNetworkNamespaces((namespace) => {
+      new LabelledNamespaces((namespace) => {
         for (const key of sandboxKeys()) if (key.startsWith(`${namespace}/`)) enqueue(key);
       }),
     ],

@@ -7,7 +7,7 @@ import {
 } from '../../../operator/controller/cache/network-policy-events.ts';
 import { endpointsOf } from '../../../operator/controller/adapters/network-policy-api.ts';
 import { networkWatches } from '../../../operator/controller/cache/network-watches.ts';
-import { UnmanagedNetworkNamespaces } from '../../../operator/controller/cache/unmanaged-network-namespaces.ts';
+import { LabelledNamespaces } from '../../../operator/controller/cache/labelled-namespaces.ts';
 
 const policy = (namespace: string, sandbox: string) => ({
   metadata: { namespace, name: `${sandbox}-sandbox`, labels: { 'sandbox.agents.dev/sandbox': sandbox } },
@@ -88,7 +88,7 @@ describe('the namespaces that allow Unmanaged', () => {
 
   it('say a namespace only when it gains or loses the label, a relist included', () => {
     const changed: string[] = [];
-    const sink = new UnmanagedNetworkNamespaces((name) => changed.push(name));
+    const sink = new LabelledNamespaces((name) => changed.push(name));
     sink.replace([ns('a'), ns('b')]);
     sink.apply('MODIFIED', ns('a'));
     sink.apply('ADDED', { metadata: {} });
