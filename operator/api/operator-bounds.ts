@@ -14,7 +14,8 @@
  * - workspace claims: created, changed and deleted as sandbox pods are (claim-protection.ts);
  * - budgets, Events, Sandboxes and references: only a sandbox's eviction guard, only Events about Sandboxes,
  *   of a Sandbox only its finalizer and cleanup fence, and its DELETE only for automatic cleanup; a reference
- *   only deleted, never written, each attached one's delete audited (operator-reach.ts);
+ *   only deleted, each attached one's delete audited, and of its status only `status.disruption` written (the
+ *   notice of a drain, issue 27) (operator-reach.ts);
  * - and, when the parameters list `watchNamespaces`, only in those namespaces; when they name a
  *   `managedNamespaceLabel` (`key=value`), only in namespaces an administrator labelled so (issue 26 #1's
  *   per-namespace opt-in).

@@ -1,7 +1,7 @@
 /**
  * How far the operator's identity reaches beyond a sandbox pod's metadata (issue 26, item 1): what it may
  * put into a pod it creates, where, which budgets and Events it may write, what of a Sandbox it may change or
- * delete, and that it only deletes references. Rules of the operator-bounds
+ * delete, and that of references it only deletes them and writes their `status.disruption`. Rules of the operator-bounds
  * policy (operator-bounds.ts), evaluated only for the operator users.
  *
  * A pod it creates passes the pod-template checks at its namespace's level, as the Sandbox's template had to
@@ -39,6 +39,7 @@ export const REAPER_EXTRA_CAPABILITIES = ['SYS_PTRACE', 'DAC_READ_SEARCH'] as co
 export const SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'] as const;
 
 const quoted = (values: readonly string[]) => `[${values.map((v) => `'${v}'`).join(', ')}]`;
+const statusOf = (o: string) => `${o}.?status.orValue({})`;
 
 export const REACH_RULES = [
   {
@@ -55,8 +56,9 @@ export const REACH_RULES = [
     operations: ['UPDATE', 'DELETE'],
     resources: [SANDBOX.plural],
   },
-  // References: the operator only deletes them (the worktree prune, the erases); any other write, its status
-  // included, would let a token turn an attached reference into a tombstone the prune may take.
+  // References: the operator deletes them (the worktree prune, the erases) and writes one status field, the
+  // disruption notice; any other write would let a token turn an attached reference into a tombstone the prune
+  // may take, or forge a session's turn.
   {
     apiGroups: [GROUP],
     apiVersions: [VERSION],
@@ -97,6 +99,15 @@ export const REACH_VARIABLES: readonly Variable[] = [
     expression:
       "variables.onReferences && request.operation == 'DELETE' && " +
       "oldObject.spec.?state.orValue('Attached') != 'Detached'",
+  },
+  // A status UPDATE that changes nothing but status.disruption (the notice of a drain: live/notices.ts).
+  {
+    name: 'onlyDisruptionNotice',
+    expression:
+      "request.subResource == 'status' && request.operation == 'UPDATE' && object.spec == oldObject.spec && " +
+      `${statusOf('object')}.all(k, k == 'disruption' || (k in ${statusOf('oldObject')} && ` +
+      `${statusOf('oldObject')}[k] == ${statusOf('object')}[k])) && ` +
+      `${statusOf('oldObject')}.all(k, k == 'disruption' || k in ${statusOf('object')})`,
   },
   {
     name: 'offLimits',
@@ -225,13 +236,16 @@ export function reachValidations(): Validation[] {
         `after raising ${ANNOTATIONS.cleanupFence}); refused the deletion of sandbox ' + variables.pod`,
       reason: 'Forbidden',
     },
-    // The operator deletes references and writes nothing else of them: a detach (state Detached) by its token
-    // would make an attached reference a tombstone the worktree prune takes.
+    // The operator deletes references and writes nothing else of them but the disruption notice in their
+    // status: a detach (state Detached) by its token would make an attached reference a tombstone the worktree
+    // prune takes, and a forged turn would hold or hurry a drain's move.
     {
-      expression: "!variables.onReferences || request.operation == 'DELETE'",
+      expression:
+        "!variables.onReferences || request.operation == 'DELETE' || variables.onlyDisruptionNotice",
       messageExpression:
-        "'the operator never creates or changes a SessionReference (or its status), it only deletes them; refused ' + " +
-        "request.operation + ' of sessionreference ' + variables.pod",
+        "'the operator never creates or changes a SessionReference, it only deletes them and writes their " +
+        "status.disruption; refused ' + request.operation + ' of sessionreference ' + variables.pod + " +
+        "(request.subResource == '' ? '' : ' (' + request.subResource + ')')",
       reason: 'Forbidden',
     },
   ];

@@ -85,10 +85,12 @@ export function reaperStatusPolicy(
         expression:
           '!variables.narrowed || (object.?status.?turn == oldObject.?status.?turn && ' +
           'object.?status.?endedTurns == oldObject.?status.?endedTurns && ' +
-          'object.?status.?detachedAt == oldObject.?status.?detachedAt)',
+          'object.?status.?detachedAt == oldObject.?status.?detachedAt && ' +
+          'object.?status.?disruption == oldObject.?status.?disruption)',
         messageExpression:
           "variables.who + ' may write only status.shells; status.turn, status.endedTurns and " +
-          "status.detachedAt are the agent host\\'s (who may also create SessionReferences)'",
+          "status.detachedAt are the agent host\\'s (who may also create SessionReferences), status.disruption " +
+          "the operator\\'s'",
         reason: 'Forbidden',
       },
       {

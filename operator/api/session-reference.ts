@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { count, identifier, immutable, objectName, timestamp } from './fields.ts';
 import {
   MESSAGE_MAX,
+  PODS_MAX,
   ROUTE_MAX,
   SANDBOX_NAME_MAX,
   SESSION_ID_MAX,
@@ -131,6 +132,33 @@ export const shellsSchema = z
   .describe('What the shell reaper sidecar did, written by the sidecar.');
 export type ShellsStatus = z.infer<typeof shellsSchema>;
 
+/**
+ * What the operator tells a session of its sandbox (issue 27): a drain is moving the sandbox's pods under the
+ * disruption policy Reschedule. Written on each Attached reference while the sandbox is Disrupting, removed
+ * once the replacement pods are created; the only field of a reference the operator writes (operator-reach.ts).
+ */
+export const disruptionNoticeSchema = z
+  .object({
+    nodes: z
+      .array(objectName('A node being drained that runs a pod of the sandbox.'))
+      .min(1)
+      .max(PODS_MAX)
+      .describe('The nodes being drained (cordoned, or tainted by an autoscaler removing them).'),
+    since: timestamp('When the operator first saw the drain (the Disrupting condition turned True).'),
+    movesBy: timestamp(
+      'The latest the pods move (since + spec.disruption.holdSeconds); sooner once no attached session has a turn Running.',
+    ),
+  })
+  .describe(
+    "The sandbox's pods are being moved off nodes being drained; its workspace, references and verdict are kept. Written by the operator.",
+  );
+export type DisruptionNotice = z.infer<typeof disruptionNoticeSchema>;
+
+/** A notice as a comparable string (the controller's cache keeps this of each reference); undefined: none. */
+export function noticeKey(notice: DisruptionNotice | undefined): string | undefined {
+  return notice === undefined ? undefined : JSON.stringify([notice.nodes, notice.since, notice.movesBy]);
+}
+
 export const sessionReferenceStatusSchema = z
   .object({
     turn: turnSchema.optional(),
@@ -143,6 +171,7 @@ export const sessionReferenceStatusSchema = z
       ),
     shells: shellsSchema.optional(),
     detachedAt: timestamp('When the reference became a tombstone.').optional(),
+    disruption: disruptionNoticeSchema.optional(),
   })
   .describe('Observed state of the session in this sandbox.');
 export type SessionReferenceStatus = z.infer<typeof sessionReferenceStatusSchema>;

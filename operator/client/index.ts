@@ -24,5 +24,6 @@ export {
   type TurnRecord,
 } from './completion-reports.ts';
 export { KubeRequestError } from '../kube/errors.ts';
-export type { SessionReferenceSpec, Turn } from '../api/session-reference.ts';
+export type { DisruptionNotice, SessionReferenceSpec, Turn } from '../api/session-reference.ts';
+export { readDisruption } from './disruption.ts';
 export { API_VERSION, GROUP, SANDBOX, SESSION_REFERENCE } from '../api/names.ts';

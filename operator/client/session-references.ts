@@ -25,6 +25,7 @@ import { planWithdrawal, type AttachWrite, type Withdrawal } from './withdrawal.
 import { judgeReattach } from './reattach.ts';
 import { SessionReferenceConflictError } from './conflict-error.ts';
 import { resumeIfSuspended, waitUntilReady, type AttachOptions } from './resumption.ts';
+import { readDisruption, type DisruptionNotice } from './disruption.ts';
 
 export type { Withdrawal } from './withdrawal.ts';
 
@@ -240,6 +241,22 @@ export class SessionReferences {
         contentType: PatchStrategy.MergePatch,
       }),
     );
+  }
+
+  /**
+   * The drain notice on the session's reference (`status.disruption`): a drain is moving the sandbox's pods to
+   * another node, at the latest at `movesBy`; undefined when none is (or the reference is gone).
+   */
+  async disruption(
+    namespace: string,
+    sandbox: string,
+    session: string,
+  ): Promise<DisruptionNotice | undefined> {
+    const name = sessionReferenceName(sandbox, session);
+    const stored = await requestUnlessGone('Get', target(namespace, name), () =>
+      this.json({ method: 'GET', path: referencePath(namespace, name) }),
+    );
+    return readDisruption(stored);
   }
 
   /** Deletes the reference within `deadlineMs`; the outcome is a value, never an exception. */

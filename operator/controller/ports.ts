@@ -11,6 +11,7 @@ import type { ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
 import type { JsonPatchOp } from './finalizer.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
 import type { ClaimHolder } from './claims.ts';
+import type { WantedNotice } from './disruption-notice.ts';
 import type { ApiServerEndpoint, DesiredNetworkPolicy, SandboxIdentity } from '../api/network-policy.ts';
 
 export type ObjectRef = {
@@ -89,7 +90,16 @@ export interface ReferenceApi {
    * (the one the decision read): it is used instead of listing again.
    */
   deleteAll(namespace: string, sandbox: string, listed?: readonly ListedReference[]): Promise<Deleted>;
+  /**
+   * Puts the drain notice the sandbox's references should carry (disruption-notice.ts) on each that does not:
+   * from a consistent LIST, each `status.disruption` written (or removed) on the resourceVersion listed, so a
+   * reference changed meanwhile is reported, not overwritten; gone is fine.
+   */
+  noticeDisruption(namespace: string, sandbox: string, wanted: WantedNotice): Promise<Noticed>;
 }
+
+/** What a notice write did: the references it wrote, and those changed since the LIST (the next turn's). */
+export type Noticed = { readonly written: readonly string[]; readonly changed: readonly string[] };
 
 /** A reference as a consistent LIST returned it: what a preconditioned delete of it needs. */
 export type ListedReference = {

@@ -164,6 +164,9 @@ export class SandboxBuilder {
       references: (k) => (mine(k) ? [...this.references] : []),
       unreadableReferences: () => [],
       runningTurns: () => 0,
+      // No reference carries a drain notice: a turn that wants one writes it (references.noticeDisruption).
+      referenceNotices: (k) =>
+        mine(k) ? this.references.map((r) => ({ state: r.state, notice: undefined })) : [],
       pods: (k) => (mine(k) ? [...this.pods] : []),
       budget: (k) => (mine(k) ? this.budget : undefined),
     };

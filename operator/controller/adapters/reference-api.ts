@@ -1,10 +1,13 @@
 /** ReferenceApi on the plain-JSON client: consistent LISTs by the `spec.sandbox` selectable field. */
+import { PatchStrategy } from '@kubernetes/client-node';
 import { API_VERSION, SESSION_REFERENCE } from '../../api/names.ts';
 import { parseSessionReference } from '../../api/parse.ts';
 import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
 import { segment, type JsonClient } from '../../kube/plain-json.ts';
 import type { Deleted, ListedReference, ReferenceApi } from '../ports.ts';
-import type { KubeClients } from '../../kube/clients.ts';
+import { noticeKey, type DisruptionNotice } from '../../api/session-reference.ts';
+import { noticeWrite } from '../disruption-notice.ts';
+import { FIELD_MANAGER, type KubeClients } from '../../kube/clients.ts';
 
 const referencesPath = (namespace: string) =>
   `/apis/${API_VERSION}/namespaces/${segment(namespace)}/${SESSION_REFERENCE.plural}`;
@@ -43,6 +46,45 @@ export function kubeReferenceApi(clients: KubeClients): ReferenceApi {
         ));
       return deleteListed(clients, namespace, items);
     },
+    async noticeDisruption(namespace, sandbox, wanted) {
+      const written: string[] = [];
+      const changed: string[] = [];
+      if (wanted.kind === 'Unchanged') return { written, changed };
+      const items = (await listItems(
+        json,
+        namespace,
+        `spec.sandbox=${sandbox}`,
+        `sessionreferences of ${namespace}/${sandbox}`,
+      )) as Noticeable[];
+      const writes = items.flatMap((item) => {
+        const state = item.spec?.state === 'Detached' ? 'Detached' : 'Attached';
+        const notice = noticeWrite(wanted, state, noticeKey(item.status?.disruption));
+        const name = item.metadata?.name ?? '';
+        return notice === undefined ? [] : [{ name, notice, version: item.metadata?.resourceVersion ?? '' }];
+      });
+      for (let start = 0; start < writes.length; start += DELETES_IN_FLIGHT)
+        await Promise.all(
+          writes.slice(start, start + DELETES_IN_FLIGHT).map(async ({ name, notice, version }) => {
+            try {
+              // Merge patch on the version listed: only status.disruption changes, and only on what was read.
+              await requestUnlessGone('PatchStatus', `sessionreference ${namespace}/${name}`, () =>
+                json({
+                  method: 'PATCH',
+                  path: `${referencesPath(namespace)}/${segment(name)}/status`,
+                  query: { fieldManager: FIELD_MANAGER },
+                  body: { metadata: { resourceVersion: version }, status: { disruption: notice } },
+                  contentType: PatchStrategy.MergePatch,
+                }),
+              );
+              written.push(name);
+            } catch (error) {
+              if (!(error instanceof KubeRequestError && error.conflict)) throw error;
+              changed.push(name);
+            }
+          }),
+        );
+      return { written, changed };
+    },
     async pruneTombstones(namespace, sandbox, worktree) {
       const items = await listFor(
         clients,
@@ -59,6 +101,10 @@ export function kubeReferenceApi(clients: KubeClients): ReferenceApi {
 const DELETES_IN_FLIGHT = 16;
 
 type Listed = { metadata?: { name?: string; uid?: string; resourceVersion?: string } };
+type Noticeable = Listed & {
+  spec?: { state?: unknown };
+  status?: { disruption?: DisruptionNotice };
+};
 
 /** A consistent LIST by `selector`: what each preconditioned delete needs. */
 async function listFor(

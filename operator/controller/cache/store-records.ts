@@ -12,6 +12,7 @@ import {
   type Parsed,
 } from '../../api/parse.ts';
 import { GROUP } from '../../api/names.ts';
+import { noticeKey } from '../../api/session-reference.ts';
 import type { Sandbox, SandboxState } from '../../api/objects.ts';
 import { referenceEntryOf, type ReferenceEntry } from '../../exclusivity/reference.ts';
 import { budgetSummaryOf, type BudgetSummary } from './budget-summary.ts';
@@ -49,6 +50,8 @@ export type ReferenceRecord = {
   readonly entry?: ReferenceEntry;
   /** An Attached reference whose session's latest turn is Running: a drain holds its sandbox's move for it. */
   readonly turnRunning?: true;
+  /** Its `status.disruption` (noticeKey), present only while a drain's notice is on it. */
+  readonly notice?: string;
   readonly error?: MalformedObjectError;
 };
 
@@ -108,11 +111,13 @@ export function decodeReference(raw: unknown, strings: SharedStrings): Decoded<R
   const entry = referenceEntryOf(parsed.value);
   const { metadata, spec, status } = parsed.value;
   const turnRunning = spec.state === 'Attached' && status?.turn?.phase === 'Running';
+  const notice = noticeKey(status?.disruption);
   return {
     key,
     value: {
       sandboxKey: strings.share(keyOf(metadata.namespace, spec.sandbox)),
       ...(turnRunning ? { turnRunning } : {}),
+      ...(notice === undefined ? {} : { notice: strings.share(notice) }),
       entry: {
         ...entry,
         worktree: strings.share(entry.worktree),

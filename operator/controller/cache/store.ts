@@ -9,6 +9,7 @@
 import type { MalformedObjectError, Parsed } from '../../api/parse.ts';
 import type { SandboxState } from '../../api/objects.ts';
 import type { ReferenceEntry } from '../../exclusivity/reference.ts';
+import type { ReferenceState } from '../../api/session-reference.ts';
 import type { BudgetSummary } from './budget-summary.ts';
 import type { PodSummary } from './pod-summary.ts';
 import type { WatchEventType, WatchSink } from '../../runtime/watcher.ts';
@@ -26,6 +27,8 @@ import {
 
 export { keyOf } from './store-records.ts';
 
+export type ReferenceNotice = { readonly state: ReferenceState; readonly notice: string | undefined };
+
 export interface StoreReader {
   sandbox(key: string): Parsed<SandboxState> | undefined;
   sandboxKeys(): string[];
@@ -34,6 +37,8 @@ export interface StoreReader {
   unreadableReferences(sandboxKey: string): MalformedObjectError[];
   /** Its Attached references whose session has a turn Running (a drain's Reschedule waits for them). */
   runningTurns(sandboxKey: string): number;
+  /** Its readable references' states and the drain notices they carry (noticeKey), for disruption-notice.ts. */
+  referenceNotices(sandboxKey: string): ReferenceNotice[];
   pods(sandboxKey: string): PodSummary[];
   /** The sandbox's eviction guard as last seen; undefined when it is missing. */
   budget(sandboxKey: string): BudgetSummary | undefined;
@@ -107,6 +112,11 @@ export class ClusterStore implements StoreReader {
     for (const record of this.referencesBySandbox.get(sandboxKey)?.values() ?? [])
       if (record.turnRunning) running += 1;
     return running;
+  }
+  referenceNotices(sandboxKey: string): ReferenceNotice[] {
+    return [...(this.referencesBySandbox.get(sandboxKey)?.values() ?? [])].flatMap((record) =>
+      record.entry ? [{ state: record.entry.state, notice: record.notice }] : [],
+    );
   }
   pods(sandboxKey: string): PodSummary[] {
     return [...(this.podsBySandbox.get(sandboxKey)?.values() ?? [])];

@@ -24,6 +24,7 @@ import { legacyEvidence, nextLegacyWalkInMs } from '../walk-lane/evidence.ts';
 import { writeStatus } from '../write-status.ts';
 import { holdRemainingMs, replacementWaitMs } from '../disruption.ts';
 import { movePods, planDrain } from './drain.ts';
+import { noticeReferences } from './notices.ts';
 import { cleanUpWhenDue, raiseFencePatch } from './cleanup.ts';
 import { judgePodNameHolder } from './pod-name.ts';
 import type { PodNameHolder } from '../ports.ts';
@@ -270,11 +271,19 @@ export async function reconcileLive(
         );
   await firstFailure(
     [
-      // A pod moves off a drained node only once the status says so (the Disrupting condition and its Event).
-      // A suspended sandbox's pods are stopped below, not moved.
-      status.then(() =>
-        suspension.kind === 'Suspended' ? undefined : movePods(ctx, sandbox, drain.plan, log),
-      ),
+      // A pod moves off a drained node only once the status says so (the Disrupting condition and its Event)
+      // and the attached references do (status.disruption). A suspended sandbox's pods are stopped below.
+      status
+        .then(() =>
+          noticeReferences(
+            ctx,
+            sandbox,
+            drain,
+            { suspended: suspension.kind === 'Suspended', replacementWaiting: replacementWait !== undefined },
+            log,
+          ),
+        )
+        .then(() => (suspension.kind === 'Suspended' ? undefined : movePods(ctx, sandbox, drain.plan, log))),
       guard.then((outcome) => {
         if (outcome.kind === 'Refused') throw outcome.error;
       }),

@@ -157,6 +157,64 @@ describe('SessionReferences the operator’s identity writes', () => {
     expect((await getReference(namespace, 'attached-a'))?.spec.state).toBe('Attached');
   });
 
+  it('have only status.disruption written: the drain notice, set and removed, and nothing beside it', async () => {
+    await createReference(namespace, 'told-d', {
+      sandbox: 'shared',
+      session: 'workspace_d',
+      worktree: 'wt-2',
+    });
+    // The agent host's turn is there first; the operator's notice must leave it as it is.
+    await kubectlOk([
+      'patch',
+      'sessionreference',
+      'told-d',
+      '-n',
+      namespace,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"turn":{"id":"t-1","phase":"Running"}}}',
+    ]);
+    const notice = { nodes: ['node-a'], since: '2026-12-03T07:00:00Z', movesBy: '2026-12-03T07:05:00Z' };
+    const patchStatus = (status: object) =>
+      asOperator([
+        'patch',
+        'sessionreference',
+        'told-d',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status }),
+      ]);
+    const set = await patchStatus({ disruption: notice });
+    expect(set, set.stderr).toMatchObject({ exitCode: 0 });
+    expect((await getReference(namespace, 'told-d'))?.status).toMatchObject({
+      disruption: notice,
+      turn: { id: 't-1', phase: 'Running' },
+    });
+    // Beside the notice, the session's turn, its ended turns, its shells or its tombstone time: refused.
+    for (const other of [
+      { turn: { id: 't-1', phase: 'Completed' } },
+      { endedTurns: [{ id: 't-0', phase: 'Completed' }] },
+      { shells: { retiredTurn: 't-1', retiredGroups: 0, unreachable: 0 } },
+      { detachedAt: '2026-12-03T07:01:00Z' },
+    ]) {
+      const refused = await patchStatus({ disruption: { ...notice, nodes: ['node-b'] }, ...other });
+      expect(refused.stderr, JSON.stringify(other)).toContain(
+        'the operator never creates or changes a SessionReference, it only deletes them and writes their status.disruption',
+      );
+    }
+    // The turn removed (not only changed) is refused too.
+    const dropped = await patchStatus({ turn: null });
+    expect(dropped.stderr).toContain('writes their status.disruption; refused UPDATE of sessionreference');
+    const cleared = await patchStatus({ disruption: null });
+    expect(cleared, cleared.stderr).toMatchObject({ exitCode: 0 });
+    const after = await getReference(namespace, 'told-d');
+    expect(after?.status?.disruption).toBeUndefined();
+    expect(after?.status?.turn).toMatchObject({ id: 't-1', phase: 'Running' });
+    expect(after?.spec.state).toBe('Attached');
+  });
+
   it('are deleted as tombstones without a trace, and as attached ones with an audit record', async () => {
     await createReference(namespace, 'tombstone-b', {
       sandbox: 'shared',

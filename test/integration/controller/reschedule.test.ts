@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, inject } from 'vi
 import { GROUP, LABELS, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
 import { kubectl, testNamespace } from '../../harness/kube.ts';
 import { startTestScheduler, type TestScheduler } from '../../harness/scheduler.ts';
-import { createReference, getSandbox, sandboxManifest, untilSandbox } from './fixtures.ts';
+import { createReference, getReference, getSandbox, sandboxManifest, untilSandbox } from './fixtures.ts';
 import {
   core,
   customObjects,
@@ -169,25 +169,46 @@ describe.skipIf(!local)('a sandbox whose disruption policy is Reschedule, on a n
     expect(await condition('mover', 'DisruptionBlocked')).toMatchObject({ status: 'False' });
   });
 
-  it('holds the move while an attached turn is Running, and moves once it ends', async () => {
+  it('holds the move while an attached turn is Running, telling the sessions, and moves once it ends', async () => {
     await createMovable('busy', 300);
     await createReference(namespace, 'busy-ref', {
       sandbox: 'busy',
       session: 'workspace_busy',
       worktree: 'wt-1',
     });
+    await createReference(namespace, 'busy-tombstone', {
+      sandbox: 'busy',
+      session: 'workspace_gone',
+      worktree: 'wt-1',
+      state: 'Detached',
+    });
     await setTurn('busy-ref', 'Running');
     const before = await runningPod('busy');
+    expect((await getReference(namespace, 'busy-ref'))?.status?.disruption).toBeUndefined();
     expect((await kubectl(['cordon', before.node])).exitCode).toBe(0);
     const disrupting = await eventually('Disrupting True', async () => {
       const seen = await condition('busy', 'Disrupting');
       return seen?.status === 'True' ? seen : pending({ seen });
     });
     expect(disrupting.message).toMatch(/once no attached session has a turn Running, at the latest at /);
-    // Held: a few resyncs' worth of turns, and the pod is the same.
+    // The attached session is told on its reference (the agent host reads it there); the tombstone is not.
+    const since = disrupting.lastTransitionTime;
+    const told = await eventually('the attached reference told of the drain', async () => {
+      const seen = (await getReference(namespace, 'busy-ref'))?.status;
+      return seen?.disruption ? seen : pending({ seen });
+    });
+    expect(told.disruption).toEqual({
+      nodes: [before.node],
+      since,
+      movesBy: new Date(Date.parse(since) + 300_000).toISOString().replace('.000Z', 'Z'),
+    });
+    expect(told.turn).toMatchObject({ id: 'turn-1', phase: 'Running' });
+    expect((await getReference(namespace, 'busy-tombstone'))?.status?.disruption).toBeUndefined();
+    // Held: a few resyncs' worth of turns, and the pod is the same, the notice still there.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     expect((await runningPod('busy')).uid).toBe(before.uid);
     expect(await eventsOf('busy', 'PodRescheduled')).toHaveLength(0);
+    expect((await getReference(namespace, 'busy-ref'))?.status?.disruption).toEqual(told.disruption);
 
     await setTurn('busy-ref', 'Completed');
     const after = await eventually('the pod moved once the turn ended', async () => {
@@ -195,6 +216,12 @@ describe.skipIf(!local)('a sandbox whose disruption policy is Reschedule, on a n
       return seen.uid !== before.uid ? seen : pending({ seen });
     });
     expect(after.node).not.toBe(before.node);
+    // Once the replacement exists the notice goes; the session's own status stays.
+    const cleared = await eventually('the notice removed after the move', async () => {
+      const seen = (await getReference(namespace, 'busy-ref'))?.status;
+      return seen?.disruption === undefined ? seen : pending({ seen });
+    });
+    expect(cleared.turn).toMatchObject({ id: 'turn-1', phase: 'Completed' });
   });
 
   it('moves when the hold ends, even with a turn still Running', async () => {

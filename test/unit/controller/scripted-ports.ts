@@ -84,6 +84,8 @@ export function scriptedPorts(script: Script): ControllerPorts {
         reply(
           `references.deleteAll(${sandbox}${listed ? `, listed [${listed.map((r) => r.name).join(', ')}]` : ''})`,
         ),
+      noticeDisruption: (_ns, sandbox, wanted) =>
+        reply(`references.noticeDisruption(${sandbox}, ${wanted.kind})`),
     },
     pods: {
       create: (pod) => reply(`pods.create(${pod.metadata?.name ?? '?'})`),

@@ -4,6 +4,7 @@ parent once (CompletionReports). Blocking and asyncio APIs alike; docs/client.md
 documents each call, its guarantees and its errors, side by side with the TypeScript client."""
 
 from ._aio import AsyncCompletionReports, AsyncSessionReferences, load_async_api_client
+from ._disruption import DisruptionNotice, read_disruption
 from ._errors import (
     ApiAnswerError,
     FenceReason,
@@ -49,6 +50,7 @@ __all__ = [
     "AttachRequest",
     "CompletionReport",
     "CompletionReports",
+    "DisruptionNotice",
     "FenceReason",
     "FixedField",
     "ForgetDeadlineError",
@@ -75,6 +77,7 @@ __all__ = [
     "Withdrawal",
     "load_api_client",
     "load_async_api_client",
+    "read_disruption",
     "report_key",
     "reported_annotation",
     "session_reference_name",

@@ -9,6 +9,7 @@ reference or the attach sees the deletion (docs/adr/0003-attach-handshake.md).
 
 import json
 
+from ._disruption import DisruptionNotice, read_disruption
 from ._errors import (
     KubeRequestError,
     SandboxDeletingError,
@@ -197,6 +198,14 @@ def detach(namespace: str, sandbox: str, session: str, now: str) -> Flow[None]:
     yield from request(
         Call("PatchStatus", target, "PATCH", f"{path}/status", body=status, content_type=MERGE_PATCH)
     )
+
+
+def disruption(namespace: str, sandbox: str, session: str) -> Flow[DisruptionNotice | None]:
+    """The drain notice on the session's reference (status.disruption); None when there is none or it is gone."""
+    name = session_reference_name(sandbox, session)
+    call = Call("Get", reference_target(namespace, name), "GET", reference_path(namespace, name))
+    body = yield from request_unless_gone(call)
+    return None if body is GONE else read_disruption(body)
 
 
 def forget(namespace: str, sandbox: str, session: str, timeout: float | None) -> Flow[ForgetResult]:

@@ -14,6 +14,7 @@ from kubernetes import config as k8s_config
 from . import _reference_flows as references
 from . import _report_flows as reports
 from ._clock import now_millis, now_seconds
+from ._disruption import DisruptionNotice
 from ._errors import ForgetDeadlineError, SandboxNotReadyError
 from ._loading import kubeconfig_present
 from ._protocol import Call, Flow, Reply, Sender
@@ -142,6 +143,11 @@ class SessionReferences:
     def detach(self, namespace: str, sandbox: str, session: str) -> None:
         """Marks the reference Detached: a tombstone that keeps blocking destruction until pruned or forgotten."""
         run(references.detach(namespace, sandbox, session, now_seconds()), self._transport)
+
+    def disruption(self, namespace: str, sandbox: str, session: str) -> DisruptionNotice | None:
+        """The drain notice on the session's reference (status.disruption): a drain is moving the sandbox's
+        pods to another node, at the latest at moves_by; None when none is (or the reference is gone)."""
+        return run(references.disruption(namespace, sandbox, session), self._transport)
 
     def forget(self, namespace: str, sandbox: str, session: str, deadline: float = 2.0) -> ForgetResult:
         """Deletes the reference within `deadline` seconds. Never raises: Forgotten, AlreadyGone, or
