@@ -192,10 +192,11 @@ describe.skipIf(!local)('a sandbox whose disruption policy is Reschedule, on a n
     });
     expect(disrupting.message).toMatch(/once no attached session has a turn Running, at the latest at /);
     // The attached session is told on its reference (the agent host reads it there); the tombstone is not.
+    // (The drain's first turn may read the clock a second before its status does; the next turn agrees.)
     const since = disrupting.lastTransitionTime;
     const told = await eventually('the attached reference told of the drain', async () => {
       const seen = (await getReference(namespace, 'busy-ref'))?.status;
-      return seen?.disruption ? seen : pending({ seen });
+      return seen?.disruption?.since === since ? seen : pending({ seen, since });
     });
     expect(told.disruption).toEqual({
       nodes: [before.node],
