@@ -269,21 +269,27 @@ export async function reconcileLive(
           (outcome) => createIf(outcome.kind === 'Kept'),
           () => undefined, // the guard's and the policy's own failures are the writes above
         );
+  // The attached references are told of a drain (status.disruption) once the status says so; a failed status
+  // write is the status's own failure (below), not the notice's.
+  const noticed = status.then(
+    () =>
+      noticeReferences(
+        ctx,
+        sandbox,
+        drain,
+        { suspended: suspension.kind === 'Suspended', replacementWaiting: replacementWait !== undefined },
+        log,
+      ),
+    () => undefined,
+  );
+  const move = () => (suspension.kind === 'Suspended' ? undefined : movePods(ctx, sandbox, drain.plan, log));
   await firstFailure(
     [
       // A pod moves off a drained node only once the status says so (the Disrupting condition and its Event)
-      // and the attached references do (status.disruption). A suspended sandbox's pods are stopped below.
-      status
-        .then(() =>
-          noticeReferences(
-            ctx,
-            sandbox,
-            drain,
-            { suspended: suspension.kind === 'Suspended', replacementWaiting: replacementWait !== undefined },
-            log,
-          ),
-        )
-        .then(() => (suspension.kind === 'Suspended' ? undefined : movePods(ctx, sandbox, drain.plan, log))),
+      // and the notice was tried: a notice refused (an install whose RBAC lacks the references' status) fails
+      // the turn but never holds the drain up. A suspended sandbox's pods are stopped below.
+      status.then(() => noticed.then(move, move)),
+      noticed,
       guard.then((outcome) => {
         if (outcome.kind === 'Refused') throw outcome.error;
       }),
