@@ -104,7 +104,8 @@ export const REACH_VARIABLES: readonly Variable[] = [
   {
     name: 'onlyDisruptionNotice',
     expression:
-      "request.subResource == 'status' && request.operation == 'UPDATE' && object.spec == oldObject.spec && " +
+      "request.?subResource.orValue('') == 'status' && request.operation == 'UPDATE' && " +
+      'object.spec == oldObject.spec && ' +
       `${statusOf('object')}.all(k, k == 'disruption' || (k in ${statusOf('oldObject')} && ` +
       `${statusOf('oldObject')}[k] == ${statusOf('object')}[k])) && ` +
       `${statusOf('oldObject')}.all(k, k == 'disruption' || k in ${statusOf('object')})`,
@@ -245,7 +246,7 @@ export function reachValidations(): Validation[] {
       messageExpression:
         "'the operator never creates or changes a SessionReference, it only deletes them and writes their " +
         "status.disruption; refused ' + request.operation + ' of sessionreference ' + variables.pod + " +
-        "(request.subResource == '' ? '' : ' (' + request.subResource + ')')",
+        "(request.?subResource.orValue('') == '' ? '' : ' (' + request.subResource + ')')",
       reason: 'Forbidden',
     },
   ];
