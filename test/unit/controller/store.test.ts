@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ClusterStore } from '../../../operator/controller/cache/store.ts';
+import { noticeKey } from '../../../operator/api/session-reference.ts';
 import type { WatchEventType } from '../../../operator/runtime/watcher.ts';
 
 type Sink<T> = {
@@ -97,5 +98,24 @@ describe('ClusterStore', () => {
     deliver(s.referenceSink, 'ADDED', ref('bad', 'sbx-a').malformed('sandbox', 42).raw());
     expect(s.unreadableReferences('ns/sbx-z')).toHaveLength(1);
     expect(s.unreadableReferences('other/sbx-z')).toHaveLength(0);
+  });
+
+  it('keeps the drain notice each readable reference carries, and its state, for the live turn to compare', () => {
+    const { store: s } = store();
+    const notice = { nodes: ['n1'], since: '2026-12-03T07:00:00Z', movesBy: '2026-12-03T07:05:00Z' };
+    deliver(s.referenceSink, 'ADDED', ref('told', 'sbx-a').withStatus({ disruption: notice }).raw());
+    deliver(s.referenceSink, 'ADDED', ref('gone', 'sbx-a').inState('Detached').raw());
+    deliver(s.referenceSink, 'ADDED', ref('bad', 'sbx-a').malformed('state', 'Lost').raw());
+    deliver(s.referenceSink, 'ADDED', ref('other', 'sbx-b').raw());
+    expect(s.referenceNotices('ns/sbx-a')).toEqual([
+      { state: 'Attached', notice: noticeKey(notice) },
+      { state: 'Detached', notice: undefined },
+    ]);
+    // The notice removed: the record says so at once.
+    deliver(s.referenceSink, 'MODIFIED', ref('told', 'sbx-a').withStatus({}).raw());
+    expect(s.referenceNotices('ns/sbx-a')).toEqual([
+      { state: 'Detached', notice: undefined },
+      { state: 'Attached', notice: undefined },
+    ]);
   });
 });
