@@ -18,6 +18,7 @@ import { REFUSE_LABEL } from './platform.ts';
 import { actorClients, type ActorClients, type Connections } from './kube.ts';
 import { SoakModel, type SandboxSpec, type SessionSpec } from './model.ts';
 import { gitManifest } from './users.ts';
+import { createSequenceNodes, deleteSequenceNodes } from './nodes.ts';
 import { stripSandboxFinalizer } from './admin.ts';
 
 export type Setup = {
@@ -112,6 +113,7 @@ async function createAll(ctx: SequenceContext, setup: Setup): Promise<void> {
   const clients = actorClients(ctx.connections, op.userAgent);
   const labels = setup.guardsRefusedAtStart ? { [REFUSE_LABEL]: 'true' } : {};
   await clients.core.createNamespace({ body: { metadata: { name: ctx.namespace, labels } } });
+  await createSequenceNodes(clients, ctx.namespace);
   for (const sandbox of setup.sandboxes) {
     const manifest = gitManifest(ctx.namespace, sandbox);
     const annotations = {
@@ -365,6 +367,7 @@ export async function runSequence(
   await fc.asyncModelRun(() => ({ model, real: ctx }), commands);
   await settle(ctx, env, violations, releaseMs);
   const namespaceMs = await teardown(ctx, env, violations, setup.stripAfterNamespaceDeleteMs);
+  await deleteSequenceNodes(actorClients(env.connections, `soak/${namespace}/nodes`), namespace);
   await sleep(1_000); // the audit log is written as requests complete; let the last lines land
   const events = await env.tail.take(namespace);
   violations.push(...checkSequence(model, events, env.operatorUser, env.losses(namespace)));
