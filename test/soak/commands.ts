@@ -23,7 +23,7 @@ import {
   stripSandboxFinalizer,
 } from './admin.ts';
 import type { SandboxSpec, SessionSpec, SoakModel } from './model.ts';
-import { drainNode, SEQUENCE_NODES } from './nodes.ts';
+import { drainNode } from './nodes.ts';
 import { refuseGuards } from './platform.ts';
 import type { Setup } from './sequence.ts';
 import {
@@ -187,11 +187,18 @@ export function stepArbs(setup: Setup): fc.Arbitrary<Step>[] {
       .tuple(box, fc.constantFrom('user', 'gitops'))
       .map(([b, by]) => op(`${by} replaces ${b} from its manifest`, (c) => replace(c, b, by))),
     box.map((b) => op(`gitops applies ${b}`, (c) => apply(c, b))),
-    // A node drain: the sequence's node cordoned for a while, then uncordoned. Reschedule sandboxes (those
+    // A node drain: the node a pod runs on (one of the sequence's two) cordoned for a while, then uncordoned. Reschedule sandboxes (those
     // with a workspace) move off it; the others' pods stay, their drain Blocked.
-    fc
-      .tuple(fc.constantFrom(...SEQUENCE_NODES), fc.integer({ min: 1000, max: 8000 }))
-      .map(([n, ms]) => op(`administrator drains node ${n} for ${ms} ms`, (c) => drainNode(c, n, ms))),
+    ...weighted(
+      2,
+      fc
+        .tuple(box, ordinal, fc.integer({ min: 3000, max: 10_000 }))
+        .map(([b, o, ms]) =>
+          op(`administrator drains the node of pod ${b}-${o} for ${ms} ms`, (c) =>
+            drainNode(c, `${b}-${o}`, ms),
+          ),
+        ),
+    ),
     ...weighted(
       2,
       fc.integer({ min: 200, max: 2500 }).map((ms) => op(`pause ${ms} ms`, (c) => pause(c, ms))),

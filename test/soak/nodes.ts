@@ -54,13 +54,21 @@ const cordon = (clients: ActorClients, name: string, unschedulable: boolean) =>
   clients.core.patchNode({ name, body: { spec: { unschedulable: unschedulable || null } } }, MERGE);
 
 /**
- * `kubectl drain`'s cordon for `ms`, then the uncordon. The evictions a drain also tries are the `evict-pod`
- * moves. The op's window is the cordon's (workspace.ts, drainedAt); the uncordon is retried, since a node
- * left cordoned would leave the sequence's other pods nowhere to go.
+ * `kubectl drain`'s cordon of the node `pod` runs on (the sequence's first node when it runs on none), for
+ * `ms`, then the uncordon. The evictions a drain also tries are the `evict-pod` moves. The op's window is the
+ * cordon's (workspace.ts, drainedAt); the uncordon is retried, since a node left cordoned would leave the
+ * sequence's other pods nowhere to go.
  */
-export async function drainNode(ctx: SequenceContext, node: SequenceNode, ms: number): Promise<void> {
-  const name = nodeName(ctx.namespace, node);
-  const op = ctx.model.begin('drain', `administrator drains node ${name} for ${ms} ms`, { node: name });
+export async function drainNode(ctx: SequenceContext, pod: string, ms: number): Promise<void> {
+  const probe = actorClients(ctx.connections, `soak/${ctx.namespace}/drain-probe`);
+  const found = await probe.core.readNamespacedPod({ namespace: ctx.namespace, name: pod }).then(
+    (p) => p.spec?.nodeName,
+    () => undefined,
+  );
+  const name = found ?? nodeName(ctx.namespace, 'a');
+  const op = ctx.model.begin('drain', `administrator drains node ${name} (of pod ${pod}) for ${ms} ms`, {
+    node: name,
+  });
   const clients = actorClients(ctx.connections, op.userAgent);
   let outcome = 'ok';
   try {

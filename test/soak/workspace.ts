@@ -94,17 +94,43 @@ export function idleAt(windows: readonly Window[], t: number): boolean {
 /** The claim template's name the soak's sandboxes use (users.ts, WORKSPACE_CLAIM). */
 const CLAIM_PREFIX = 'workspace-';
 
+/**
+ * When each revision was certainly stored: by the first completed answer that shows it or a later one. etcd's
+ * revision is global, so an answer's resourceVersion proves every revision up to it committed. A version the
+ * log knows only from a later answer (its own write answered with an error after it was stored, e.g. a 504
+ * under load) is dated by the earliest such answer.
+ */
+export function storedBy(sorted: readonly TimedEvent[]): (revision: number) => number {
+  const shown = sorted
+    .flatMap((e) => {
+      const code = e.responseStatus?.code ?? 0;
+      const object = e.responseObject as { metadata?: { resourceVersion?: unknown } } | undefined;
+      const revision = Number(object?.metadata?.resourceVersion);
+      return code >= 200 && code < 300 && Number.isFinite(revision) ? [{ revision, at: e.completed }] : [];
+    })
+    .sort((a, b) => a.revision - b.revision);
+  // The earliest answer at or after each position: a revision is stored by the earliest answer of any later one.
+  const earliest = shown.map((s) => s.at);
+  for (let i = earliest.length - 2; i >= 0; i--) earliest[i] = Math.min(earliest[i]!, earliest[i + 1]!);
+  return (revision) => {
+    const first = shown.findIndex((s) => s.revision >= revision);
+    return first < 0 || Number.isNaN(revision) ? Number.POSITIVE_INFINITY : earliest[first]!;
+  };
+}
+
 export type WorkspaceLoss = { readonly claim: string; readonly sandbox: string; readonly event: TimedEvent };
 
 /**
  * The deletions of workspace claims the API server accepted that no Exclusive verdict allowed: before the
- * namespace terminated, and before any version of the claim's sandbox recorded Exclusive.
+ * namespace terminated, and before any version of the claim's sandbox recorded Exclusive (stored by then:
+ * `storedBy`).
  */
 export function lostWorkspaces(
   sorted: readonly TimedEvent[],
   versions: ReadonlyMap<string, readonly SandboxVersion[]>,
   terminating: number,
 ): WorkspaceLoss[] {
+  const stored = storedBy(sorted);
   const losses: WorkspaceLoss[] = [];
   for (const e of sorted) {
     if (e.objectRef?.resource !== 'persistentvolumeclaims' || e.objectRef.subresource !== undefined) continue;
@@ -115,7 +141,7 @@ export function lostWorkspaces(
     if (!claim.startsWith(CLAIM_PREFIX)) continue;
     const sandbox = claim.slice(CLAIM_PREFIX.length);
     const decided = (versions.get(sandbox) ?? []).some(
-      (v) => v.at < e.completed && v.status?.decision?.verdict === 'Exclusive',
+      (v) => Math.min(v.at, stored(v.revision)) < e.completed && v.status?.decision?.verdict === 'Exclusive',
     );
     if (!decided) losses.push({ claim, sandbox, event: e });
   }

@@ -187,6 +187,33 @@ describe('workspace-kept', () => {
     ).toEqual([]);
   });
 
+  /**
+   * Found by the soak (seed 20261208 on 406b780): the status write that recorded Exclusive was stored, but the
+   * API server answered it 504 (a timeout under load), so the log has that version only from a later answer,
+   * completed after the claim's delete. etcd's revision is global: any answer showing a later revision,
+   * completed before the delete, proves the decision was stored before it.
+   */
+  it('takes a decision as stored by the first answer that shows its revision or a later one', () => {
+    const laterAnswer = (at: number) => {
+      const e = version(at, OPERATOR, { deleting: true, verdict: 'Exclusive' });
+      const object = e.responseObject as { metadata: Record<string, unknown> };
+      return {
+        ...e,
+        responseObject: { ...object, metadata: { ...object.metadata, resourceVersion: '3741' } },
+      };
+    };
+    const otherWrite = (at: number, revision: string) =>
+      event(at, 'create', 'sessionreferences', 'ref-1', 201, OPERATOR, {
+        responseObject: { kind: 'SessionReference', metadata: { name: 'ref-1', resourceVersion: revision } },
+      });
+    const m = model();
+    expect(signatures(m, [otherWrite(1100, '3747'), claimDelete(1500), laterAnswer(1700)])).toEqual([]);
+    const n = model();
+    expect(signatures(n, [otherWrite(1100, '3740'), claimDelete(1500), laterAnswer(1700)])).toEqual([
+      'workspace-kept/operator',
+    ]);
+  });
+
   it('judges only the sandboxes’ workspace claims, and only accepted deletes', () => {
     const m = model();
     expect(
