@@ -19,6 +19,9 @@ export type IsolationOutcome =
   /** The policy stands (or is not the operator's to keep): pods may be created. */
   { readonly kind: 'Kept' } | { readonly kind: 'Refused'; readonly error: MisconfigurationError };
 
+/** The policy APIs (one per operator process) that have said the API server's slice is missing. */
+const missingSliceSaid = new WeakSet<object>();
+
 export async function keepNetworkIsolation(
   ctx: ReconcilerContext,
   sandbox: SandboxState,
@@ -50,12 +53,17 @@ export async function keepNetworkIsolation(
         'spec.network.management Unmanaged is not allowed in this namespace (no administrator label); the network stays managed',
       );
     // A control plane that keeps no such slice reaches its pods over the node's loopback only: their shell
-    // reapers run on the host network, which no NetworkPolicy applies to (docs/security.md).
-    if (result !== 'Unchanged' && apiServer.length === 0)
+    // reapers run on the host network, which no NetworkPolicy applies to (docs/security.md). A fact of the
+    // cluster, not of one sandbox: said once, and again only after a slice was seen in between.
+    if (apiServer.length > 0) missingSliceSaid.delete(api);
+    else if (result !== 'Unchanged' && !missingSliceSaid.has(api)) {
+      missingSliceSaid.add(api);
       log.warn(
         { policy },
-        'no EndpointSlice default/kubernetes: the policy lets no pod off the host network reach the API server',
+        'no EndpointSlice default/kubernetes: the policies let no pod off the host network reach the API server ' +
+          '(said once, until a slice is seen)',
       );
+    }
     return { kind: 'Kept' };
   } catch (error) {
     if (error instanceof KubeRequestError && error.namespaceTerminating) {

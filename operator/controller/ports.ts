@@ -46,6 +46,7 @@ export type SandboxIncarnation = { readonly namespace: string; readonly name: st
 export type LiveSandbox = {
   readonly uid: string;
   readonly deleting: boolean;
+  readonly finalizers: readonly string[];
   readonly podTemplate?: Sandbox['spec']['podTemplate'];
 };
 

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { awaitChange, type Action } from '../runtime/action.ts';
 import type { MalformedObjectError } from '../api/parse.ts';
-import { API_VERSION, SANDBOX } from '../api/names.ts';
+import { API_VERSION, EXCLUSIVITY_FINALIZER, SANDBOX } from '../api/names.ts';
 import { MisconfigurationError } from '../runtime/error-policy.ts';
 import type { ReconcilerContext } from './context.ts';
 import { releaseOrphans } from './deletion/orphans.ts';
@@ -24,7 +24,12 @@ export async function reconcileSandbox(ctx: ReconcilerContext, key: string, log:
   if (ctx.unmanaged?.skips(key.slice(0, key.indexOf('/')), log) === true) return awaitChange();
   if (!parsed.ok) return leaveUnreadable(ctx, key, parsed.error);
   const sandbox = parsed.value;
-  if (sandbox.metadata.deletionTimestamp !== undefined) return reconcileDeletion(ctx, sandbox, log);
+  if (sandbox.metadata.deletionTimestamp !== undefined) {
+    // Stripped of our finalizer while being deleted, it never decides again: its pods are orphans.
+    if (!(sandbox.metadata.finalizers ?? []).includes(EXCLUSIVITY_FINALIZER))
+      return releaseOrphans(ctx, key, ctx.store.pods(key), log);
+    return reconcileDeletion(ctx, sandbox, log);
+  }
   return reconcileLive(ctx, sandbox, log);
 }
 

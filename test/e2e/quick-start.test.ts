@@ -32,7 +32,7 @@ const NOT_RUN: Record<string, string> = {
 /** Warnings a clean quick start logs and why each is expected; empty: none is. */
 const EXPECTED_WARNINGS: readonly ExpectedWarning[] = [
   {
-    msg: /^no EndpointSlice default\/kubernetes: the policy lets no pod off the host network reach the API server$/,
+    msg: /^no EndpointSlice default\/kubernetes: the policies let no pod off the host network reach the API server \(said once, until a slice is seen\)$/,
     why:
       'the local control plane serves on loopback, which an EndpointSlice may not hold, so it keeps none; its ' +
       "sandbox pods reach the API server over the node's loopback (docs/security.md, network isolation)",

@@ -23,6 +23,7 @@ import {
   stripSandboxFinalizer,
 } from './admin.ts';
 import type { SandboxSpec, SessionSpec, SoakModel } from './model.ts';
+import { drainNode } from './nodes.ts';
 import { refuseGuards } from './platform.ts';
 import type { Setup } from './sequence.ts';
 import {
@@ -73,6 +74,8 @@ const sandboxArb = fc.record({
   ),
   manifestErase: fc.integer({ min: 0, max: 9 }).map((n) => n < 1),
   workspace: fc.integer({ min: 0, max: 2 }).map((n) => n < 1),
+  idle: fc.integer({ min: 5, max: 12 }),
+  idling: fc.boolean(),
 });
 
 const sessionArb = fc.record({
@@ -92,7 +95,12 @@ export const setupArb: fc.Arbitrary<Setup> = fc
   })
   .map(({ sandboxes, sessions, ...rest }) => ({
     ...rest,
-    sandboxes: sandboxes.map((s, i): SandboxSpec => ({ ...s, name: NAMES[i] ?? `sbx-${i}` })),
+    // spec.idle only where the CRD allows it: with a persistent workspace (half of those).
+    sandboxes: sandboxes.map(({ idle, idling, ...s }, i): SandboxSpec => ({
+      ...s,
+      name: NAMES[i] ?? `sbx-${i}`,
+      idleSeconds: s.workspace && idling ? idle : undefined,
+    })),
     sessions: sessions.map((s, i): SessionSpec => ({ ...s, id: `workspace_${i}` })),
   }));
 
@@ -179,6 +187,18 @@ export function stepArbs(setup: Setup): fc.Arbitrary<Step>[] {
       .tuple(box, fc.constantFrom('user', 'gitops'))
       .map(([b, by]) => op(`${by} replaces ${b} from its manifest`, (c) => replace(c, b, by))),
     box.map((b) => op(`gitops applies ${b}`, (c) => apply(c, b))),
+    // A node drain: the node a pod runs on (one of the sequence's two) cordoned for a while, then uncordoned. Reschedule sandboxes (those
+    // with a workspace) move off it; the others' pods stay, their drain Blocked.
+    ...weighted(
+      2,
+      fc
+        .tuple(box, ordinal, fc.integer({ min: 3000, max: 10_000 }))
+        .map(([b, o, ms]) =>
+          op(`administrator drains the node of pod ${b}-${o} for ${ms} ms`, (c) =>
+            drainNode(c, `${b}-${o}`, ms),
+          ),
+        ),
+    ),
     ...weighted(
       2,
       fc.integer({ min: 200, max: 2500 }).map((ms) => op(`pause ${ms} ms`, (c) => pause(c, ms))),

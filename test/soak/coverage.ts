@@ -2,13 +2,21 @@
  * How often issue 25's and 27's judgements had something to judge in a sequence: a clean run proves only as much
  * as its moves reached (refused protected writes, refused guards, recorded Exclusive decisions, late references
  * the operator erased and reported, erases acted on, pods released after a strip; suspensions stored and
- * refused, pods they stopped, workspace claims deleted). Summed in the run's summary.
+ * refused, pods they stopped, workspace claims deleted; drains, pods they moved, pods stopped while idle).
+ * Summed in the run's summary.
  */
 import { isForeignReference } from '../../operator/exclusivity/index.ts';
 import type { TimedEvent } from './audit-log.ts';
 import type { SoakModel } from './model.ts';
 import { eraseWindows, sandboxVersions, within } from './versions.ts';
-import { suspendedAt } from './workspace.ts';
+import {
+  attachedWindows,
+  drainedAt,
+  drainWindows,
+  idleAt,
+  nodeOfDeletedPod,
+  suspendedAt,
+} from './workspace.ts';
 
 export type Coverage = Readonly<Record<CoverageKey, number>>;
 
@@ -25,9 +33,15 @@ export type CoverageKey =
   | 'suspensionsStored'
   | 'suspensionsRefused'
   | 'podsStoppedBySuspension'
-  | 'workspaceClaimsDeleted';
+  | 'workspaceClaimsDeleted'
+  | 'drains'
+  | 'podsMovedByDrains'
+  | 'podsStoppedWhileIdle';
 
 const ok = (e: TimedEvent) => (e.responseStatus?.code ?? 0) >= 200 && (e.responseStatus?.code ?? 0) < 300;
+
+/** A sandbox pod's Sandbox: its name without the `-<ordinal>`. */
+const sandboxOf = (e: TimedEvent) => e.objectRef?.name?.replace(/-\d+$/, '') ?? '';
 
 export function coverageOf(model: SoakModel, events: readonly TimedEvent[], operatorUser: string): Coverage {
   const sorted = [...events].sort((a, b) => a.completed - b.completed);
@@ -53,6 +67,29 @@ export function coverageOf(model: SoakModel, events: readonly TimedEvent[], oper
           body.metadata?.uid,
     );
   });
+  const drains = drainWindows(model.ops);
+  // The operator's stops of live sandboxes' pods that no suspension of the spec explains: by a drain's move,
+  // or by idleness (the judgement in invariants.ts decides whether each was allowed).
+  const unsuspendedStops = byOperator.filter(
+    (e) =>
+      e.objectRef?.resource === 'pods' &&
+      e.objectRef.subresource === undefined &&
+      e.verb === 'delete' &&
+      ok(e) &&
+      e.received < terminating &&
+      !suspendedAt(versions.get(sandboxOf(e)) ?? [], e.received),
+  );
+  const moved = unsuspendedStops.filter(
+    (e) =>
+      model.sandboxes.get(sandboxOf(e))?.workspace === true &&
+      drainedAt(drains.get(nodeOfDeletedPod(e) ?? '') ?? [], e.received),
+  );
+  const idled = unsuspendedStops.filter(
+    (e) =>
+      !moved.includes(e) &&
+      model.sandboxes.get(sandboxOf(e))?.idleSeconds !== undefined &&
+      idleAt(attachedWindows(model.ops, sandboxOf(e)), e.received),
+  );
   return {
     protectedWritesRefused: sorted.filter((e) => {
       const kind = opOf(e)?.kind;
@@ -105,11 +142,14 @@ export function coverageOf(model: SoakModel, events: readonly TimedEvent[], oper
         e.objectRef.subresource === undefined &&
         e.verb === 'delete' &&
         ok(e) &&
-        suspendedAt(versions.get(e.objectRef.name?.replace(/-\d+$/, '') ?? '') ?? [], e.received),
+        suspendedAt(versions.get(sandboxOf(e)) ?? [], e.received),
     ).length,
     workspaceClaimsDeleted: sorted.filter(
       (e) => e.objectRef?.resource === 'persistentvolumeclaims' && e.verb === 'delete' && ok(e),
     ).length,
+    drains: model.ops.filter((op) => op.kind === 'drain' && op.outcome === 'ok').length,
+    podsMovedByDrains: moved.length,
+    podsStoppedWhileIdle: idled.length,
   };
 }
 

@@ -3,7 +3,9 @@
 import type { TestProject } from 'vitest/node';
 import { buildOperatorBundle } from '../harness/operator-bundle.ts';
 import { ADMIN_USER, RESTRICTED_USER, startLocalCluster } from '@sandbox-operator/local-cluster';
+import { startTestScheduler } from '../harness/scheduler.ts';
 import { auditPolicy } from './audit-policy.ts';
+import { SOAK_SCHEDULER } from './nodes.ts';
 import '../harness/provided-context.ts';
 import './provided-context.ts';
 
@@ -15,11 +17,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
     auditPolicy: auditPolicy({ admin: ADMIN_USER, operator: RESTRICTED_USER }),
   });
   if (cluster.auditLogPath === null) throw new Error('the soak cluster started without its audit log');
+  // Places every sandbox pod on its sequence's own nodes, and off a drained one (nodes.ts).
+  const scheduler = await startTestScheduler(cluster.kubeconfigPath, SOAK_SCHEDULER);
   project.provide('kubeconfig', cluster.kubeconfigPath);
   project.provide('restrictedKubeconfig', cluster.restrictedKubeconfigPath);
   project.provide('kubectl', cluster.binaries.kubectl);
   project.provide('clusterKind', 'local');
   project.provide('auditLogPath', cluster.auditLogPath);
   project.provide('clusterTempDir', cluster.tempDir);
-  return () => cluster.stop();
+  return async () => {
+    await scheduler.stop();
+    await cluster.stop();
+  };
 }

@@ -13,7 +13,8 @@
  *   reference whose attach succeeded exists.
  * 6 fence: no attach succeeds that began after its Sandbox's deletion was recorded.
  * 11 workspace-kept: a workspace claim is deleted only after an Exclusive verdict of its sandbox, or by its
- *   namespace's deletion (workspace.ts). A suspension lets the operator stop a live sandbox's pods (1).
+ *   namespace's deletion (workspace.ts). A suspension, idleness with no session attached, and a drain of a
+ *   Reschedule sandbox's node let the operator stop a live sandbox's pods (1; workspace.ts says when).
  * (2 bounded-release and 4 clean-namespace are judged live by the sequence runner; 7–10 and the cleanup
  * fence in judgements.ts.)
  *
@@ -35,7 +36,15 @@ import { Incarnations } from './incarnations.ts';
 import { judge, NO_LOSSES, type JudgementId, type Losses } from './judgements.ts';
 import type { ModelReference, OpRecord, SandboxSpec, SoakModel } from './model.ts';
 import { eraseWindows, sandboxVersions, within, type SandboxVersion, type Window } from './versions.ts';
-import { lostWorkspaces, suspendedAt } from './workspace.ts';
+import {
+  attachedWindows,
+  drainedAt,
+  drainWindows,
+  idleAt,
+  lostWorkspaces,
+  nodeOfDeletedPod,
+  suspendedAt,
+} from './workspace.ts';
 
 export type InvariantId =
   | 'no-wrongful-stop'
@@ -215,8 +224,17 @@ export function checkSequence(
 
   const stripped = strippedInTermination(model, sorted, terminating, versions);
   const suspended = (sandbox: string, t: number) => suspendedAt(versions.get(sandbox) ?? [], t);
+  const drains = drainWindows(model.ops);
+  const drained = (node: string, t: number) => drainedAt(drains.get(node) ?? [], t);
+  const idle = (sandbox: string, t: number) => idleAt(attachedWindows(model.ops, sandbox), t);
   violations.push(
-    ...wrongfulStops(model, sorted, refs, { terminating, lives, stripped, suspended }, operatorUser),
+    ...wrongfulStops(
+      model,
+      sorted,
+      refs,
+      { terminating, lives, stripped, suspended, drained, idle },
+      operatorUser,
+    ),
   );
   for (const loss of lostWorkspaces(sorted, versions, terminating))
     violations.push({
@@ -352,6 +370,7 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
       case 'erase':
       case 'suspend':
       case 'resume':
+      case 'drain':
       case 'harness':
         return `${op.kind} #${op.id} is no way to remove a reference`;
     }
@@ -392,6 +411,10 @@ type StopContext = {
   readonly stripped: ReadonlyMap<string, number>;
   /** Whether the sandbox's spec suspended it at that moment (workspace.ts): the operator stops its pods. */
   readonly suspended: (sandbox: string, t: number) => boolean;
+  /** Whether a drain cordoned the node at that moment (workspace.ts): Reschedule moves the pod off it. */
+  readonly drained: (node: string, t: number) => boolean;
+  /** Whether no reference of the sandbox was certainly Attached then (workspace.ts): spec.idle stops it. */
+  readonly idle: (sandbox: string, t: number) => boolean;
 };
 
 function wrongfulStops(
@@ -434,12 +457,17 @@ function wrongfulStop(
   sandbox: SandboxSpec,
   e: TimedEvent,
   refs: readonly ModelReference[],
-  { terminating, lives, stripped, suspended }: StopContext,
+  { terminating, lives, stripped, suspended, drained, idle }: StopContext,
   byOperator: boolean,
 ): string | undefined {
-  // A suspension is the one way a live sandbox's pods stop (issue 27): by the operator, while the spec says so.
-  if (byOperator && !lives.deleting(sandbox.name, e.received) && suspended(sandbox.name, e.received))
-    return undefined;
+  // The ways a live sandbox's pods stop (issue 27), each by the operator only: a suspension while the spec
+  // says so, idleness while no session is attached, a drain's move of a Reschedule sandbox's pod.
+  if (byOperator && !lives.deleting(sandbox.name, e.received)) {
+    if (suspended(sandbox.name, e.received)) return undefined;
+    if (sandbox.idleSeconds !== undefined && idle(sandbox.name, e.received)) return undefined;
+    const node = nodeOfDeletedPod(e);
+    if (sandbox.workspace && node !== undefined && drained(node, e.received)) return undefined;
+  }
   const adopted = lives.adopted(sandbox.name, e.received);
   if (e.received >= terminating && adopted) return undefined;
   // Its finalizer stripped in the terminating namespace, the Sandbox is gone: no decision can be made, and

@@ -35,6 +35,8 @@ export type SandboxSpec = {
    * makes suspension allowed; the others' suspensions are refused by the CRD.
    */
   readonly workspace: boolean;
+  /** spec.idle.suspendAfterSeconds (only with a workspace, which the CRD requires for it), or none. */
+  readonly idleSeconds: number | undefined;
 };
 
 /** When a reference certainly existed: from its writer's success, until a legitimate removal began. */
@@ -78,6 +80,7 @@ export type OpKind =
   | 'erase'
   | 'suspend'
   | 'resume'
+  | 'drain'
   | 'harness';
 
 export type OpRecord = {
@@ -92,6 +95,8 @@ export type OpRecord = {
   readonly reference?: string;
   readonly worktree?: Worktree;
   readonly sandbox?: string;
+  /** drain: the node cordoned from the op's start to its end. */
+  readonly node?: string;
 };
 
 export const open = (presence: Presence | undefined): boolean =>
@@ -115,7 +120,7 @@ export class SoakModel {
   begin(
     kind: OpKind,
     detail: string,
-    extra: Partial<Pick<OpRecord, 'reference' | 'worktree' | 'sandbox'>> = {},
+    extra: Partial<Pick<OpRecord, 'reference' | 'worktree' | 'sandbox' | 'node'>> = {},
   ) {
     const id = this.ops.length;
     const op: OpRecord = {

@@ -77,10 +77,16 @@ export async function runSeed(
   const releaseMs: number[] = [];
   const namespaceMs: number[] = [];
   const coverage: Record<string, number> = {};
+  // A harness error (not a violation) is shrunk too, within the same budget: unbounded, a sequence the harness
+  // cannot set up would rerun until the test's timeout.
+  let broken = false;
   const property = fc.asyncProperty(sequenceArb, async ({ setup, steps }) => {
-    if (first !== undefined && runs > shrinkRuns) return; // shrink budget spent: stop running sequences
+    if ((first !== undefined || broken) && runs > shrinkRuns) return; // shrink budget spent
     runs++;
-    const result = await runSequence(env, setup, steps);
+    const result = await runSequence(env, setup, steps).catch((error: unknown) => {
+      broken = true;
+      throw error;
+    });
     last = result;
     operations += result.operations;
     releaseMs.push(...result.releaseMs);

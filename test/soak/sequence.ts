@@ -18,6 +18,7 @@ import { REFUSE_LABEL } from './platform.ts';
 import { actorClients, type ActorClients, type Connections } from './kube.ts';
 import { SoakModel, type SandboxSpec, type SessionSpec } from './model.ts';
 import { gitManifest } from './users.ts';
+import { createSequenceNodes, deleteSequenceNodes } from './nodes.ts';
 import { stripSandboxFinalizer } from './admin.ts';
 
 export type Setup = {
@@ -100,8 +101,11 @@ async function until(deadline: number, check: () => Promise<boolean>): Promise<n
 
 type ListedSandbox = {
   metadata: { name: string; deletionTimestamp?: string };
-  status?: { conditions?: { type: string; status: string }[] };
+  status?: { phase?: string; conditions?: { type: string; status: string }[] };
 };
+
+/** Its spec.idle ran out before all its pods were counted: it has none to wait for (issue 27). */
+const suspended = (item: ListedSandbox) => item.status?.phase === 'Suspended';
 
 /** The operator says it was refused (the platform's policy refuses the guard): no pod is to be awaited. */
 const guardRefused = (item: ListedSandbox) =>
@@ -112,6 +116,7 @@ async function createAll(ctx: SequenceContext, setup: Setup): Promise<void> {
   const clients = actorClients(ctx.connections, op.userAgent);
   const labels = setup.guardsRefusedAtStart ? { [REFUSE_LABEL]: 'true' } : {};
   await clients.core.createNamespace({ body: { metadata: { name: ctx.namespace, labels } } });
+  await createSequenceNodes(clients, ctx.namespace);
   for (const sandbox of setup.sandboxes) {
     const manifest = gitManifest(ctx.namespace, sandbox);
     const annotations = {
@@ -126,7 +131,7 @@ async function createAll(ctx: SequenceContext, setup: Setup): Promise<void> {
   const pods = setup.sandboxes.reduce((sum, s) => sum + s.replicas, 0);
   // A sandbox whose 1–3 s cleanup TTL deleted it before all its pods existed needs none: that deletion is the
   // operator at work too. Nor does one whose guard the platform refuses, once it says so (Misconfigured): its
-  // pods would run unguarded.
+  // pods would run unguarded. Nor one its idle clock (5–12 s) suspended first, on a loaded machine.
   const ready = await until(Date.now() + 60_000, async () => {
     const list = await clients.core.listNamespacedPod({ namespace: ctx.namespace });
     const live = (await clients.custom.listNamespacedCustomObject(sandboxes(ctx.namespace))) as {
@@ -134,7 +139,9 @@ async function createAll(ctx: SequenceContext, setup: Setup): Promise<void> {
     };
     const waiting = new Set(
       live.items
-        .filter((item) => item.metadata.deletionTimestamp === undefined && !guardRefused(item))
+        .filter(
+          (item) => item.metadata.deletionTimestamp === undefined && !guardRefused(item) && !suspended(item),
+        )
         .map((item) => item.metadata.name),
     );
     const needed = setup.sandboxes.filter((s) => waiting.has(s.name)).reduce((sum, s) => sum + s.replicas, 0);
@@ -365,6 +372,7 @@ export async function runSequence(
   await fc.asyncModelRun(() => ({ model, real: ctx }), commands);
   await settle(ctx, env, violations, releaseMs);
   const namespaceMs = await teardown(ctx, env, violations, setup.stripAfterNamespaceDeleteMs);
+  await deleteSequenceNodes(actorClients(env.connections, `soak/${namespace}/nodes`), namespace);
   await sleep(1_000); // the audit log is written as requests complete; let the last lines land
   const events = await env.tail.take(namespace);
   violations.push(...checkSequence(model, events, env.operatorUser, env.losses(namespace)));

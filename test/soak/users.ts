@@ -9,6 +9,7 @@ import { ANNOTATIONS, GROUP, LABELS, SANDBOX, VERSION } from '../../operator/api
 import { sandboxManifest } from '../integration/controller/fixtures.ts';
 import { outcomeOf, type SequenceContext } from './agent-host.ts';
 import { actorClients } from './kube.ts';
+import { placement } from './nodes.ts';
 import type { OpKind, OpRecord, SandboxSpec } from './model.ts';
 
 export type Propagation = 'Background' | 'Foreground' | 'Orphan';
@@ -43,10 +44,29 @@ export const WORKSPACE_CLAIM = {
 /** The erase-references value a Git manifest keeps (see SandboxSpec.manifestErase). */
 export const GIT_ERASE = 'kept-by-gitops';
 
-/** The manifest in Git: what `kubectl replace` and GitOps send (no status, no finalizers). */
+/**
+ * The manifest in Git: what `kubectl replace` and GitOps send (no status, no finalizers). Its pods go to the
+ * sequence's own nodes (nodes.ts).
+ */
 export function gitManifest(namespace: string, sandbox: SandboxSpec) {
+  const manifest = baseManifest(namespace, sandbox);
+  const { podTemplate } = manifest.spec;
+  return {
+    ...manifest,
+    spec: {
+      ...manifest.spec,
+      // A drain moves a Reschedule sandbox's pod within 2 s of its last Running turn (issue 27).
+      disruption: { holdSeconds: 2 },
+      ...(sandbox.idleSeconds === undefined ? {} : { idle: { suspendAfterSeconds: sandbox.idleSeconds } }),
+      podTemplate: { ...podTemplate, spec: { ...podTemplate.spec, ...placement(namespace) } },
+    },
+  };
+}
+
+function baseManifest(namespace: string, sandbox: SandboxSpec) {
   const keep = sandbox.adopted && sandbox.manifestKeepsAdoption;
   return sandboxManifest(namespace, sandbox.name, {
+    onNode: false,
     ...(sandbox.worktree === undefined ? {} : { worktree: sandbox.worktree }),
     replicas: sandbox.replicas,
     ...(sandbox.workspace ? { volumeClaimTemplates: [WORKSPACE_CLAIM] } : {}),

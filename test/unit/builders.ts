@@ -182,10 +182,11 @@ export class SandboxBuilder {
   }
 
   /** What a live GET of the Sandbox says (ports.ts, `LiveSandbox`): its incarnation and its pod template. */
-  live(): { uid: string; deleting: boolean; podTemplate: Spec['podTemplate'] } {
+  live(): { uid: string; deleting: boolean; finalizers: string[]; podTemplate: Spec['podTemplate'] } {
     return {
       uid: this.metadata.uid ?? '',
       deleting: this.metadata.deletionTimestamp !== undefined,
+      finalizers: this.metadata.finalizers ?? [],
       podTemplate: this.spec.podTemplate,
     };
   }

@@ -18,12 +18,13 @@ export function kubeSandboxApi({ json }: KubeClients): SandboxApi {
       try {
         const live = (await request('Get', `sandbox ${namespace}/${name}`, () =>
           json({ method: 'GET', path: sandboxPath(namespace, name) }),
-        )) as { metadata?: { uid?: string; deletionTimestamp?: unknown } } | undefined;
+        )) as { metadata?: { uid?: string; deletionTimestamp?: unknown; finalizers?: string[] } } | undefined;
         const deletion = live?.metadata?.deletionTimestamp;
         const parsed = parseSandbox(live);
         return {
           uid: live?.metadata?.uid ?? '',
           deleting: deletion !== undefined && deletion !== null,
+          finalizers: live?.metadata?.finalizers ?? [],
           ...(parsed.ok ? { podTemplate: parsed.value.spec.podTemplate } : {}),
         };
       } catch (error) {

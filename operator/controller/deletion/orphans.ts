@@ -1,6 +1,6 @@
 /**
- * Pods of a Sandbox that no longer exists (issue 25, #6). A Sandbox vanishes without our decision only when
- * its finalizer was stripped: by anyone while its namespace terminates (guard protection allows it then), or
+ * Pods of a Sandbox that no longer exists (issue 25, #6), or whose deletion is no longer ours (`decidesItself`).
+ * A Sandbox vanishes without our decision only when its finalizer was stripped: by anyone while its namespace terminates (guard protection allows it then), or
  * by an administrator. Its pods keep our finalizer, and pod protection refuses their DELETE to everyone but
  * the operator, so a terminating namespace would never finish. There its deletion is the administrator's and
  * takes every reference with it: the pods are released, as a namespace's deletion releases a Sandbox that
@@ -16,8 +16,19 @@ import { EXCLUSIVITY_FINALIZER } from '../../api/names.ts';
 import { awaitChange, requeueAfter, type Action } from '../../runtime/action.ts';
 import type { PodSummary } from '../cache/pod-summary.ts';
 import type { ReconcilerContext } from '../context.ts';
+import type { LiveSandbox } from '../ports.ts';
 import { removeFinalizerFromIncarnation } from '../finalizer.ts';
 import { releasePatch } from '../claims.ts';
+
+/**
+ * Whether the Sandbox under the name decides for its pods and claims: it exists, and is live or held by our
+ * finalizer. One being deleted without it (stripped, while another finalizer — the garbage collector's
+ * `orphan`, `foregroundDeletion` — keeps the object) will never decide: its deletion is no longer ours, and
+ * the collector waits on pods that pod protection keeps from it. It is as good as gone.
+ */
+export function decidesItself(live: LiveSandbox | undefined): boolean {
+  return live !== undefined && (!live.deleting || live.finalizers.includes(EXCLUSIVITY_FINALIZER));
+}
 
 /**
  * `pods`: the cache's pods of the sandbox name `key` (`<namespace>/<name>`), whose Sandbox the cache does not
@@ -40,7 +51,7 @@ export async function releaseOrphans(
     return awaitChange();
   }
   // The cache may only lag: a Sandbox the API server still holds (any incarnation) is its own turn's.
-  if ((await ctx.ports.sandboxes.readLive(namespace, sandbox)) !== undefined) return awaitChange();
+  if (decidesItself(await ctx.ports.sandboxes.readLive(namespace, sandbox))) return awaitChange();
   const names = held.map((pod) => pod.name);
   if (!(await ctx.ports.namespaces.isTerminating(namespace))) {
     log.warn(
@@ -78,7 +89,7 @@ async function releaseOrphanClaims(
   );
   if (claims.length === 0) return;
   // A Sandbox the API server still holds (any incarnation) decides for its claims itself.
-  if ((await ctx.ports.sandboxes.readLive(namespace, sandbox)) !== undefined) return;
+  if (decidesItself(await ctx.ports.sandboxes.readLive(namespace, sandbox))) return;
   for (const claim of claims) {
     if (!claim.deleting) await ctx.ports.claims.delete(namespace, claim.name, claim.uid);
     const patch = releasePatch(claim);

@@ -4,6 +4,7 @@
  * to). A later turn does not decide again: it finishes the release, erases such late references with the
  * index, and says so. Before, a late reference made the next turn decide Foreign, with the pods already gone.
  */
+import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
 import { describe, expect, it } from 'vitest';
 import { sandbox } from '../builders.ts';
 import { attached } from '../fixtures.ts';
@@ -19,7 +20,11 @@ import {
 
 const own = attached('own', 'wt-1');
 const late = attached('late', 'wt-2');
-const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
+const current = expect_('sandboxes.readLive(sbx)', {
+  uid: 'uid-sbx',
+  deleting: true,
+  finalizers: [EXCLUSIVITY_FINALIZER],
+});
 
 describe('a released deletion and a reference written after its decision', () => {
   it('finishes: the pods listed gone, the late reference erased with the index and reported, the finalizer removed', async () => {

@@ -3,6 +3,7 @@
  * each other are in flight together. Every port call here is held until the test opens the gate, so what is
  * in flight at that moment is what the turn started without waiting for an answer.
  */
+import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
 import { describe, expect, it } from 'vitest';
 import { reconcileDeletion } from '../../../operator/controller/deletion/turn.ts';
 import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
@@ -22,7 +23,11 @@ import {
 } from './scripted-ports.ts';
 
 const own = attached('own', 'wt-1');
-const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
+const current = expect_('sandboxes.readLive(sbx)', {
+  uid: 'uid-sbx',
+  deleting: true,
+  finalizers: [EXCLUSIVITY_FINALIZER],
+});
 /** A finishing turn's subject: released by an earlier turn (Exclusive recorded), its pods gone. */
 function released(): SandboxBuilder {
   const subject = sandbox('sbx').deleting().withReference(own).withGuard();
@@ -96,7 +101,11 @@ describe('the reads a deletion turn starts ahead', () => {
   it('a read the turn never takes fails nothing: a stale incarnation ends the turn before it', async () => {
     const subject = released();
     const script = new Script([
-      expect_('sandboxes.readLive(sbx)', { uid: 'uid-of-a-new-sbx', deleting: false }),
+      expect_('sandboxes.readLive(sbx)', {
+        uid: 'uid-of-a-new-sbx',
+        deleting: false,
+        finalizers: [EXCLUSIVITY_FINALIZER],
+      }),
       failing('pods.listLive(sbx)', new Error('503 from the pods LIST')),
     ]);
     const action = await reconcileDeletion(contextOf(subject.store(), script), subject.build(), silent);

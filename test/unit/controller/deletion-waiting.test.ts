@@ -3,6 +3,7 @@
  * events make no request, the turn that sees the pods gone finishes the deletion in one go, and the only
  * thing that brings it is the pod watch (no poll).
  */
+import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
 import { describe, expect, it } from 'vitest';
 import { pod, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
@@ -18,7 +19,11 @@ import {
 const RESYNC_MS = 600_000; // contextOf's resync: the backstop for a missed event, never a poll
 
 const own = attached('own', 'wt-1');
-const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
+const current = expect_('sandboxes.readLive(sbx)', {
+  uid: 'uid-sbx',
+  deleting: true,
+  finalizers: [EXCLUSIVITY_FINALIZER],
+});
 describe('a released deletion waiting for its pods', () => {
   it('ends the releasing turn without a poll: the pods’ DELETED events bring the next one', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withPods(1).withGuard();

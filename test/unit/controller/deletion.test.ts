@@ -2,6 +2,7 @@
  * The deletion through scripted ports: each scenario is the list of API calls a deletion turn makes, in
  * order. Read top to bottom, a scenario is the deletion's steps (docs/deletion.md).
  */
+import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
 import { describe, expect, it } from 'vitest';
 import { ANNOTATIONS } from '../../../operator/api/index.ts';
 import { reconcileDeletion } from '../../../operator/controller/deletion/turn.ts';
@@ -43,7 +44,11 @@ async function walkingTurns(
 
 const own = attached('own', 'wt-1');
 /** Every deletion turn first reads the Sandbox live: still this incarnation (the builder's uid), deleting. */
-const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
+const current = expect_('sandboxes.readLive(sbx)', {
+  uid: 'uid-sbx',
+  deleting: true,
+  finalizers: [EXCLUSIVITY_FINALIZER],
+});
 const foreign = attached('foreign', 'wt-2');
 /** A platform policy that refuses `maxUnavailable: 0` budgets: the guard can never be made. */
 const guardRefused = new KubeRequestError('Create', 'poddisruptionbudget ns/sbx-sandbox', 403, {
@@ -207,7 +212,11 @@ describe('a deletion turn', () => {
   it('touches nothing when the API server holds another incarnation under the name', async () => {
     const subject = sandbox('sbx').deleting().withReference(own).withPods(1);
     const action = await turn(subject, [
-      expect_('sandboxes.readLive(sbx)', { uid: 'uid-of-a-new-sbx', deleting: false }),
+      expect_('sandboxes.readLive(sbx)', {
+        uid: 'uid-of-a-new-sbx',
+        deleting: false,
+        finalizers: [EXCLUSIVITY_FINALIZER],
+      }),
       // Started beside the GET (the cache predicts Exclusive), and never taken: the turn ends on the GET.
       expect_('references.listLive(sbx)', listed([own], 'sbx')),
     ]);

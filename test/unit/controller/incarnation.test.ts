@@ -1,3 +1,4 @@
+import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../../operator/api/objects.ts';
 import { incarnationOf, stalenessOf } from '../../../operator/controller/incarnation.ts';
@@ -11,11 +12,19 @@ const cached: Sandbox = sandbox('reborn')
 
 describe('stalenessOf', () => {
   it('is Current only while the API server holds the same, deleting incarnation', () => {
-    expect(stalenessOf(cached, { uid: 'uid-1', deleting: true })).toBe('Current');
+    expect(stalenessOf(cached, { uid: 'uid-1', deleting: true, finalizers: [EXCLUSIVITY_FINALIZER] })).toBe(
+      'Current',
+    );
     expect(stalenessOf(cached, undefined)).toBe('Gone');
-    expect(stalenessOf(cached, { uid: 'uid-2', deleting: true })).toBe('Replaced');
-    expect(stalenessOf(cached, { uid: 'uid-2', deleting: false })).toBe('Replaced');
-    expect(stalenessOf(cached, { uid: 'uid-1', deleting: false })).toBe('NotDeleting');
+    expect(stalenessOf(cached, { uid: 'uid-2', deleting: true, finalizers: [EXCLUSIVITY_FINALIZER] })).toBe(
+      'Replaced',
+    );
+    expect(stalenessOf(cached, { uid: 'uid-2', deleting: false, finalizers: [EXCLUSIVITY_FINALIZER] })).toBe(
+      'Replaced',
+    );
+    expect(stalenessOf(cached, { uid: 'uid-1', deleting: false, finalizers: [EXCLUSIVITY_FINALIZER] })).toBe(
+      'NotDeleting',
+    );
   });
 });
 

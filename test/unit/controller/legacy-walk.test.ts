@@ -4,6 +4,7 @@
  * outcome and persists it with its one status write. Walks that are held open by a gate show the turn did
  * not wait: the turn has returned while its walk is still under way.
  */
+import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../../operator/api/objects.ts';
 import type { ReconciliationOutcome } from '../../../operator/api/reconciliation-outcome.ts';
@@ -61,7 +62,11 @@ function gatedContext(subject: ReturnType<typeof sandbox>, script: Script, walk:
 }
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
-const current = expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true });
+const current = expect_('sandboxes.readLive(sbx)', {
+  uid: 'uid-sbx',
+  deleting: true,
+  finalizers: [EXCLUSIVITY_FINALIZER],
+});
 
 describe('the legacy walk’s lane', () => {
   it('a deletion turn with a due walk returns without waiting for it, and the next turn decides from its outcome', async () => {

@@ -2,6 +2,7 @@
  * A live sandbox's NetworkPolicy (controller/network-isolation.ts) through scripted ports: kept before any pod
  * is created, removed only for an Unmanaged sandbox its namespace allows, a refusal said as a misconfiguration.
  */
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { DesiredNetworkPolicy } from '../../../operator/api/network-policy.ts';
 import type { ReconcilerContext } from '../../../operator/controller/context.ts';
@@ -148,5 +149,33 @@ describe('keepNetworkIsolation', () => {
         failing('networkPolicies.ensure(sbx-sandbox)', stale),
       ]),
     ).rejects.toBe(stale);
+  });
+});
+
+describe('the API server’s missing EndpointSlice', () => {
+  it('is said once per operator, and again only after a slice was seen in between', async () => {
+    const said: string[] = [];
+    const log = pino(
+      { level: 'warn' },
+      { write: (line: string) => said.push((JSON.parse(line) as { msg: string }).msg) },
+    );
+    const script = new Script([
+      expect_('networkPolicies.apiServerEndpoints()', []),
+      expect_('networkPolicies.ensure(sbx-sandbox)', 'Created'),
+      expect_('networkPolicies.apiServerEndpoints()', []),
+      expect_('networkPolicies.ensure(sbx-sandbox)', 'Repaired'),
+      expect_('networkPolicies.apiServerEndpoints()', API_SERVER),
+      expect_('networkPolicies.ensure(sbx-sandbox)', 'Repaired'),
+      expect_('networkPolicies.apiServerEndpoints()', []),
+      expect_('networkPolicies.ensure(sbx-sandbox)', 'Repaired'),
+    ]);
+    const subject = guarded();
+    const ctx = withNetwork(contextOf(subject.store(), script), script);
+    const state = subject.store().sandbox(`${NAMESPACE}/sbx`);
+    if (!state?.ok) throw new Error('the builder’s sandbox parses');
+    for (let turn = 0; turn < 4; turn++) await keepNetworkIsolation(ctx, state.value, log);
+    script.finish();
+    const missing = said.filter((msg) => msg.startsWith('no EndpointSlice default/kubernetes'));
+    expect(missing).toHaveLength(2);
   });
 });

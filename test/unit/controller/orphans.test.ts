@@ -68,7 +68,11 @@ describe('pods of a Sandbox that no longer exists', () => {
   it('are left to the Sandbox’s own turn when the API server still holds it (the cache lags)', async () => {
     const subject = sandbox('sbx').withPods(1);
     const action = await orphanTurn(subject, [
-      expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true }),
+      expect_('sandboxes.readLive(sbx)', {
+        uid: 'uid-sbx',
+        deleting: true,
+        finalizers: [EXCLUSIVITY_FINALIZER],
+      }),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
   });
@@ -122,7 +126,11 @@ describe('workspace claims of a Sandbox that no longer exists, without a pod (su
       await gone([
         expect_(`namespaces.isTerminating(${NAMESPACE})`, true),
         expect_('claims.listLive(sbx)', [claim('workspace-sbx')]),
-        expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true }),
+        expect_('sandboxes.readLive(sbx)', {
+          uid: 'uid-sbx',
+          deleting: true,
+          finalizers: [EXCLUSIVITY_FINALIZER],
+        }),
       ]),
     ).toEqual({ kind: 'AwaitChange' });
   });
@@ -134,6 +142,59 @@ describe('workspace claims of a Sandbox that no longer exists, without a pod (su
         expect_('claims.listLive(sbx)', [claim('workspace-sbx', { deleting: true })]),
         expect_('sandboxes.readLive(sbx)', undefined),
         expect_('claims.patchMetadata(workspace-sbx)'),
+      ]),
+    ).toEqual({ kind: 'AwaitChange' });
+  });
+});
+
+/**
+ * Found by the soak (seed 20261201 on 406b780): a Sandbox deleted with Orphan propagation keeps the `orphan`
+ * finalizer until the garbage collector has orphaned its pods, which pod protection refuses it; with our
+ * finalizer stripped while the namespace terminates, nothing was left to release the pods, and the namespace
+ * never went. Such a Sandbox's deletion is no longer ours: in a terminating namespace it is as good as gone.
+ */
+describe('pods of a deleting Sandbox whose exclusivity finalizer was stripped, another finalizer keeping it', () => {
+  const stripped = () =>
+    sandbox('sbx')
+      .withPods(1)
+      .withMetadata({ deletionTimestamp: '2026-11-30T12:00:00Z', finalizers: ['orphan'] });
+  const liveStripped = { uid: 'uid-sbx', deleting: true, finalizers: ['orphan'] };
+
+  async function turn(subject: SandboxBuilder, expected: ConstructorParameters<typeof Script>[0]) {
+    const script = new Script(expected);
+    const action = await reconcileSandbox(
+      contextOf(subject.store(), script),
+      `${NAMESPACE}/${subject.name}`,
+      silent,
+    );
+    script.finish();
+    return action;
+  }
+
+  it('are released in a namespace being deleted, as if it were gone', async () => {
+    const action = await turn(stripped(), [
+      expect_('sandboxes.readLive(sbx)', liveStripped),
+      expect_(`namespaces.isTerminating(${NAMESPACE})`, true),
+      expect_('pods.delete(sbx-0)'),
+      expect_('pods.patchMetadata(sbx-0)'),
+      expect_('claims.listLive(sbx)', []),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('are kept anywhere else, and left to the Sandbox’s turn once the API server shows our finalizer', async () => {
+    expect(
+      await turn(stripped(), [
+        expect_('sandboxes.readLive(sbx)', liveStripped),
+        expect_(`namespaces.isTerminating(${NAMESPACE})`, false),
+      ]),
+    ).toEqual({ kind: 'RequeueAfter', ms: 600_000 });
+    expect(
+      await turn(stripped(), [
+        expect_('sandboxes.readLive(sbx)', {
+          ...liveStripped,
+          finalizers: ['orphan', EXCLUSIVITY_FINALIZER],
+        }),
       ]),
     ).toEqual({ kind: 'AwaitChange' });
   });

@@ -518,7 +518,7 @@ describe('a live sandbox’s reconcile', () => {
   });
 
   it.each([
-    ['another incarnation under the name', { uid: 'uid-of-a-new-sbx', deleting: false }],
+    ['another incarnation under the name', { uid: 'uid-of-a-new-sbx', deleting: false, finalizers: [] }],
     ['the Sandbox being deleted', { deleting: true }],
     ['no Sandbox any more', undefined],
   ])('creates no pod when the live read finds %s', async (_case, change) => {

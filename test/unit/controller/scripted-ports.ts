@@ -7,6 +7,7 @@
  * and `finish()` fails if expected calls never came. The ports are the controller's own interfaces
  * (operator/controller/ports.ts), so the script reads as the deletion's steps in the API server's words.
  */
+import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
 import { pino } from 'pino';
 import { INDEX_LIMITS, type SessionReference } from '../../../operator/api/index.ts';
 import { parseSessionReference, type Parsed } from '../../../operator/api/parse.ts';
@@ -213,7 +214,11 @@ export function contextOf(
  */
 export function releasingTurn(subject: SandboxBuilder, references: readonly ReferenceEntry[]): Expected[] {
   return [
-    expect_('sandboxes.readLive(sbx)', { uid: 'uid-sbx', deleting: true }),
+    expect_('sandboxes.readLive(sbx)', {
+      uid: 'uid-sbx',
+      deleting: true,
+      finalizers: [EXCLUSIVITY_FINALIZER],
+    }),
     expect_('references.listLive(sbx)', listed(references, 'sbx')),
     expect_('sandboxes.patchStatus(sbx)'),
     expect_('events.record(Releasing)'),

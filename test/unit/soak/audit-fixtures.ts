@@ -13,6 +13,7 @@ export const sandbox = (over: Partial<SandboxSpec> = {}): SandboxSpec => ({
   cleanupTtlSeconds: undefined,
   manifestErase: false,
   workspace: false,
+  idleSeconds: undefined,
   ...over,
 });
 

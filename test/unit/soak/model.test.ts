@@ -20,6 +20,7 @@ function model() {
         adopted: false,
         manifestKeepsAdoption: false,
         cleanupTtlSeconds: undefined,
+        idleSeconds: undefined,
         manifestErase: false,
         workspace: false,
       },

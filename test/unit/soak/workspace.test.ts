@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { TimedEvent } from '../../soak/audit-log.ts';
 import { checkSequence } from '../../soak/invariants.ts';
 import { SoakModel, type OpRecord } from '../../soak/model.ts';
-import { SUSPEND_LAG_MS } from '../../soak/workspace.ts';
+import { ATTACH_LAG_MS, DRAIN_LAG_MS, SUSPEND_LAG_MS } from '../../soak/workspace.ts';
 import { event, NS, op, OPERATOR, sandbox } from './audit-fixtures.ts';
 
 const signatures = (model: SoakModel, events: TimedEvent[]) =>
@@ -74,6 +74,80 @@ describe('a suspension', () => {
   });
 });
 
+/** The operator's DELETE of pod sbx-a-0, answered with the pod as it ran on `node`. */
+const podMoved = (at: number, node: string, by: string | OpRecord = OPERATOR) =>
+  event(at, 'delete', 'pods', 'sbx-a-0', 200, by, {
+    responseObject: { kind: 'Pod', metadata: { name: 'sbx-a-0' }, spec: { nodeName: node } },
+  });
+
+describe('a drain', () => {
+  const drain = (m: SoakModel, from: number, until: number) =>
+    op(m, 'drain', from, until, { node: 'node-a' });
+
+  it('lets the operator move a Reschedule sandbox’s pod off the cordoned node while it is cordoned', () => {
+    const m = new SoakModel(NS, [], [sandbox({ workspace: true })]);
+    drain(m, 1000, 5000);
+    expect(signatures(m, [podMoved(1500, 'node-a')])).toEqual([]);
+  });
+
+  it('moves no pod of a Block sandbox, none on another node, and none before the cordon', () => {
+    const block = new SoakModel(NS, [], [sandbox({ workspace: false })]);
+    drain(block, 1000, 5000);
+    expect(signatures(block, [podMoved(1500, 'node-a')])).toEqual(['no-wrongful-stop/operator/live']);
+    const other = new SoakModel(NS, [], [sandbox({ workspace: true })]);
+    drain(other, 1000, 5000);
+    expect(signatures(other, [podMoved(1500, 'node-b')])).toEqual(['no-wrongful-stop/operator/live']);
+    const early = new SoakModel(NS, [], [sandbox({ workspace: true })]);
+    drain(early, 1000, 5000);
+    expect(signatures(early, [podMoved(900, 'node-a')])).toEqual(['no-wrongful-stop/operator/live']);
+  });
+
+  it('ends a lag after the uncordon, and excuses only the operator', () => {
+    const after = (ms: number) => {
+      const m = new SoakModel(NS, [], [sandbox({ workspace: true })]);
+      drain(m, 1000, 2000);
+      return signatures(m, [podMoved(2000 + ms, 'node-a')]);
+    };
+    expect(after(DRAIN_LAG_MS - 100)).toEqual([]);
+    expect(after(DRAIN_LAG_MS + 100)).toEqual(['no-wrongful-stop/operator/live']);
+    const m = new SoakModel(NS, [], [sandbox({ workspace: true })]);
+    drain(m, 1000, 5000);
+    const user = op(m, 'delete-pod', 1499, 1510, { sandbox: 'sbx-a' });
+    expect(signatures(m, [podMoved(1500, 'node-a', user)])).toEqual(['no-wrongful-stop/delete-pod/live']);
+  });
+});
+
+describe('idleness', () => {
+  const model = (idleSeconds: number | undefined) =>
+    new SoakModel(NS, [], [sandbox({ workspace: true, idleSeconds })]);
+  const attach = (m: SoakModel, at: number) =>
+    op(m, 'attach', at - 10, at, { sandbox: 'sbx-a', reference: 'ref-1', outcome: 'attached' });
+
+  it('lets the operator stop an idle sandbox’s pods when spec.idle is set and no session is attached', () => {
+    expect(signatures(model(5), [podStop(1200)])).toEqual([]);
+    expect(signatures(model(undefined), [podStop(1200)])).toEqual(['no-wrongful-stop/operator/live']);
+  });
+
+  it('never while a reference is Attached, once the operator’s cache must hold it', () => {
+    const m = model(5);
+    attach(m, 1000);
+    expect(signatures(m, [podStop(1000 + ATTACH_LAG_MS + 100)])).toEqual(['no-wrongful-stop/operator/live']);
+    const early = model(5);
+    attach(early, 1000);
+    expect(signatures(early, [podStop(1000 + ATTACH_LAG_MS - 100)])).toEqual([]);
+  });
+
+  it('again once the reference is detached, and a failed attach keeps nothing awake', () => {
+    const m = model(5);
+    attach(m, 1000);
+    op(m, 'detach', 9000, 9010, { sandbox: 'sbx-a', reference: 'ref-1', outcome: 'detached' });
+    expect(signatures(m, [podStop(9500)])).toEqual([]);
+    const failed = model(5);
+    op(failed, 'attach', 990, 1000, { sandbox: 'sbx-a', reference: 'ref-1', outcome: 'HTTP 500' });
+    expect(signatures(failed, [podStop(9500)])).toEqual([]);
+  });
+});
+
 describe('workspace-kept', () => {
   const model = () => new SoakModel(NS, [], [sandbox({ workspace: true })]);
 
@@ -111,6 +185,33 @@ describe('workspace-kept', () => {
         claimDelete(1500, 'system:serviceaccount:kube-system:namespace-controller'),
       ]),
     ).toEqual([]);
+  });
+
+  /**
+   * Found by the soak (seed 20261208 on 406b780): the status write that recorded Exclusive was stored, but the
+   * API server answered it 504 (a timeout under load), so the log has that version only from a later answer,
+   * completed after the claim's delete. etcd's revision is global: any answer showing a later revision,
+   * completed before the delete, proves the decision was stored before it.
+   */
+  it('takes a decision as stored by the first answer that shows its revision or a later one', () => {
+    const laterAnswer = (at: number) => {
+      const e = version(at, OPERATOR, { deleting: true, verdict: 'Exclusive' });
+      const object = e.responseObject as { metadata: Record<string, unknown> };
+      return {
+        ...e,
+        responseObject: { ...object, metadata: { ...object.metadata, resourceVersion: '3741' } },
+      };
+    };
+    const otherWrite = (at: number, revision: string) =>
+      event(at, 'create', 'sessionreferences', 'ref-1', 201, OPERATOR, {
+        responseObject: { kind: 'SessionReference', metadata: { name: 'ref-1', resourceVersion: revision } },
+      });
+    const m = model();
+    expect(signatures(m, [otherWrite(1100, '3747'), claimDelete(1500), laterAnswer(1700)])).toEqual([]);
+    const n = model();
+    expect(signatures(n, [otherWrite(1100, '3740'), claimDelete(1500), laterAnswer(1700)])).toEqual([
+      'workspace-kept/operator',
+    ]);
   });
 
   it('judges only the sandboxes’ workspace claims, and only accepted deletes', () => {
