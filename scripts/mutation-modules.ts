@@ -31,6 +31,8 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   { name: 'resume judgement', paths: ['operator/client/resume.ts'] },
   { name: 'network policy rules', paths: ['operator/api/network-policy.ts'] },
   { name: 'drain plan', paths: ['operator/controller/disruption.ts'] },
+  { name: 'warm pool plan', paths: ['operator/controller/warm-pool/plan.ts'] },
+  { name: 'pool exemption', paths: ['operator/controller/pool-exemption.ts'] },
 ];
 
 /** The part of Stryker's JSON report read here: each mutated file's mutants and their status. */
