@@ -36,10 +36,12 @@ const poolOwner = `r.kind == '${SANDBOX_WARM_POOL.kind}' && r.apiVersion.startsW
 
 /**
  * A Sandbox UPDATE that binds it: an unclaimed pool sandbox gains the sandbox-claim label (its other labels
- * kept) and loses its pool owner (its other owners kept).
+ * kept) and loses its pool owner (its other owners kept); its annotations and finalizers stay as they were.
  */
 export const BINDING_UPDATE =
   `(${unclaimedPoolSandbox('oldObject')} && ${label('object', LABELS.sandboxClaim)}.orValue('') != '' && ` +
+  'object.metadata.?annotations == oldObject.metadata.?annotations && ' +
+  'object.metadata.?finalizers == oldObject.metadata.?finalizers && ' +
   `${labelsOf('object')}.all(k, k == ${claimLabel} || ` +
   `(k in ${labelsOf('oldObject')} && ${labelsOf('oldObject')}[k] == ${labelsOf('object')}[k])) && ` +
   `${labelsOf('oldObject')}.all(k, k in ${labelsOf('object')}) && ` +
