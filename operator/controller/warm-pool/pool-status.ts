@@ -40,10 +40,21 @@ export function poolStatus(
   };
 }
 
-/** Whether a write would change what is stored (the conditions' times move only on a transition). */
+/** JSON with every object's keys sorted: the API server stores keys in its own order. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => a.localeCompare(b)))
+      : inner,
+  );
+
+/**
+ * Whether a write would change what is stored (the conditions' times move only on a transition): an unchanged
+ * status is not written, so the pool's own watch event does not bring its turn back for nothing.
+ */
 export function statusChanged(
   before: SandboxWarmPoolStatus | undefined,
   after: SandboxWarmPoolStatus,
 ): boolean {
-  return JSON.stringify(before ?? {}) !== JSON.stringify(after);
+  return canonical(before ?? {}) !== canonical(after);
 }

@@ -148,6 +148,7 @@ describe('shrinkOrder', () => {
     const notReady = sandbox({ name: 'e', ready: false, createdAt: '2026-12-03T06:00:00Z' });
     expect(names([unborn, b, a, newer, notReady].sort(shrinkOrder))).toEqual(['e', 'c', 'a', 'b', 'd']);
     expect(shrinkOrder(a, a)).toBe(0);
+    expect(Math.sign(shrinkOrder(unborn, a))).toBe(1);
     expect(Math.sign(shrinkOrder(a, notReady))).toBe(1);
     expect(Math.sign(shrinkOrder(notReady, a))).toBe(-1);
   });
