@@ -115,24 +115,40 @@ async function untilReady(name: string, count: number): Promise<Sandbox[]> {
   });
 }
 
-/** The binding's first step (docs/warm-pools.md), as the operator's identity: claim label on, pool owner off. */
+/**
+ * The binding's first step (docs/warm-pools.md), as the operator's identity: claim label on, pool owner off,
+ * testing the version read. The operator may write the sandbox's status meanwhile: then read it again.
+ */
 async function bind(sandbox: Sandbox, claim: string): Promise<void> {
   const api = restrictedKubeConfig().makeApiClient(CustomObjectsApi);
-  await api.patchNamespacedCustomObject(
-    {
-      group: GROUP,
-      version: VERSION,
-      namespace,
-      plural: SANDBOX.plural,
-      name: sandbox.metadata.name,
-      body: [
-        { op: 'test', path: '/metadata/resourceVersion', value: sandbox.metadata.resourceVersion },
-        { op: 'add', path: `/metadata/labels/${LABELS.sandboxClaim.replace('/', '~1')}`, value: claim },
-        { op: 'remove', path: '/metadata/ownerReferences/0' },
-      ],
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-  );
+  const target = {
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: SANDBOX.plural,
+    name: sandbox.metadata.name,
+  };
+  await eventually(`${sandbox.metadata.name} bound`, async () => {
+    const current = (await customObjects().getNamespacedCustomObject(target)) as Sandbox;
+    try {
+      await api.patchNamespacedCustomObject(
+        {
+          ...target,
+          body: [
+            { op: 'test', path: '/metadata/resourceVersion', value: current.metadata.resourceVersion },
+            { op: 'add', path: `/metadata/labels/${LABELS.sandboxClaim.replace('/', '~1')}`, value: claim },
+            { op: 'remove', path: '/metadata/ownerReferences/0' },
+          ],
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      );
+      return true;
+    } catch (error) {
+      const code = (error as { code?: number }).code;
+      if (code === 409 || code === 422) return pending({ changedSince: current.metadata.resourceVersion });
+      throw error;
+    }
+  });
 }
 
 const scale = (name: string, replicas: number) =>
