@@ -32,6 +32,8 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   { name: 'network policy rules', paths: ['operator/api/network-policy.ts'] },
   { name: 'drain plan', paths: ['operator/controller/disruption.ts'] },
   { name: 'drain notice', paths: ['operator/controller/disruption-notice.ts'] },
+  { name: 'warm pool plan', paths: ['operator/controller/warm-pool/plan.ts'] },
+  { name: 'pool exemption', paths: ['operator/controller/pool-exemption.ts'] },
 ];
 
 /** The part of Stryker's JSON report read here: each mutated file's mutants and their status. */
