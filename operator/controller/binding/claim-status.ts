@@ -99,7 +99,11 @@ export function boundStatus(
     now,
     generation,
   );
-  return { ...binding, conditions: withCondition(bound, readyOf(binding.sandbox, sandbox), now, generation) };
+  return {
+    observedGeneration: generation,
+    ...binding,
+    conditions: withCondition(bound, readyOf(binding.sandbox, sandbox), now, generation),
+  };
 }
 
 export function unboundStatus(
@@ -115,6 +119,7 @@ export function unboundStatus(
     generation,
   );
   return {
+    observedGeneration: generation,
     conditions: withCondition(
       bound,
       { type: 'Ready', status: 'False', reason: 'NotBound', message: 'no sandbox is bound yet' },
@@ -137,6 +142,7 @@ export function sameStatus(a: ClaimStatus, b: ClaimStatus): boolean {
 }
 
 const normal = (status: ClaimStatus) => ({
+  observedGeneration: status.observedGeneration,
   sandbox: status.sandbox,
   reference: status.reference,
   launchType: status.launchType,

@@ -30,6 +30,7 @@ export type ClaimSpec = {
 };
 
 export type ClaimStatus = {
+  readonly observedGeneration?: number;
   readonly sandbox?: string;
   readonly reference?: string;
   readonly launchType?: LaunchType;
@@ -139,6 +140,9 @@ export function claimRecordOf(raw: unknown): ClaimRecord | undefined {
       ...optional('parentSession', text(spec['parentSession'])),
     },
     status: {
+      ...(typeof status['observedGeneration'] === 'number'
+        ? { observedGeneration: status['observedGeneration'] }
+        : {}),
       ...optional('sandbox', text(status['sandbox'])),
       ...optional('reference', text(status['reference'])),
       ...(launchType === 'Warm' || launchType === 'Cold' ? { launchType } : {}),

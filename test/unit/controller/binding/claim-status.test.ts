@@ -80,7 +80,7 @@ describe('a claim’s conditions', () => {
 
   it('a bound status carries the binding, Bound True by launch type and Ready', () => {
     const status = boundStatus({}, binding, poolSandbox('p-1'), t0, 1);
-    expect(status).toMatchObject(binding);
+    expect(status).toMatchObject({ ...binding, observedGeneration: 1 });
     expect(status.conditions?.map((c) => [c.type, c.status, c.reason])).toEqual([
       ['Bound', 'True', 'WarmSandboxBound'],
       ['Ready', 'True', 'SandboxReady'],
@@ -101,6 +101,7 @@ describe('a claim’s conditions', () => {
       1,
     );
     expect(status.sandbox).toBeUndefined();
+    expect(status.observedGeneration).toBe(1);
     expect(status.conditions?.map((c) => [c.type, c.status, c.reason])).toEqual([
       ['Bound', 'False', 'WarmPoolNotFound'],
       ['Ready', 'False', 'NotBound'],

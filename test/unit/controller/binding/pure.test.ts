@@ -166,6 +166,7 @@ describe('records', () => {
         parentSession: 'p',
       },
       status: {
+        observedGeneration: 2,
         sandbox: 'sb',
         reference: 'ref',
         launchType: 'Warm',
@@ -200,6 +201,7 @@ describe('records', () => {
         parentSession: 'p',
       },
       status: {
+        observedGeneration: 2,
         sandbox: 'sb',
         reference: 'ref',
         launchType: 'Warm',
