@@ -43,10 +43,20 @@ export const WARM_ATTEMPTS = 16;
 /** Fenced sandboxes a claim withdraws from in one turn before it waits for the next. */
 const FENCE_ROUNDS = 4;
 
-export async function bindClaim(ctx: BindingContext, claim: ClaimRecord, log: Logger): Promise<BindOutcome> {
+/**
+ * `fresh`: this turn added the claim's finalizer, so no earlier turn can have bound it (nothing is bound
+ * before the finalizer stands), and the consistent LIST of sandboxes labelled with it is skipped.
+ */
+export async function bindClaim(
+  ctx: BindingContext,
+  claim: ClaimRecord,
+  log: Logger,
+  fresh = false,
+): Promise<BindOutcome> {
   const tried = new Set<string>();
   for (let round = 0; round < FENCE_ROUNDS; round += 1) {
-    const target = (await heldBy(ctx, claim, tried)) ?? (await acquire(ctx, claim, tried, log));
+    const held = fresh && round === 0 ? undefined : await heldBy(ctx, claim, tried);
+    const target = held ?? (await acquire(ctx, claim, tried, log));
     if ('reason' in target) return { kind: 'Unbound', unbound: target };
     const { sandbox, launchType } = target;
     const reference = await attachReference(ctx, claim, sandbox.name);

@@ -22,7 +22,15 @@ export type BindingRecorder = {
   readonly onReady: (launchType: LaunchType, pool: string, seconds: number) => void;
 };
 
-export type ClaimReconcilerContext = BindingContext & { readonly recorder: BindingRecorder };
+export type ClaimReconcilerContext = BindingContext & {
+  readonly recorder: BindingRecorder;
+  /**
+   * The bound statuses this replica wrote that its cache has not shown yet, by claim uid: a turn that runs
+   * before the watch delivers the write (the finalizer's event makes the key dirty while the binding runs)
+   * reads the binding from here instead of binding again. Dropped once the cache shows it.
+   */
+  readonly written: Map<string, ClaimStatus>;
+};
 
 /** A missing pool or template is created by a person: looked at again this often, not at once. */
 export const MISSING_RETRY_MS = 15_000;
@@ -34,10 +42,12 @@ export async function reconcileSandboxClaim(
   key: string,
   parentLog: Logger,
 ): Promise<Action> {
-  const claim = ctx.cache.claim(key);
-  if (claim === undefined) return awaitChange();
+  const cached = ctx.cache.claim(key);
+  if (cached === undefined) return awaitChange();
+  const claim = withWritten(ctx, cached);
   const log = parentLog.child({ sandboxClaim: key });
   if (claim.deleting) {
+    ctx.written.delete(claim.uid);
     if (!claim.finalizers.includes(SANDBOX_CLAIM_FINALIZER)) return awaitChange();
     const released = await releaseClaim(ctx.ports, claim, log);
     return released.kind === 'Released' ? awaitChange() : requeueAfter(BINDING_RETRY_MS);
@@ -50,10 +60,11 @@ export async function reconcileSandboxClaim(
   }
   const { sandbox: bound } = claim.status;
   if (bound !== undefined) return observe(ctx, claim, bound, log);
-  const outcome = await bindClaim(ctx, claim, log);
+  const outcome = await bindClaim(ctx, claim, log, add !== undefined);
   if (outcome.kind === 'Unbound') return refuse(ctx, claim, outcome.unbound, log);
   const status = boundStatus(claim.status, outcome.binding, outcome.sandbox, ctx.now(), claim.generation);
   await ctx.ports.claims.writeStatus(claim, status);
+  ctx.written.set(claim.uid, status);
   ctx.recorder.onBound(outcome.binding.launchType);
   log.info(
     { ...outcome.binding, pool: outcome.pool, ready: readyStatus(status) },
@@ -62,6 +73,17 @@ export async function reconcileSandboxClaim(
   ctx.ports.events.record(target(claim), 'Normal', 'Bound', messageOf(status, 'Bound'));
   recordReady(ctx, claim, status, key);
   return awaitChange();
+}
+
+/** The claim with the status this replica last wrote, while its cache has not caught up with it. */
+function withWritten(ctx: ClaimReconcilerContext, claim: ClaimRecord): ClaimRecord {
+  const written = ctx.written.get(claim.uid);
+  if (written === undefined) return claim;
+  if (claim.status.sandbox !== undefined && sameStatus(written, claim.status)) {
+    ctx.written.delete(claim.uid);
+    return claim;
+  }
+  return claim.status.sandbox === undefined ? { ...claim, status: written } : claim;
 }
 
 async function observe(ctx: ClaimReconcilerContext, claim: ClaimRecord, bound: string, log: Logger) {
@@ -79,6 +101,7 @@ async function observe(ctx: ClaimReconcilerContext, claim: ClaimRecord, bound: s
   );
   if (sameStatus(status, claim.status)) return awaitChange();
   await ctx.ports.claims.writeStatus(claim, status);
+  ctx.written.set(claim.uid, status);
   log.info({ sandbox: bound, ready: readyStatus(status) }, 'claim’s Ready follows its sandbox');
   recordReady(ctx, claim, status, `${claim.namespace}/${claim.name}`);
   return awaitChange();

@@ -41,6 +41,7 @@ export function bindingController(
     now: () => new Date(),
     suffix,
     recorder: bindingMetrics(metrics.registry),
+    written: new Map(),
   };
   const runner = new Runner(
     queue,

@@ -33,6 +33,8 @@ export class FakeCluster {
   /** What the fence read answers, by sandbox; the sandbox itself when unset. */
   readonly fenceOf = new Map<string, unknown>();
   claimFinalizers: string[] = [];
+  /** Consistent LISTs of a claim's sandboxes. */
+  sandboxLists = 0;
   private version = 100;
 
   next(): string {
@@ -64,8 +66,10 @@ export class FakeCluster {
         },
       },
       sandboxes: {
-        listOfClaim: (_ns, claim) =>
-          Promise.resolve([...this.sandboxes.values()].filter((s) => s.claim === claim)),
+        listOfClaim: (_ns, claim) => {
+          this.sandboxLists += 1;
+          return Promise.resolve([...this.sandboxes.values()].filter((s) => s.claim === claim));
+        },
         bind: (sandbox, ops) => {
           this.beforeBind(sandbox.name);
           const stored = this.sandboxes.get(sandbox.name);

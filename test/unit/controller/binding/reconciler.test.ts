@@ -38,6 +38,7 @@ function setup(claim: ClaimRecord = claimRecord(), poolNames: string[] = ['pytho
     now: () => new Date('2026-12-03T07:00:00.250Z'),
     suffix: () => 'cold1',
     recorder: { onBound: (t) => bound.push(t), onReady: (t, p, s) => ready.push([t, p, s]) },
+    written: new Map(),
   };
   const turn = () => reconcileSandboxClaim(ctx, 'team-a/claim-1', log);
   const setClaim = (next: ClaimRecord) => (current = next);
@@ -276,5 +277,26 @@ describe('the SandboxClaim reconciler', () => {
     cluster.log.length = 0;
     await turn();
     expect(cluster.log).toEqual([]);
+  });
+
+  it('a claim whose finalizer this turn added is bound without listing for an earlier binding', async () => {
+    const { cluster, turn } = setup(claimRecord(), ['python-pool-a']);
+    await turn();
+    expect(cluster.sandboxLists).toBe(0);
+    const again = setup(claimRecord({ finalizers: [FINALIZER] }), ['python-pool-a']);
+    await again.turn();
+    expect(again.cluster.sandboxLists).toBe(1);
+  });
+
+  it('a turn on a cache that has not shown the binding yet neither binds again nor counts it again', async () => {
+    const { cluster, bound, turn, setClaim } = setup(claimRecord(), ['python-pool-a', 'python-pool-b']);
+    await turn();
+    // The finalizer's event arrived, the status's not yet.
+    setClaim(claimRecord({ finalizers: [FINALIZER] }));
+    cluster.log.length = 0;
+    expect(await turn()).toEqual({ kind: 'AwaitChange' });
+    expect(cluster.log).toEqual([]);
+    expect(bound).toEqual(['Warm']);
+    expect(cluster.events).toHaveLength(1);
   });
 });
