@@ -41,11 +41,11 @@ export function chooseWarmSandbox(
 ): BindingSandbox | undefined {
   const candidates = sandboxes
     .filter((sandbox) => isWarmCandidate(sandbox, pool) && !tried.has(sandbox.name))
-    .sort((a, b) => (a.name < b.name ? -1 : 1));
-  if (candidates.length === 0) return undefined;
+    .sort((a, b) => a.name.localeCompare(b.name));
+  // None left: the index is NaN, and so the candidate undefined.
   return candidates[spread(claimUid) % candidates.length];
 }
 
 /** A claim's starting place: the first 32 bits of a hash of its uid. */
 export const spread = (claimUid: string): number =>
-  createHash('sha256').update(claimUid, 'utf8').digest().readUInt32BE(0);
+  createHash('sha256').update(claimUid).digest().readUInt32BE(0);

@@ -52,10 +52,20 @@ describe('a claim’s conditions', () => {
         (c) => c.type,
       ),
     ).toEqual(['Bound', 'Ready', 'Zeta']);
+    const zeta = withCondition(undefined, { type: 'Zeta', status: 'True', reason: 'E', message: 'e' }, t0, 1);
+    const ready = withCondition(zeta, { type: 'Ready', status: 'True', reason: 'C', message: 'c' }, t1, 1);
+    expect(ready.map((c) => c.type)).toEqual(['Ready', 'Zeta']);
+    // Another condition of the same status is not this one's past: Ready is new, so it moves now.
+    expect(ready[0]?.lastTransitionTime).toBe('2026-12-03T07:00:05Z');
   });
 
   it('Ready follows the bound sandbox, or says why there is none to follow', () => {
-    expect(readyOf('p-1', poolSandbox('p-1'))).toMatchObject({ status: 'True', reason: 'SandboxReady' });
+    expect(readyOf('p-1', poolSandbox('p-1'))).toEqual({
+      type: 'Ready',
+      status: 'True',
+      reason: 'SandboxReady',
+      message: 'sandbox p-1 is Ready',
+    });
     expect(readyOf('p-1', poolSandbox('p-1', { ready: { status: 'False', reason: 'PodsPending' } }))).toEqual(
       {
         type: 'Ready',
@@ -67,11 +77,14 @@ describe('a claim’s conditions', () => {
     expect(readyOf('p-1', poolSandbox('p-1', { ready: { status: 'Unknown' } })).message).toBe(
       'waiting for sandbox p-1 to be Ready',
     );
-    expect(readyOf('p-1', poolSandbox('p-1', { deleting: true }))).toMatchObject({
+    expect(readyOf('p-1', poolSandbox('p-1', { deleting: true }))).toEqual({
+      type: 'Ready',
       status: 'False',
       reason: 'SandboxDeleting',
+      message: 'the bound sandbox p-1 is being deleted',
     });
-    expect(readyOf('p-1', undefined)).toMatchObject({
+    expect(readyOf('p-1', undefined)).toEqual({
+      type: 'Ready',
       status: 'False',
       reason: 'SandboxGone',
       message: 'the bound sandbox p-1 does not exist any more',
@@ -102,9 +115,9 @@ describe('a claim’s conditions', () => {
     );
     expect(status.sandbox).toBeUndefined();
     expect(status.observedGeneration).toBe(1);
-    expect(status.conditions?.map((c) => [c.type, c.status, c.reason])).toEqual([
-      ['Bound', 'False', 'WarmPoolNotFound'],
-      ['Ready', 'False', 'NotBound'],
+    expect(status.conditions?.map((c) => [c.type, c.status, c.reason, c.message])).toEqual([
+      ['Bound', 'False', 'WarmPoolNotFound', 'spec.warmPoolRef.name: …'],
+      ['Ready', 'False', 'NotBound', 'no sandbox is bound yet'],
     ]);
   });
 
