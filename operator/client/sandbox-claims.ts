@@ -5,14 +5,14 @@
  * the returned reference exists from the moment the claim is bound (docs/warm-pools.md, "Claims").
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION } from '../api/names.ts';
+import { API_VERSION, SANDBOX_CLAIM } from '../api/names.ts';
 import { request, requestUnlessGone } from '../kube/errors.ts';
 import { jsonClientFor } from '../kube/clients.ts';
 import type { JsonClient } from '../kube/plain-json.ts';
 import type { SessionReferenceSpec } from '../api/session-reference.ts';
 import { judgeClaim, type ClaimLaunchType } from './claim-readiness.ts';
 import { CLIENT_USER_AGENT, type ClientOptions } from './options.ts';
-import { SANDBOX_CLAIM_KIND, sandboxClaimPath, sandboxClaimsPath } from './paths.ts';
+import { sandboxClaimPath, sandboxClaimsPath } from './paths.ts';
 
 export type ClaimRequest = Omit<SessionReferenceSpec, 'state' | 'sandbox'> & {
   readonly namespace: string;
@@ -75,7 +75,7 @@ export class SandboxClaims {
     const { namespace, name, ...spec } = req;
     const body = {
       apiVersion: API_VERSION,
-      kind: SANDBOX_CLAIM_KIND,
+      kind: SANDBOX_CLAIM.kind,
       metadata: name === undefined ? { generateName: 'claim-', namespace } : { name, namespace },
       spec,
     };

@@ -7,12 +7,12 @@
  * collection of a deleted pool ever touches a claimed sandbox.
  */
 import type { JsonPatchOp } from '../finalizer.ts';
-import { SANDBOX_CLAIM_LABEL } from './vocabulary.ts';
+import { LABELS } from '../../api/names.ts';
 
 /** A JSON Pointer token (RFC 6901): `~` and `/` escaped. */
 export const pointerToken = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
-export const CLAIM_LABEL_PATH = `/metadata/labels/${pointerToken(SANDBOX_CLAIM_LABEL)}`;
+export const CLAIM_LABEL_PATH = `/metadata/labels/${pointerToken(LABELS.sandboxClaim)}`;
 
 export type BindingTarget = {
   readonly uid: string;

@@ -3,12 +3,11 @@
  * operator/client/names.ts, so a host that attaches the same session finds it) and a cold Sandbox made from
  * the template, labelled with its claim from birth and owned by no pool.
  */
-import { API_VERSION, SANDBOX, SESSION_REFERENCE } from '../../api/names.ts';
+import { ANNOTATIONS, API_VERSION, LABELS, SANDBOX, SESSION_REFERENCE } from '../../api/names.ts';
 import { sessionReferenceName } from '../../client/names.ts';
 import type { SessionReferenceSpec } from '../../api/session-reference.ts';
 import type { ClaimRecord } from './records.ts';
 import type { TemplateRead } from './ports.ts';
-import { SANDBOX_CLAIM_LABEL, TEMPLATE_GENERATION_ANNOTATION, TEMPLATE_LABEL } from './vocabulary.ts';
 
 /** The claim's session as a reference spec (the claim's fields have the reference's schemas). */
 export function referenceSpecOf(claim: ClaimRecord, sandbox: string): SessionReferenceSpec {
@@ -31,7 +30,7 @@ export function referenceBody(claim: ClaimRecord, sandbox: string) {
     metadata: {
       name: sessionReferenceName(sandbox, claim.spec.session),
       namespace: claim.namespace,
-      labels: { [SANDBOX_CLAIM_LABEL]: claim.name },
+      labels: { [LABELS.sandboxClaim]: claim.name },
     },
     spec: referenceSpecOf(claim, sandbox),
   };
@@ -53,8 +52,8 @@ export function coldSandboxBody(
     metadata: {
       name: coldSandboxName(claim.name, suffix),
       namespace: claim.namespace,
-      labels: { [SANDBOX_CLAIM_LABEL]: claim.name, [TEMPLATE_LABEL]: templateName },
-      annotations: { [TEMPLATE_GENERATION_ANNOTATION]: String(template.generation) },
+      labels: { [LABELS.sandboxClaim]: claim.name, [LABELS.template]: templateName },
+      annotations: { [ANNOTATIONS.templateGeneration]: String(template.generation) },
     },
     // The template's blueprint is the Sandbox spec's fields but worktree, provider and operatingMode: a copy
     // is a complete spec, so the sandbox depends on the template no more than a pool sandbox does.

@@ -1,19 +1,27 @@
 /** The binding's ports (ports.ts) over the API server, read and written as plain JSON. */
 import { PatchStrategy } from '@kubernetes/client-node';
-import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../api/names.ts';
+import {
+  GROUP,
+  LABELS,
+  SANDBOX,
+  SANDBOX_CLAIM,
+  SANDBOX_TEMPLATE,
+  SANDBOX_WARM_POOL,
+  SESSION_REFERENCE,
+  VERSION,
+} from '../../api/names.ts';
 import { FIELD_MANAGER, type KubeClients } from '../../kube/clients.ts';
 import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
 import { segment, type JsonClient } from '../../kube/plain-json.ts';
 import type { EventRecorder } from '../ports.ts';
 import type { BindingPorts, StoredReference } from './ports.ts';
 import { bindingSandboxOf, type BindingSandbox } from './records.ts';
-import { SANDBOX_CLAIM, SANDBOX_CLAIM_LABEL, SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from './vocabulary.ts';
 
 const collection = (namespace: string, plural: string) =>
   `/apis/${GROUP}/${VERSION}/namespaces/${segment(namespace)}/${plural}`;
 const item = (namespace: string, plural: string, name: string) =>
   `${collection(namespace, plural)}/${segment(name)}`;
-const ofClaim = (claim: string) => ({ labelSelector: `${SANDBOX_CLAIM_LABEL}=${claim}` });
+const ofClaim = (claim: string) => ({ labelSelector: `${LABELS.sandboxClaim}=${claim}` });
 const lost = { kind: 'Lost' } as const;
 const gone = { kind: 'Gone' } as const;
 

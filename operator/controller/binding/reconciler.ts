@@ -7,14 +7,13 @@
  * Warning Event when that reason is new, and is looked at again later: never retried silently, never dropped.
  */
 import type { Logger } from 'pino';
-import { API_VERSION } from '../../api/names.ts';
+import { API_VERSION, SANDBOX_CLAIM, SANDBOX_CLAIM_FINALIZER } from '../../api/names.ts';
 import { awaitChange, requeueAfter, type Action } from '../../runtime/action.ts';
 import { addFinalizerPatch } from '../finalizer.ts';
 import { bindClaim, type BindingContext } from './bind.ts';
 import { becameReady, boundStatus, sameStatus, unboundStatus, type Unbound } from './claim-status.ts';
 import type { ClaimRecord, ClaimStatus, LaunchType } from './records.ts';
 import { releaseClaim } from './release.ts';
-import { SANDBOX_CLAIM, SANDBOX_CLAIM_FINALIZER } from './vocabulary.ts';
 
 export type BindingRecorder = {
   readonly onBound: (launchType: LaunchType) => void;

@@ -4,11 +4,10 @@
  * Ready condition. A field of the wrong type reads as absent, and a sandbox whose fence cannot be read reads
  * as fenced (it is then never chosen: a refused candidate costs a cold start, a wrong one the workspace).
  */
-import { ANNOTATIONS } from '../../api/names.ts';
-import { SANDBOX_CLAIM_LABEL, TEMPLATE_LABEL, WARM_POOL_LABEL } from './vocabulary.ts';
+import { ANNOTATIONS, LABELS } from '../../api/names.ts';
 
-export const LAUNCH_TYPES = ['Warm', 'Cold'] as const;
-export type LaunchType = (typeof LAUNCH_TYPES)[number];
+export { LAUNCH_TYPES, type LaunchType } from '../../api/sandbox-claim.ts';
+import type { LaunchType } from '../../api/sandbox-claim.ts';
 
 export type ClaimCondition = {
   readonly type: string;
@@ -179,9 +178,9 @@ export function bindingSandboxOf(raw: unknown): BindingSandbox | undefined {
     uid: text(metadata['uid']) ?? '',
     resourceVersion: text(metadata['resourceVersion']) ?? '',
     ...optional('creationTimestamp', text(metadata['creationTimestamp'])),
-    ...optional('pool', text(labels[WARM_POOL_LABEL])),
-    ...optional('claim', text(labels[SANDBOX_CLAIM_LABEL])),
-    ...optional('template', text(labels[TEMPLATE_LABEL])),
+    ...optional('pool', text(labels[LABELS.warmPool])),
+    ...optional('claim', text(labels[LABELS.sandboxClaim])),
+    ...optional('template', text(labels[LABELS.template])),
     owners: ownersOf(metadata['ownerReferences']),
     deleting: metadata['deletionTimestamp'] !== undefined && metadata['deletionTimestamp'] !== null,
     fenced: (annotations !== undefined && !isRecord(annotations)) || fence !== undefined,

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { removeFinalizerFromIncarnation } from '../finalizer.ts';
 import type { BindingPorts } from './ports.ts';
 import type { ClaimRecord } from './records.ts';
-import { SANDBOX_CLAIM_FINALIZER } from './vocabulary.ts';
+import { SANDBOX_CLAIM_FINALIZER } from '../../api/names.ts';
 
 export type Release = { readonly kind: 'Released' | 'FinalizerChanged' };
 

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { API_VERSION, GROUP, SANDBOX, VERSION } from '../../api/names.ts';
+import { API_VERSION, GROUP, LABELS, SANDBOX, SANDBOX_CLAIM, VERSION } from '../../api/names.ts';
 import type { KubeClients } from '../../kube/clients.ts';
 import { DEFAULT_BACKOFF, WorkQueue } from '../../runtime/queue.ts';
 import { Runner } from '../../runtime/runner.ts';
@@ -13,7 +13,7 @@ import type { WatchedResource, WatchSink } from '../../runtime/watcher.ts';
 import { BindingCache } from '../binding/cache.ts';
 import { kubeBindingPorts } from '../binding/kube-binding-api.ts';
 import { reconcileSandboxClaim, type ClaimReconcilerContext } from '../binding/reconciler.ts';
-import { SANDBOX_CLAIM, SANDBOX_CLAIM_LABEL, WARM_POOL_LABEL } from '../binding/vocabulary.ts';
+
 import type { EventRecorder } from '../ports.ts';
 import { bindingMetrics } from './binding-metrics.ts';
 import { queueMetrics, reconcileMetrics, type Metrics } from './metrics.ts';
@@ -70,8 +70,8 @@ export function bindingController(
       },
       cache.claimSink,
     ],
-    [sandboxes('sandboxes (warm pools)', WARM_POOL_LABEL), cache.poolSandboxSink],
-    [sandboxes('sandboxes (sandbox claims)', SANDBOX_CLAIM_LABEL), cache.claimedSandboxSink],
+    [sandboxes('sandboxes (warm pools)', LABELS.warmPool), cache.poolSandboxSink],
+    [sandboxes('sandboxes (sandbox claims)', LABELS.sandboxClaim), cache.claimedSandboxSink],
   ];
   return {
     sinks,
