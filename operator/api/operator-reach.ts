@@ -24,6 +24,8 @@ import {
   MANAGED_BY,
   REAPER_VOLUMES,
   SANDBOX,
+  SANDBOX_CLAIM,
+  SANDBOX_WARM_POOL,
   SESSION_REFERENCE,
   VERSION,
 } from './names.ts';
@@ -52,11 +54,12 @@ export const REACH_RULES = [
   {
     apiGroups: [GROUP],
     apiVersions: [VERSION],
-    operations: ['UPDATE', 'DELETE'],
+    operations: ['CREATE', 'UPDATE', 'DELETE'],
     resources: [SANDBOX.plural],
   },
-  // References: the operator only deletes them (the worktree prune, the erases); any other write, its status
-  // included, would let a token turn an attached reference into a tombstone the prune may take.
+  // References: the operator deletes them (the worktree prune, the erases) and creates a sandbox claim's
+  // (the binding, docs/warm-pools.md); any other write, its status included, would let a token turn an
+  // attached reference into a tombstone the prune may take.
   {
     apiGroups: [GROUP],
     apiVersions: [VERSION],
@@ -148,7 +151,9 @@ export function reachValidations(): Validation[] {
   return [
     {
       // A Sandbox someone put there must still get and lose its finalizer: only what the operator makes is kept out.
-      expression: "request.operation == 'DELETE' || variables.onSandboxes || !variables.offLimits",
+      expression:
+        "request.operation == 'DELETE' || (variables.onSandboxes && request.operation != 'CREATE') || " +
+        '!variables.offLimits',
       messageExpression:
         "'the operator creates nothing in ' + request.namespace + ' (a system namespace, or the release’s own: " +
         "the admission parameters’ namespace); refused ' + request.operation + ' of ' + " +
@@ -186,11 +191,11 @@ export function reachValidations(): Validation[] {
     },
     {
       expression:
-        "!variables.onEvents || (object.involvedObject.?kind.orValue('') == 'Sandbox' && " +
+        `!variables.onEvents || (object.involvedObject.?kind.orValue('') in ${quoted(EVENT_KINDS)} && ` +
         `object.involvedObject.?apiVersion.orValue('').startsWith('${GROUP}/') && ` +
         "object.involvedObject.?namespace.orValue('') == request.namespace)",
       messageExpression:
-        "'the operator records Events only about Sandboxes in the Event’s namespace; refused Event ' + variables.pod + " +
+        `'the operator records Events only about ${EVENT_KINDS.join(', ')} in the Event’s namespace; refused Event ' + variables.pod + ` +
         "' about ' + object.involvedObject.?kind.orValue('?') + ' ' + object.involvedObject.?name.orValue('?')",
       reason: 'Forbidden',
     },
@@ -202,49 +207,85 @@ export function reachValidations(): Validation[] {
         "'the operator never changes a Sandbox’s spec; refused the update of sandbox ' + variables.pod",
       reason: 'Forbidden',
     },
-    // Of the metadata, only its finalizer and the cleanup fence (live/turn.ts, live/cleanup.ts, deletion/turn.ts):
-    // not an owner reference the garbage collector would act on, not another annotation (an erase request
-    // is the administrator's, and guard protection judges it), not a label.
+    // Of the metadata, only its finalizer and the cleanup fence (live/turn.ts, live/cleanup.ts, deletion/turn.ts),
+    // and a binding's: the sandbox-claim label added, a warm pool's owner reference removed
+    // (controller/binding/binding-patch.ts). Not another owner reference the garbage collector would act on,
+    // not another annotation (an erase request is the administrator's, and guard protection judges it), not
+    // another label.
     {
       expression: `!variables.onSandboxes || request.operation != 'UPDATE' || ${SANDBOX_METADATA_KEPT}`,
       messageExpression:
         `'the operator changes only a Sandbox’s finalizer ${EXCLUSIVITY_FINALIZER} and annotation ` +
-        `${ANNOTATIONS.cleanupFence}; refused the update of sandbox ' + variables.pod`,
+        `${ANNOTATIONS.cleanupFence}, adds its label ${LABELS.sandboxClaim} and removes a ` +
+        `${SANDBOX_WARM_POOL.kind} owner reference; refused the update of sandbox ' + variables.pod`,
+      reason: 'Forbidden',
+    },
+    // It creates a Sandbox only for a sandbox claim or a warm pool, labelled so from birth.
+    {
+      expression:
+        "!variables.onSandboxes || request.operation != 'CREATE' || " +
+        `object.metadata.?labels[?'${LABELS.sandboxClaim}'].hasValue() || ` +
+        `object.metadata.?labels[?'${LABELS.warmPool}'].hasValue()`,
+      messageExpression:
+        `'the operator creates only Sandboxes of a sandbox claim or a warm pool (labelled ${LABELS.sandboxClaim} ` +
+        `or ${LABELS.warmPool}); refused the creation of sandbox ' + variables.pod`,
       reason: 'Forbidden',
     },
     // It deletes a Sandbox only for automatic cleanup (live/cleanup.ts): the owner chose DeleteWhenUnreferenced,
-    // and the fence was raised first (the DELETE is preconditioned on the fenced version). A Retain sandbox is
-    // never the operator's to delete, so a leaked token cannot delete one outright.
+    // and the fence was raised first (the DELETE is preconditioned on the fenced version); or as a deleted
+    // sandbox claim's (controller/binding/release.ts). A Retain sandbox of no claim is never the operator's to
+    // delete, so a leaked token cannot delete one outright; a claimed one's deletion is the ordinary decision
+    // (its references keep it), as the claim's deletion asks.
     {
       expression:
         "!variables.onSandboxes || request.operation != 'DELETE' || " +
         `(oldObject.spec.?cleanup.?policy.orValue('Retain') == 'DeleteWhenUnreferenced' && ` +
-        `oldObject.metadata.?annotations[?'${ANNOTATIONS.cleanupFence}'].hasValue())`,
+        `oldObject.metadata.?annotations[?'${ANNOTATIONS.cleanupFence}'].hasValue()) || ` +
+        `oldObject.metadata.?labels[?'${LABELS.sandboxClaim}'].hasValue()`,
       messageExpression:
         "'the operator deletes a Sandbox only for automatic cleanup (spec.cleanup.policy DeleteWhenUnreferenced, " +
-        `after raising ${ANNOTATIONS.cleanupFence}); refused the deletion of sandbox ' + variables.pod`,
+        `after raising ${ANNOTATIONS.cleanupFence}) or as a deleted sandbox claim’s (labelled ` +
+        `${LABELS.sandboxClaim}); refused the deletion of sandbox ' + variables.pod`,
       reason: 'Forbidden',
     },
-    // The operator deletes references and writes nothing else of them: a detach (state Detached) by its token
-    // would make an attached reference a tombstone the worktree prune takes.
+    // The operator deletes references, and creates a sandbox claim's Attached (the binding is an attach); it
+    // writes nothing else of them: a detach (state Detached) by its token would make an attached reference a
+    // tombstone the worktree prune takes.
     {
-      expression: "!variables.onReferences || request.operation == 'DELETE'",
+      expression:
+        "!variables.onReferences || request.operation == 'DELETE' || (request.operation == 'CREATE' && " +
+        `object.metadata.?labels[?'${LABELS.sandboxClaim}'].hasValue() && ` +
+        "object.spec.?state.orValue('Attached') == 'Attached')",
       messageExpression:
-        "'the operator never creates or changes a SessionReference (or its status), it only deletes them; refused ' + " +
+        "'the operator never changes a SessionReference (or its status) and creates only a sandbox claim’s, " +
+        `Attached and labelled ${LABELS.sandboxClaim}; it deletes them; refused ' + ` +
         "request.operation + ' of sessionreference ' + variables.pod",
       reason: 'Forbidden',
     },
   ];
 }
 
+/** What the operator records Events about: its sandboxes, and the claims and pools it binds and keeps. */
+const EVENT_KINDS = [SANDBOX.kind, SANDBOX_CLAIM.kind, SANDBOX_WARM_POOL.kind];
+
 const fence = `'${ANNOTATIONS.cleanupFence}'`;
+const claimLabel = `'${LABELS.sandboxClaim}'`;
+const labelsOf = (o: string) => `${o}.metadata.?labels.orValue({})`;
+const ownersOf = (o: string) => `${o}.metadata.?ownerReferences.orValue([])`;
 const finalizer = `'${EXCLUSIVITY_FINALIZER}'`;
 const finalizersBut = (o: string) => `${o}.metadata.?finalizers.orValue([]).filter(f, f != ${finalizer})`;
 const annotationsOf = (o: string) => `${o}.metadata.?annotations.orValue({})`;
-/** A Sandbox UPDATE that changes, of its metadata, at most the exclusivity finalizer and the cleanup fence. */
+/**
+ * A Sandbox UPDATE that changes, of its metadata, at most the exclusivity finalizer and the cleanup fence, and
+ * for a binding the sandbox-claim label (added) and a warm pool's owner reference (removed).
+ */
 const SANDBOX_METADATA_KEPT =
-  `object.metadata.?labels.orValue({}) == oldObject.metadata.?labels.orValue({}) && ` +
-  `object.metadata.?ownerReferences.orValue([]) == oldObject.metadata.?ownerReferences.orValue([]) && ` +
+  // Labels: every one kept, and only the sandbox-claim label new (a binding).
+  `${labelsOf('oldObject')}.all(k, k in ${labelsOf('object')} && ${labelsOf('object')}[k] == ${labelsOf('oldObject')}[k]) && ` +
+  `${labelsOf('object')}.all(k, k in ${labelsOf('oldObject')} || k == ${claimLabel}) && ` +
+  // Owner references: none new, and only a warm pool's gone (a binding).
+  `${ownersOf('object')}.all(r, r in ${ownersOf('oldObject')}) && ` +
+  `${ownersOf('oldObject')}.all(r, r in ${ownersOf('object')} || r.?kind.orValue('') == '${SANDBOX_WARM_POOL.kind}') && ` +
   `${finalizersBut('object')} == ${finalizersBut('oldObject')} && ` +
   `${annotationsOf('object')}.all(k, k == ${fence} || ` +
   `(k in ${annotationsOf('oldObject')} && ${annotationsOf('oldObject')}[k] == ${annotationsOf('object')}[k])) && ` +

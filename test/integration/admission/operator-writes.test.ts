@@ -15,12 +15,19 @@ import {
   ANNOTATIONS,
   API_VERSION,
   EXCLUSIVITY_FINALIZER,
+  LABELS,
   SESSION_REFERENCE,
 } from '../../../operator/api/names.ts';
 import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { auditAnnotations } from '../../harness/tenant.ts';
 import { RESTRICTED_USER } from '@sandbox-operator/local-cluster';
-import { createReference, createSandbox, getReference, getSandbox } from '../controller/fixtures.ts';
+import {
+  createReference,
+  createSandbox,
+  getReference,
+  getSandbox,
+  sandboxManifest,
+} from '../controller/fixtures.ts';
 import { eventually, grantOperatorRbac, pending } from '../controller/operator.ts';
 
 const namespace = testNamespace('operator-writes');
@@ -132,7 +139,7 @@ describe('SessionReferences the operator’s identity writes', () => {
       '-p',
       '{"spec":{"state":"Detached"}}',
     ]);
-    expect(detached.stderr).toContain('the operator never creates or changes a SessionReference');
+    expect(detached.stderr).toContain('the operator never changes a SessionReference');
     const status = await asOperator([
       'patch',
       'sessionreference',
@@ -142,7 +149,7 @@ describe('SessionReferences the operator’s identity writes', () => {
       '-p',
       '{"status":{"detachedAt":"2026-12-03T00:00:00Z"}}',
     ]);
-    expect(status.stderr).toContain('the operator never creates or changes a SessionReference');
+    expect(status.stderr).toContain('the operator never changes a SessionReference');
     const reference = {
       apiVersion: API_VERSION,
       kind: SESSION_REFERENCE.kind,
@@ -153,7 +160,7 @@ describe('SessionReferences the operator’s identity writes', () => {
       restricted: true,
       input: JSON.stringify(reference),
     });
-    expect(created.stderr).toContain('the operator never creates or changes a SessionReference');
+    expect(created.stderr).toContain('the operator never changes a SessionReference');
     expect((await getReference(namespace, 'attached-a'))?.spec.state).toBe('Attached');
   });
 
@@ -183,6 +190,90 @@ describe('SessionReferences the operator’s identity writes', () => {
     );
     expect(recorded).toContain('of sandbox shared (worktree wt-3)');
     expect((await auditAnnotations('tombstone-b')).map((a) => a[key]).filter((v) => v)).toEqual([]);
+  });
+});
+
+describe('a sandbox claim’s binding by the operator’s identity', () => {
+  const POOL_OWNER = {
+    apiVersion: API_VERSION,
+    kind: 'SandboxWarmPool',
+    name: 'pool',
+    uid: '0f0f0f0f-0000-4000-8000-000000000001',
+    controller: true,
+  };
+  const jsonPatch = (name: string, ops: object[]) =>
+    asOperator(['patch', 'sandbox', name, '--type=json', '-p', JSON.stringify(ops)]);
+  const poolSandbox = async (name: string) => {
+    const manifest = sandboxManifest(namespace, name);
+    const body = {
+      ...manifest,
+      metadata: {
+        ...manifest.metadata,
+        labels: { [LABELS.warmPool]: 'pool' },
+        ownerReferences: [POOL_OWNER],
+      },
+    };
+    await kubectlOk(['create', '-f', '-'], { input: JSON.stringify(body) });
+  };
+
+  it('labels a pool sandbox with its claim and removes the pool’s owner reference, nothing else', async () => {
+    await poolSandbox('bound');
+    const label = `/metadata/labels/${LABELS.sandboxClaim.replace('/', '~1')}`;
+    const bound = await jsonPatch('bound', [
+      { op: 'add', path: label, value: 'claim-1' },
+      { op: 'remove', path: '/metadata/ownerReferences/0' },
+    ]);
+    expect(bound.exitCode, bound.stderr).toBe(0);
+    const relabelled = await jsonPatch('bound', [{ op: 'replace', path: label, value: 'claim-2' }]);
+    expect(relabelled.stderr).toContain('the operator changes only a Sandbox’s finalizer');
+    const unlabelled = await jsonPatch('bound', [{ op: 'remove', path: label }]);
+    expect(unlabelled.stderr).toContain('the operator changes only a Sandbox’s finalizer');
+    const pooled = await jsonPatch('bound', [
+      { op: 'replace', path: `/metadata/labels/${LABELS.warmPool.replace('/', '~1')}`, value: 'other' },
+    ]);
+    expect(pooled.stderr).toContain('the operator changes only a Sandbox’s finalizer');
+  });
+
+  it('creates a claim’s Sandbox and its Attached reference, labelled with the claim, and deletes that Sandbox', async () => {
+    const manifest = sandboxManifest(namespace, 'cold');
+    const unlabelled = await kubectl(['create', '-f', '-'], {
+      restricted: true,
+      input: JSON.stringify(manifest),
+    });
+    expect(unlabelled.stderr).toContain(
+      'the operator creates only Sandboxes of a sandbox claim or a warm pool',
+    );
+    const labelled = {
+      ...manifest,
+      metadata: { ...manifest.metadata, labels: { [LABELS.sandboxClaim]: 'claim-3' } },
+    };
+    const created = await kubectl(['create', '-f', '-'], {
+      restricted: true,
+      input: JSON.stringify(labelled),
+    });
+    expect(created.exitCode, created.stderr).toBe(0);
+    const reference = (state: string) => ({
+      apiVersion: API_VERSION,
+      kind: SESSION_REFERENCE.kind,
+      metadata: {
+        name: `claimed-${state.toLowerCase()}`,
+        namespace,
+        labels: { [LABELS.sandboxClaim]: 'claim-3' },
+      },
+      spec: { sandbox: 'cold', session: 'workspace_3', route: 'r', role: 'Root', state },
+    });
+    const attached = await kubectl(['create', '-f', '-'], {
+      restricted: true,
+      input: JSON.stringify(reference('Attached')),
+    });
+    expect(attached.exitCode, attached.stderr).toBe(0);
+    const detached = await kubectl(['create', '-f', '-'], {
+      restricted: true,
+      input: JSON.stringify(reference('Detached')),
+    });
+    expect(detached.stderr).toContain('the operator never changes a SessionReference');
+    const deleted = await asOperator(['delete', 'sandbox', 'cold', '--wait=false']);
+    expect(deleted.exitCode, deleted.stderr).toBe(0);
   });
 });
 
