@@ -12,6 +12,7 @@ import { SandboxClaims } from '../../../operator/client/sandbox-claims.ts';
 import { SessionReferences } from '../../../operator/client/session-references.ts';
 import { JSON_PATCH, kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { eventually, pending } from '../../harness/eventually.ts';
+import { parseExposition, series } from '../../harness/prometheus-text.ts';
 import { getReference, getSandbox, sandboxGone, sandboxManifest, untilSandbox } from './fixtures.ts';
 import { customObjects, grantOperatorRbac, startOperator, type RunningOperator } from './operator.ts';
 
@@ -260,6 +261,21 @@ describe('sandbox claims', () => {
     expect(await getReference(namespace, bound.reference)).toMatchObject({
       spec: { sandbox: bound.sandbox },
     });
+  });
+
+  it('counts the bindings and observes claim → Ready by launch type and pool', async () => {
+    const port = await operator.port;
+    const samples = parseExposition(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+    const value = (name: string, labels: Record<string, string>) =>
+      series(samples, name, labels).reduce((sum, sample) => sum + sample.value, 0);
+    expect(value('sandbox_operator_sandbox_claims_bound_total', { launch_type: 'Warm' })).toBeGreaterThan(0);
+    expect(value('sandbox_operator_sandbox_claims_bound_total', { launch_type: 'Cold' })).toBeGreaterThan(0);
+    expect(
+      value('sandbox_operator_sandbox_claim_ready_seconds_count', { launch_type: 'Warm', pool: 'warm' }),
+    ).toBe(1);
+    expect(
+      series(samples, 'workqueue_adds_total', { name: 'sandboxclaim', controller: 'sandboxclaim' }),
+    ).toHaveLength(1);
   });
 
   it('the status says sandbox only once the reference exists', async () => {
