@@ -33,6 +33,13 @@ import type { Validation, Variable } from './admission.ts';
 import { BASELINE_CAPABILITIES, type TemplateCheck } from './template-checks.ts';
 import { checkValidation, LEVEL_VARIABLES, POD_CHECKS } from './template-policy.ts';
 import { PLACEMENT_VARIABLES, runtimeClassValidation } from './template-placement.ts';
+import {
+  BINDING_UPDATE,
+  CLAIM_REFERENCE_CREATE,
+  POOL_REACH_RULES,
+  poolReachValidations,
+  unclaimedPoolSandbox,
+} from './pool-reach.ts';
 
 /** The injected sidecar's container name and the capabilities its privileged mode adds beyond baseline's. */
 export const REAPER_CONTAINER_NAME = 'shell-reaper';
@@ -50,22 +57,23 @@ export const REACH_RULES = [
     resources: ['poddisruptionbudgets'],
   },
   { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['events'] },
-  // The Sandbox itself, not its status: the status subresource cannot change spec or metadata.
+  // The Sandbox itself, not its status: the status subresource cannot change spec or metadata. CREATE: a
+  // warm pool's or a sandbox claim's only (pool-reach.ts).
   {
     apiGroups: [GROUP],
     apiVersions: [VERSION],
     operations: ['CREATE', 'UPDATE', 'DELETE'],
     resources: [SANDBOX.plural],
   },
-  // References: the operator deletes them (the worktree prune, the erases) and creates a sandbox claim's
-  // (the binding, docs/warm-pools.md); any other write, its status included, would let a token turn an
-  // attached reference into a tombstone the prune may take.
+  // References: the operator only deletes them (the worktree prune, the erases); any other write, its status
+  // included, would let a token turn an attached reference into a tombstone the prune may take.
   {
     apiGroups: [GROUP],
     apiVersions: [VERSION],
     operations: ['CREATE', 'UPDATE', 'DELETE'],
     resources: [SESSION_REFERENCE.plural, `${SESSION_REFERENCE.plural}/status`],
   },
+  ...POOL_REACH_RULES,
 ];
 
 /** The eviction guard of the sandbox its label names, exactly as the controller writes it (adapters/pod-api.ts). */
@@ -207,85 +215,64 @@ export function reachValidations(): Validation[] {
         "'the operator never changes a Sandbox’s spec; refused the update of sandbox ' + variables.pod",
       reason: 'Forbidden',
     },
-    // Of the metadata, only its finalizer and the cleanup fence (live/turn.ts, live/cleanup.ts, deletion/turn.ts),
-    // and a binding's: the sandbox-claim label added, a warm pool's owner reference removed
-    // (controller/binding/binding-patch.ts). Not another owner reference the garbage collector would act on,
-    // not another annotation (an erase request is the administrator's, and guard protection judges it), not
-    // another label.
-    {
-      expression: `!variables.onSandboxes || request.operation != 'UPDATE' || ${SANDBOX_METADATA_KEPT}`,
-      messageExpression:
-        `'the operator changes only a Sandbox’s finalizer ${EXCLUSIVITY_FINALIZER} and annotation ` +
-        `${ANNOTATIONS.cleanupFence}, adds its label ${LABELS.sandboxClaim} and removes a ` +
-        `${SANDBOX_WARM_POOL.kind} owner reference; refused the update of sandbox ' + variables.pod`,
-      reason: 'Forbidden',
-    },
-    // It creates a Sandbox only for a sandbox claim or a warm pool, labelled so from birth.
+    // Of the metadata, only its finalizer and the cleanup fence (live/turn.ts, live/cleanup.ts, deletion/turn.ts):
+    // not an owner reference the garbage collector would act on, not another annotation (an erase request
+    // is the administrator's, and guard protection judges it), not a label.
     {
       expression:
-        "!variables.onSandboxes || request.operation != 'CREATE' || " +
-        `object.metadata.?labels[?'${LABELS.sandboxClaim}'].hasValue() || ` +
-        `object.metadata.?labels[?'${LABELS.warmPool}'].hasValue()`,
+        `!variables.onSandboxes || request.operation != 'UPDATE' || ${SANDBOX_METADATA_KEPT} || ` +
+        BINDING_UPDATE,
       messageExpression:
-        `'the operator creates only Sandboxes of a sandbox claim or a warm pool (labelled ${LABELS.sandboxClaim} ` +
-        `or ${LABELS.warmPool}); refused the creation of sandbox ' + variables.pod`,
+        `'the operator changes only a Sandbox’s finalizer ${EXCLUSIVITY_FINALIZER} and annotation ` +
+        `${ANNOTATIONS.cleanupFence}, and binds an unclaimed pool sandbox (label ${LABELS.sandboxClaim} added, ` +
+        "its pool owner removed); refused the update of sandbox ' + variables.pod",
       reason: 'Forbidden',
     },
     // It deletes a Sandbox only for automatic cleanup (live/cleanup.ts): the owner chose DeleteWhenUnreferenced,
-    // and the fence was raised first (the DELETE is preconditioned on the fenced version); or as a deleted
-    // sandbox claim's (controller/binding/release.ts). A Retain sandbox of no claim is never the operator's to
-    // delete, so a leaked token cannot delete one outright; a claimed one's deletion is the ordinary decision
-    // (its references keep it), as the claim's deletion asks.
+    // and the fence was raised first (the DELETE is preconditioned on the fenced version). A Retain sandbox is
+    // never the operator's to delete, so a leaked token cannot delete one outright — but a pool's unclaimed one
+    // (pool-reach.ts), and a sandbox claim's when the claim is deleted (controller/binding/release.ts): that
+    // deletion is the ordinary decision, so the references of other sessions still keep it.
     {
       expression:
         "!variables.onSandboxes || request.operation != 'DELETE' || " +
         `(oldObject.spec.?cleanup.?policy.orValue('Retain') == 'DeleteWhenUnreferenced' && ` +
         `oldObject.metadata.?annotations[?'${ANNOTATIONS.cleanupFence}'].hasValue()) || ` +
-        `oldObject.metadata.?labels[?'${LABELS.sandboxClaim}'].hasValue()`,
+        `${unclaimedPoolSandbox('oldObject')} || ${claimedSandbox('oldObject')}`,
       messageExpression:
         "'the operator deletes a Sandbox only for automatic cleanup (spec.cleanup.policy DeleteWhenUnreferenced, " +
-        `after raising ${ANNOTATIONS.cleanupFence}) or as a deleted sandbox claim’s (labelled ` +
+        `after raising ${ANNOTATIONS.cleanupFence}), as an unclaimed warm pool sandbox (labelled ` +
+        `${LABELS.warmPool}, not ${LABELS.sandboxClaim}) or as a deleted sandbox claim’s (labelled ` +
         `${LABELS.sandboxClaim}); refused the deletion of sandbox ' + variables.pod`,
       reason: 'Forbidden',
     },
-    // The operator deletes references, and creates a sandbox claim's Attached (the binding is an attach); it
-    // writes nothing else of them: a detach (state Detached) by its token would make an attached reference a
-    // tombstone the worktree prune takes.
+    // The operator deletes references and writes nothing else of them: a detach (state Detached) by its token
+    // would make an attached reference a tombstone the worktree prune takes.
     {
-      expression:
-        "!variables.onReferences || request.operation == 'DELETE' || (request.operation == 'CREATE' && " +
-        `object.metadata.?labels[?'${LABELS.sandboxClaim}'].hasValue() && ` +
-        "object.spec.?state.orValue('Attached') == 'Attached')",
+      expression: `!variables.onReferences || request.operation == 'DELETE' || (${CLAIM_REFERENCE_CREATE})`,
       messageExpression:
-        "'the operator never changes a SessionReference (or its status) and creates only a sandbox claim’s, " +
-        `Attached and labelled ${LABELS.sandboxClaim}; it deletes them; refused ' + ` +
+        "'the operator never creates or changes a SessionReference (or its status), but for a sandbox claim’s " +
+        `reference, created labelled ${LABELS.sandboxClaim}; it only deletes them; refused ' + ` +
         "request.operation + ' of sessionreference ' + variables.pod",
       reason: 'Forbidden',
     },
+    ...poolReachValidations(),
   ];
 }
 
 /** What the operator records Events about: its sandboxes, and the claims and pools it binds and keeps. */
 const EVENT_KINDS = [SANDBOX.kind, SANDBOX_CLAIM.kind, SANDBOX_WARM_POOL.kind];
+/** A Sandbox a sandbox claim bound (or a cold claim made). */
+const claimedSandbox = (o: string) => `${o}.metadata.?labels[?'${LABELS.sandboxClaim}'].hasValue()`;
 
 const fence = `'${ANNOTATIONS.cleanupFence}'`;
-const claimLabel = `'${LABELS.sandboxClaim}'`;
-const labelsOf = (o: string) => `${o}.metadata.?labels.orValue({})`;
-const ownersOf = (o: string) => `${o}.metadata.?ownerReferences.orValue([])`;
 const finalizer = `'${EXCLUSIVITY_FINALIZER}'`;
 const finalizersBut = (o: string) => `${o}.metadata.?finalizers.orValue([]).filter(f, f != ${finalizer})`;
 const annotationsOf = (o: string) => `${o}.metadata.?annotations.orValue({})`;
-/**
- * A Sandbox UPDATE that changes, of its metadata, at most the exclusivity finalizer and the cleanup fence, and
- * for a binding the sandbox-claim label (added) and a warm pool's owner reference (removed).
- */
+/** A Sandbox UPDATE that changes, of its metadata, at most the exclusivity finalizer and the cleanup fence. */
 const SANDBOX_METADATA_KEPT =
-  // Labels: every one kept, and only the sandbox-claim label new (a binding).
-  `${labelsOf('oldObject')}.all(k, k in ${labelsOf('object')} && ${labelsOf('object')}[k] == ${labelsOf('oldObject')}[k]) && ` +
-  `${labelsOf('object')}.all(k, k in ${labelsOf('oldObject')} || k == ${claimLabel}) && ` +
-  // Owner references: none new, and only a warm pool's gone (a binding).
-  `${ownersOf('object')}.all(r, r in ${ownersOf('oldObject')}) && ` +
-  `${ownersOf('oldObject')}.all(r, r in ${ownersOf('object')} || r.?kind.orValue('') == '${SANDBOX_WARM_POOL.kind}') && ` +
+  `object.metadata.?labels.orValue({}) == oldObject.metadata.?labels.orValue({}) && ` +
+  `object.metadata.?ownerReferences.orValue([]) == oldObject.metadata.?ownerReferences.orValue([]) && ` +
   `${finalizersBut('object')} == ${finalizersBut('oldObject')} && ` +
   `${annotationsOf('object')}.all(k, k == ${fence} || ` +
   `(k in ${annotationsOf('oldObject')} && ${annotationsOf('oldObject')}[k] == ${annotationsOf('object')}[k])) && ` +

@@ -159,8 +159,14 @@ describe('the chart’s RBAC', () => {
       operator.rules!.find((rule) => rule.resources?.includes(resource))?.verbs;
     expect(verbsOf('sandboxes/status')).toEqual(['get', 'patch']);
     expect(verbsOf('sandboxes/finalizers')).toEqual(['update']);
-    expect(verbsOf('sandboxes')).not.toContain('create');
+    // create: a warm pool's and a cold sandbox claim's sandboxes, and a claim's reference, only as
+    // operator-bounds allows (docs/warm-pools.md, "Who may do what"); never an update of either.
+    expect(verbsOf('sandboxes')).toContain('create');
+    expect(verbsOf('sandboxes')).not.toContain('update');
     expect(verbsOf('sessionreferences')).not.toContain('update');
+    expect(verbsOf('sandboxwarmpools/status')).toEqual(['get', 'patch', 'update']);
+    expect(verbsOf('sandboxclaims/finalizers')).toEqual(['update']);
+    expect(verbsOf('sandboxtemplates')).toEqual(['get', 'list', 'watch']);
   });
 
   it('gives the shell reaper only its SessionReferences’ status and Events', async () => {

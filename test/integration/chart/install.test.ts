@@ -105,13 +105,14 @@ describe('installing the rendered chart', () => {
       ['patch', 'sandboxes.sandbox.agents.dev', ['--subresource=status']],
       ['update', 'sandboxes.sandbox.agents.dev', ['--subresource=finalizers']],
       ['delete', 'sessionreferences.sandbox.agents.dev', ['-n', namespace]],
-      // The binding of a SandboxClaim: a cold sandbox, the claim's reference (admission narrows both).
+      // Warm pools (docs/warm-pools.md): admission bounds these to the pools' and sandbox claims' writes.
       ['create', 'sandboxes.sandbox.agents.dev', ['-n', namespace]],
       ['create', 'sessionreferences.sandbox.agents.dev', ['-n', namespace]],
+      ['watch', 'sandboxwarmpools.sandbox.agents.dev', ['-n', namespace]],
+      ['watch', 'sandboxtemplates.sandbox.agents.dev', ['-n', namespace]],
+      ['patch', 'sandboxwarmpools.sandbox.agents.dev', ['--subresource=status', '-n', namespace]],
       ['watch', 'sandboxclaims.sandbox.agents.dev', ['-n', namespace]],
       ['patch', 'sandboxclaims.sandbox.agents.dev', ['--subresource=status', '-n', namespace]],
-      ['get', 'sandboxwarmpools.sandbox.agents.dev', ['-n', namespace]],
-      ['get', 'sandboxtemplates.sandbox.agents.dev', ['-n', namespace]],
       ['create', 'pods', ['-n', namespace]],
       ['create', 'poddisruptionbudgets.policy', ['-n', namespace]],
       // The eviction guard is watched, repaired and removed at release (it has no owner to cascade from).
@@ -128,6 +129,8 @@ describe('installing the rendered chart', () => {
       ['update', 'sandboxes.sandbox.agents.dev', ['-n', namespace]],
       ['create', 'sandboxclaims.sandbox.agents.dev', ['-n', namespace]],
       ['delete', 'sandboxclaims.sandbox.agents.dev', ['-n', namespace]],
+      ['update', 'sandboxwarmpools.sandbox.agents.dev', ['-n', namespace]],
+      ['delete', 'sandboxwarmpools.sandbox.agents.dev', ['-n', namespace]],
       ['list', 'secrets', ['-A']],
       ['delete', 'namespaces', []],
       ['update', 'leases.coordination.k8s.io', ['-n', namespace]],
