@@ -194,12 +194,24 @@ describe('SessionReferences the operator’s identity writes', () => {
 });
 
 describe('a sandbox claim’s binding by the operator’s identity', () => {
-  const POOL_OWNER = {
-    apiVersion: API_VERSION,
-    kind: 'SandboxWarmPool',
-    name: 'pool',
-    uid: '0f0f0f0f-0000-4000-8000-000000000001',
-    controller: true,
+  // A real pool to own the sandbox: an owner reference to none would be garbage-collected at once.
+  const poolOwner = async () => {
+    const pool = {
+      apiVersion: API_VERSION,
+      kind: 'SandboxWarmPool',
+      metadata: { name: 'pool', namespace },
+      spec: { templateRef: { name: 'none' }, replicas: 0 },
+    };
+    const created = JSON.parse(
+      await kubectlOk(['create', '-f', '-', '-o', 'json'], { input: JSON.stringify(pool) }),
+    ) as { metadata: { uid: string } };
+    return {
+      apiVersion: API_VERSION,
+      kind: 'SandboxWarmPool',
+      name: 'pool',
+      uid: created.metadata.uid,
+      controller: true,
+    };
   };
   const jsonPatch = (name: string, ops: object[]) =>
     asOperator(['patch', 'sandbox', name, '--type=json', '-p', JSON.stringify(ops)]);
@@ -210,7 +222,7 @@ describe('a sandbox claim’s binding by the operator’s identity', () => {
       metadata: {
         ...manifest.metadata,
         labels: { [LABELS.warmPool]: 'pool' },
-        ownerReferences: [POOL_OWNER],
+        ownerReferences: [await poolOwner()],
       },
     };
     // As the operator: only it may set the warm-pool label (guard protection).
