@@ -32,6 +32,10 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   { name: 'network policy rules', paths: ['operator/api/network-policy.ts'] },
   { name: 'drain plan', paths: ['operator/controller/disruption.ts'] },
   { name: 'drain notice', paths: ['operator/controller/disruption-notice.ts'] },
+  { name: 'warm sandbox choice', paths: ['operator/controller/binding/choice.ts'] },
+  { name: 'binding patch', paths: ['operator/controller/binding/binding-patch.ts'] },
+  { name: 'sandbox claim status', paths: ['operator/controller/binding/claim-status.ts'] },
+  { name: 'claim readiness', paths: ['operator/client/claim-readiness.ts'] },
   { name: 'warm pool plan', paths: ['operator/controller/warm-pool/plan.ts'] },
   { name: 'pool exemption', paths: ['operator/controller/pool-exemption.ts'] },
 ];

@@ -24,6 +24,8 @@ import {
   MANAGED_BY,
   REAPER_VOLUMES,
   SANDBOX,
+  SANDBOX_CLAIM,
+  SANDBOX_WARM_POOL,
   SESSION_REFERENCE,
   VERSION,
 } from './names.ts';
@@ -209,11 +211,11 @@ export function reachValidations(): Validation[] {
     },
     {
       expression:
-        "!variables.onEvents || (object.involvedObject.?kind.orValue('') == 'Sandbox' && " +
+        `!variables.onEvents || (object.involvedObject.?kind.orValue('') in ${quoted(EVENT_KINDS)} && ` +
         `object.involvedObject.?apiVersion.orValue('').startsWith('${GROUP}/') && ` +
         "object.involvedObject.?namespace.orValue('') == request.namespace)",
       messageExpression:
-        "'the operator records Events only about Sandboxes in the Event’s namespace; refused Event ' + variables.pod + " +
+        `'the operator records Events only about ${EVENT_KINDS.join(', ')} in the Event’s namespace; refused Event ' + variables.pod + ` +
         "' about ' + object.involvedObject.?kind.orValue('?') + ' ' + object.involvedObject.?name.orValue('?')",
       reason: 'Forbidden',
     },
@@ -240,17 +242,20 @@ export function reachValidations(): Validation[] {
     },
     // It deletes a Sandbox only for automatic cleanup (live/cleanup.ts): the owner chose DeleteWhenUnreferenced,
     // and the fence was raised first (the DELETE is preconditioned on the fenced version). A Retain sandbox is
-    // never the operator's to delete, so a leaked token cannot delete one outright.
+    // never the operator's to delete, so a leaked token cannot delete one outright — but a pool's unclaimed one
+    // (pool-reach.ts), and a sandbox claim's when the claim is deleted (controller/binding/release.ts): that
+    // deletion is the ordinary decision, so the references of other sessions still keep it.
     {
       expression:
         "!variables.onSandboxes || request.operation != 'DELETE' || " +
         `(oldObject.spec.?cleanup.?policy.orValue('Retain') == 'DeleteWhenUnreferenced' && ` +
         `oldObject.metadata.?annotations[?'${ANNOTATIONS.cleanupFence}'].hasValue()) || ` +
-        unclaimedPoolSandbox('oldObject'),
+        `${unclaimedPoolSandbox('oldObject')} || ${claimedSandbox('oldObject')}`,
       messageExpression:
         "'the operator deletes a Sandbox only for automatic cleanup (spec.cleanup.policy DeleteWhenUnreferenced, " +
-        `after raising ${ANNOTATIONS.cleanupFence}) or as an unclaimed warm pool sandbox (labelled ` +
-        `${LABELS.warmPool}, not ${LABELS.sandboxClaim}); refused the deletion of sandbox ' + variables.pod`,
+        `after raising ${ANNOTATIONS.cleanupFence}), as an unclaimed warm pool sandbox (labelled ` +
+        `${LABELS.warmPool}, not ${LABELS.sandboxClaim}) or as a deleted sandbox claim’s (labelled ` +
+        `${LABELS.sandboxClaim}); refused the deletion of sandbox ' + variables.pod`,
       reason: 'Forbidden',
     },
     // The operator deletes references and writes nothing else of them but the disruption notice in their
@@ -270,6 +275,11 @@ export function reachValidations(): Validation[] {
     ...poolReachValidations(),
   ];
 }
+
+/** What the operator records Events about: its sandboxes, and the claims and pools it binds and keeps. */
+const EVENT_KINDS = [SANDBOX.kind, SANDBOX_CLAIM.kind, SANDBOX_WARM_POOL.kind];
+/** A Sandbox a sandbox claim bound (or a cold claim made). */
+const claimedSandbox = (o: string) => `${o}.metadata.?labels[?'${LABELS.sandboxClaim}'].hasValue()`;
 
 const fence = `'${ANNOTATIONS.cleanupFence}'`;
 const finalizer = `'${EXCLUSIVITY_FINALIZER}'`;

@@ -42,6 +42,7 @@ import { namespaceWatches } from '../cache/namespace-watches.ts';
 import { managedNamespaces } from '../cache/managed-namespaces.ts';
 import { NodeDrains, nodeDrainResource } from '../cache/node-drains.ts';
 import { storeResources } from '../cache/store-resources.ts';
+import { bindingController } from './binding.ts';
 import { warmPoolController } from './warm-pools.ts';
 
 export type ManagerOptions = {
@@ -102,6 +103,10 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     new Watcher(kubeConfig, resource, sink, log.child({ component: 'watcher' }), {
       onRestart: (name, reason) => metrics.watchRestarts.inc({ resource: name, reason }),
     });
+  const events = kubeEventRecorder(clients, 'sandbox-operator', log);
+  // SandboxClaims: their own cache, queue and workers (binding.ts), beside the Sandboxes'.
+  const binding = bindingController(clients, events, metrics, config.namespace, log);
+  sinks.push(...binding.sinks);
   const watchers = sinks.map(([resource, sink]) => watcherOf(resource, sink));
   // A drain's start or end may change DisruptionBlocked on the sandboxes with pods on that node. The node
   // watch only informs (it protects nothing): readiness and the start do not wait on it, and a 403 on Nodes
@@ -123,7 +128,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       guards: kubeGuardApi(clients),
       networkPolicies: kubeNetworkPolicyApi(clients),
       namespaces: kubeNamespaceApi(clients),
-      events: kubeEventRecorder(clients, 'sandbox-operator', log),
+      events,
     }),
     legacy: walkLane(config, {
       lanes: WALK_LANES,
@@ -220,6 +225,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     metrics.maxWorkers.set({ controller: CONTROLLER }, config.workers);
     runner.start(config.workers);
     for (const key of store.sandboxKeys()) queue.add(key);
+    binding.start(config.workers);
     pools.start(config.workers);
     const { workers, namespace = '(all)', managedNamespaceLabel: managedBy } = config;
     log.info(
@@ -235,7 +241,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     stopping = true;
     queue.shutDown();
     await withTimeout(
-      Promise.all([runner.drained(), pools.drain()]),
+      Promise.all([runner.drained(), binding.stop(), pools.drain()]),
       config.shutdownGraceMs,
       undefined,
       'in-flight reconciles did not finish',

@@ -216,15 +216,20 @@ describe('Events the operator’s identity records', () => {
   const record = (body: ReturnType<typeof event>) =>
     outcome(asOperator().createNamespacedEvent({ namespace, body }));
 
-  it('are about Sandboxes', async () => {
+  it('are about Sandboxes, and the sandbox claims and warm pools it binds and keeps', async () => {
     expect(await record(event('reach.1', { kind: 'Sandbox', apiVersion: API_VERSION, name: 'reach' }))).toBe(
+      'allowed',
+    );
+    expect(await record(event('reach.3', { kind: 'SandboxClaim', apiVersion: API_VERSION, name: 'c' }))).toBe(
       'allowed',
     );
   });
 
   it('are refused about anything else', async () => {
     const refused = await record(event('reach.2', { kind: 'Pod', apiVersion: 'v1', name: 'reach-0' }));
-    expect(refused).toContain('the operator records Events only about Sandboxes');
+    expect(refused).toContain(
+      'the operator records Events only about Sandbox, SandboxClaim, SandboxWarmPool',
+    );
   });
 });
 

@@ -15,12 +15,19 @@ import {
   ANNOTATIONS,
   API_VERSION,
   EXCLUSIVITY_FINALIZER,
+  LABELS,
   SESSION_REFERENCE,
 } from '../../../operator/api/names.ts';
 import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { auditAnnotations } from '../../harness/tenant.ts';
 import { RESTRICTED_USER } from '@sandbox-operator/local-cluster';
-import { createReference, createSandbox, getReference, getSandbox } from '../controller/fixtures.ts';
+import {
+  createReference,
+  createSandbox,
+  getReference,
+  getSandbox,
+  sandboxManifest,
+} from '../controller/fixtures.ts';
 import { eventually, grantOperatorRbac, pending } from '../controller/operator.ts';
 
 const namespace = testNamespace('operator-writes');
@@ -241,6 +248,99 @@ describe('SessionReferences the operator’s identity writes', () => {
     );
     expect(recorded).toContain('of sandbox shared (worktree wt-3)');
     expect((await auditAnnotations('tombstone-b')).map((a) => a[key]).filter((v) => v)).toEqual([]);
+  });
+});
+
+describe('a sandbox claim’s binding by the operator’s identity', () => {
+  // A real pool to own the sandbox: an owner reference to none would be garbage-collected at once.
+  const poolOwner = async () => {
+    const pool = {
+      apiVersion: API_VERSION,
+      kind: 'SandboxWarmPool',
+      metadata: { name: 'pool', namespace },
+      spec: { templateRef: { name: 'none' }, replicas: 0 },
+    };
+    const created = JSON.parse(
+      await kubectlOk(['create', '-f', '-', '-o', 'json'], { input: JSON.stringify(pool) }),
+    ) as { metadata: { uid: string } };
+    return {
+      apiVersion: API_VERSION,
+      kind: 'SandboxWarmPool',
+      name: 'pool',
+      uid: created.metadata.uid,
+      controller: true,
+    };
+  };
+  const jsonPatch = (name: string, ops: object[]) =>
+    asOperator(['patch', 'sandbox', name, '--type=json', '-p', JSON.stringify(ops)]);
+  const poolSandbox = async (name: string) => {
+    const manifest = sandboxManifest(namespace, name);
+    const body = {
+      ...manifest,
+      metadata: {
+        ...manifest.metadata,
+        labels: { [LABELS.warmPool]: 'pool' },
+        ownerReferences: [await poolOwner()],
+      },
+    };
+    // As the operator: only it may set the warm-pool label (guard protection).
+    const created = await kubectl(['create', '-f', '-'], { restricted: true, input: JSON.stringify(body) });
+    expect(created.exitCode, created.stderr).toBe(0);
+  };
+
+  it('labels a pool sandbox with its claim and removes the pool’s owner reference, nothing else', async () => {
+    await poolSandbox('bound');
+    const label = `/metadata/labels/${LABELS.sandboxClaim.replace('/', '~1')}`;
+    const bound = await jsonPatch('bound', [
+      { op: 'add', path: label, value: 'claim-1' },
+      { op: 'remove', path: '/metadata/ownerReferences/0' },
+    ]);
+    expect(bound.exitCode, bound.stderr).toBe(0);
+    const relabelled = await jsonPatch('bound', [{ op: 'replace', path: label, value: 'claim-2' }]);
+    expect(relabelled.stderr).toContain('the operator changes only a Sandbox’s finalizer');
+    const unlabelled = await jsonPatch('bound', [{ op: 'remove', path: label }]);
+    expect(unlabelled.stderr).toContain('the operator changes only a Sandbox’s finalizer');
+    const pooled = await jsonPatch('bound', [
+      { op: 'replace', path: `/metadata/labels/${LABELS.warmPool.replace('/', '~1')}`, value: 'other' },
+    ]);
+    expect(pooled.stderr).toContain('the operator changes only a Sandbox’s finalizer');
+  });
+
+  it('creates a claim’s Sandbox and its reference, labelled with the claim, and deletes that Sandbox', async () => {
+    const manifest = sandboxManifest(namespace, 'cold');
+    const unlabelled = await kubectl(['create', '-f', '-'], {
+      restricted: true,
+      input: JSON.stringify(manifest),
+    });
+    expect(unlabelled.stderr).toContain(
+      'the operator creates only a warm pool’s or a sandbox claim’s Sandboxes',
+    );
+    const labelled = {
+      ...manifest,
+      metadata: { ...manifest.metadata, labels: { [LABELS.sandboxClaim]: 'claim-3' } },
+    };
+    const created = await kubectl(['create', '-f', '-'], {
+      restricted: true,
+      input: JSON.stringify(labelled),
+    });
+    expect(created.exitCode, created.stderr).toBe(0);
+    const reference = (state: string) => ({
+      apiVersion: API_VERSION,
+      kind: SESSION_REFERENCE.kind,
+      metadata: {
+        name: `claimed-${state.toLowerCase()}`,
+        namespace,
+        labels: { [LABELS.sandboxClaim]: 'claim-3' },
+      },
+      spec: { sandbox: 'cold', session: 'workspace_3', route: 'r', role: 'Root', state },
+    });
+    const attached = await kubectl(['create', '-f', '-'], {
+      restricted: true,
+      input: JSON.stringify(reference('Attached')),
+    });
+    expect(attached.exitCode, attached.stderr).toBe(0);
+    const deleted = await asOperator(['delete', 'sandbox', 'cold', '--wait=false']);
+    expect(deleted.exitCode, deleted.stderr).toBe(0);
   });
 });
 

@@ -111,6 +111,8 @@ describe('installing the rendered chart', () => {
       ['watch', 'sandboxwarmpools.sandbox.agents.dev', ['-n', namespace]],
       ['watch', 'sandboxtemplates.sandbox.agents.dev', ['-n', namespace]],
       ['patch', 'sandboxwarmpools.sandbox.agents.dev', ['--subresource=status', '-n', namespace]],
+      ['watch', 'sandboxclaims.sandbox.agents.dev', ['-n', namespace]],
+      ['patch', 'sandboxclaims.sandbox.agents.dev', ['--subresource=status', '-n', namespace]],
       ['create', 'pods', ['-n', namespace]],
       ['create', 'poddisruptionbudgets.policy', ['-n', namespace]],
       // The eviction guard is watched, repaired and removed at release (it has no owner to cascade from).
@@ -125,6 +127,8 @@ describe('installing the rendered chart', () => {
       expect(await canI(RESTRICTED_USER, verb, resource, ...flags), `${verb} ${resource}`).toBe(true);
     const refused: [string, string, string[]][] = [
       ['update', 'sandboxes.sandbox.agents.dev', ['-n', namespace]],
+      ['create', 'sandboxclaims.sandbox.agents.dev', ['-n', namespace]],
+      ['delete', 'sandboxclaims.sandbox.agents.dev', ['-n', namespace]],
       ['update', 'sandboxwarmpools.sandbox.agents.dev', ['-n', namespace]],
       ['delete', 'sandboxwarmpools.sandbox.agents.dev', ['-n', namespace]],
       ['list', 'secrets', ['-A']],

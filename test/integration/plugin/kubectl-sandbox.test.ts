@@ -15,7 +15,13 @@ import { API_VERSION, SESSION_REFERENCE } from '../../../operator/api/names.ts';
 import { kubeConfig, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { kubectlAsUser, userPath } from '../../harness/plugin.ts';
 import { createReference, deleteSandbox, sandboxManifest, untilSandbox } from '../controller/fixtures.ts';
-import { grantOperatorRbac, startOperator, type RunningOperator } from '../controller/operator.ts';
+import {
+  eventually,
+  grantOperatorRbac,
+  pending,
+  startOperator,
+  type RunningOperator,
+} from '../controller/operator.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..', '..');
@@ -274,5 +280,58 @@ describe('kubectl sandbox', () => {
     const json = await sandbox('why', 'shared', '-o', 'json');
     const view = JSON.parse(json.stdout) as { events: { message: string }[] };
     expect(view.events.map((event) => event.message)).toContain(hostile);
+  });
+
+  it('lists the sandbox claims and warm pools of a namespace, values from the cluster made inert', async () => {
+    const template = sandboxManifest(namespace, 'plugin-template');
+    await kubectlOk(['apply', '-n', namespace, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: API_VERSION,
+        kind: 'SandboxTemplate',
+        metadata: { name: 'plugin-template' },
+        spec: template.spec,
+      }),
+    });
+    await kubectlOk(['apply', '-n', namespace, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: API_VERSION,
+        kind: 'SandboxWarmPool',
+        metadata: { name: 'plugin-pool' },
+        spec: { templateRef: { name: 'plugin-template' }, replicas: 0 },
+      }),
+    });
+    await kubectlOk(['apply', '-n', namespace, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: API_VERSION,
+        kind: 'SandboxClaim',
+        metadata: { name: 'plugin-claim' },
+        spec: { warmPoolRef: { name: 'missing-pool' }, session: 'workspace_9', route: 'r', role: 'Root' },
+      }),
+    });
+    const pools = await sandbox('pools');
+    expect(pools.exitCode, pools.stderr).toBe(0);
+    expect(rows(pools.stdout)[0]).toEqual([
+      'NAME',
+      'TEMPLATE',
+      'DESIRED',
+      'CURRENT',
+      'READY',
+      'UPDATE',
+      'AGE',
+    ]);
+    expect(rows(pools.stdout)[1]?.slice(0, 3)).toEqual(['plugin-pool', 'plugin-template', '0']);
+    // The operator says why the claim is not bound: its pool does not exist.
+    const claim = await eventually('the claim’s row says WarmPoolNotFound', async () => {
+      const result = await sandbox('claims');
+      const row = rows(result.stdout).find((cells) => cells[0] === 'plugin-claim');
+      return row?.includes('WarmPoolNotFound') === true ? row : pending(result);
+    });
+    expect(claim.slice(0, 3)).toEqual(['plugin-claim', 'pool/missing-pool', 'workspace_9']);
+    const yaml = parseYaml((await sandbox('claims', '-o', 'yaml')).stdout) as {
+      kind: string;
+      items: unknown[];
+    };
+    expect(yaml.kind).toBe('SandboxClaimList');
+    await kubectlOk(['delete', 'sandboxclaim', 'plugin-claim', '-n', namespace]);
   });
 });
