@@ -4,7 +4,8 @@
  * control plane), store-memory (the cache's heap alone, no control plane), sandbox-cache (bytes per cached
  * Sandbox, compiled, against keeping it whole), peer (issue 13: ours compiled vs kubernetes-sigs/agent-sandbox vs raw pod requests, on a local
  * control plane; see test/bench/peer/bench.ts for its settings), real-node (real containers vs kwok), reaper-pod
- * (the shell reaper inside a real pod, issue 12), drain (kubectl drain of sandboxes that move, issue 27).
+ * (the shell reaper inside a real pod, issue 12), drain (kubectl drain of sandboxes that move, issue 27), claims
+ * (issue 28: warm pools and claims, ours beside agent-sandbox's and a raw label update; test/bench/claims/bench.ts).
  */
 import { controllerBenchmarks } from './controller/bench.ts';
 import { coreBenchmarks } from './core/bench.ts';
@@ -15,6 +16,7 @@ import { sandboxCacheBenchmarks } from './controller/sandbox-cache.ts';
 import { realNodeBenchmarks } from './real-node/bench.ts';
 import { reaperPodBenchmarks } from './real-node/reaper-pod.ts';
 import { drainBenchmarks } from './controller/drain.ts';
+import { claimsBenchmarks } from './claims/bench.ts';
 
 const suites: Record<string, () => Promise<void>> = {
   core: coreBenchmarks,
@@ -26,6 +28,7 @@ const suites: Record<string, () => Promise<void>> = {
   'real-node': realNodeBenchmarks,
   'reaper-pod': reaperPodBenchmarks,
   drain: drainBenchmarks,
+  claims: claimsBenchmarks,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
