@@ -67,8 +67,17 @@ const boundaries = [
   },
   {
     target: 'operator/controller',
-    from: others('api', 'exclusivity', 'ledger-walk', 'kube', 'runtime', 'controller', 'sidecar'),
+    from: others('api', 'exclusivity', 'ledger-walk', 'kube', 'runtime', 'controller', 'sidecar', 'client'),
     message: 'operator/controller holds the Sandbox rules: no entry points, client or local cluster.',
+  },
+  {
+    // The binding of a SandboxClaim is an attach made by the operator: it derives the reference's name and
+    // judges a 409 and the fence exactly as the client does, from the client's own pure modules.
+    target: 'operator/controller',
+    from: 'operator/client',
+    except: ['./names.ts', './reattach.ts', './fence.ts'],
+    message:
+      'Of the client, the controller uses only its pure names, re-attach and fence judgements (the binding).',
   },
   {
     target: 'operator/controller',
@@ -140,6 +149,11 @@ const controllerLayers = [
     'sandbox-reconciler.ts',
     ['deletion/**', 'live/**', 'walk-lane/**', SHARED_RULES, 'cache/**'],
     'The dispatcher sits above the turns, below adapters/ and wiring/.',
+  ),
+  layer(
+    'binding/**',
+    ['binding/**', SHARED_RULES, 'cache/**'],
+    'binding/ (the SandboxClaim reconciler) imports the shared rules and cache/, never a Sandbox turn.',
   ),
   layer(
     'adapters/**',

@@ -11,6 +11,7 @@ export default defineConfig({
       'test/unit/runtime/error-policy.test.ts',
       'test/unit/sidecar/{completion-report,group-judge,retire-plan}.test.ts',
       'test/unit/client/{vectors,resume}.test.ts',
+      'test/unit/controller/binding/{pure,claim-status}.test.ts',
     ],
   },
 });

@@ -31,6 +31,10 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   { name: 'resume judgement', paths: ['operator/client/resume.ts'] },
   { name: 'network policy rules', paths: ['operator/api/network-policy.ts'] },
   { name: 'drain plan', paths: ['operator/controller/disruption.ts'] },
+  { name: 'warm sandbox choice', paths: ['operator/controller/binding/choice.ts'] },
+  { name: 'binding patch', paths: ['operator/controller/binding/binding-patch.ts'] },
+  { name: 'sandbox claim status', paths: ['operator/controller/binding/claim-status.ts'] },
+  { name: 'claim readiness', paths: ['operator/client/claim-readiness.ts'] },
 ];
 
 /** The part of Stryker's JSON report read here: each mutated file's mutants and their status. */

@@ -2,93 +2,16 @@
  * The CustomResourceDefinitions, built from the zod schemas (the one source of truth). `npm run crds`
  * writes them to crds/ and the chart; `npm run crds:check` (and a unit test) fail when they drift.
  */
-import { z } from 'zod';
-import { CATEGORY, GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from './names.ts';
+import { SANDBOX, SESSION_REFERENCE } from './names.ts';
 import { sandboxSpecSchema, sandboxStatusSchema, UNOBSERVED_STATUS } from './sandbox.ts';
 import { sessionReferenceSpecSchema, sessionReferenceStatusSchema } from './session-reference.ts';
 import { SANDBOX_NAME_MAX } from './limits.ts';
 import { withPodSpec } from './pod-template-bounds.ts';
-import { toStructural } from './structural.ts';
 
-type Names = { kind: string; plural: string; singular: string; shortName: string };
-type PrinterColumn = { name: string; type: string; jsonPath: string; description: string; priority?: number };
-type Rule = { rule: string; message: string };
+import { age, definition } from './crd-definition.ts';
+import { sandboxClaimCrd, sandboxTemplateCrd, sandboxWarmPoolCrd } from './crd-warm-pools.ts';
 
-const jsonSchema = (schema: z.ZodType) =>
-  toStructural(z.toJSONSchema(schema, { io: 'input', target: 'openapi-3.0' }));
-
-function definition(options: {
-  names: Names;
-  description: string;
-  spec: z.ZodType;
-  status: z.ZodType;
-  /** A last change to the spec's schema, past what zod can say (the Sandbox's vendored PodSpec). */
-  refineSpec?: (schema: Record<string, unknown>) => Record<string, unknown>;
-  /** What a GET returns as status before anyone wrote one (a structural default, applied on read). */
-  statusDefault?: Record<string, unknown>;
-  columns: PrinterColumn[];
-  selectableFields: string[];
-  rootRules: Rule[];
-  /** The /scale subresource, for kinds that own pods (the disruption controller reads their replicas). */
-  scale?: { specReplicasPath: string; statusReplicasPath: string };
-}) {
-  const { names } = options;
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${names.plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: 'Namespaced',
-      names: {
-        kind: names.kind,
-        listKind: `${names.kind}List`,
-        plural: names.plural,
-        singular: names.singular,
-        shortNames: [names.shortName],
-        categories: [CATEGORY],
-      },
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {}, ...(options.scale ? { scale: options.scale } : {}) },
-          additionalPrinterColumns: options.columns,
-          selectableFields: options.selectableFields.map((jsonPath) => ({ jsonPath })),
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              description: options.description,
-              required: ['spec'],
-              properties: {
-                apiVersion: {
-                  type: 'string',
-                  description: 'APIVersion of this representation of the object.',
-                },
-                kind: { type: 'string', description: 'Kind of the REST resource this object represents.' },
-                metadata: { type: 'object' },
-                spec: (options.refineSpec ?? ((schema) => schema))(jsonSchema(options.spec)),
-                status: {
-                  ...jsonSchema(options.status),
-                  ...(options.statusDefault ? { default: options.statusDefault } : {}),
-                },
-              },
-              ...(options.rootRules.length > 0 ? { 'x-kubernetes-validations': options.rootRules } : {}),
-            },
-          },
-        },
-      ],
-    },
-  };
-}
-
-const age: PrinterColumn = {
-  name: 'Age',
-  type: 'date',
-  jsonPath: '.metadata.creationTimestamp',
-  description: 'Time since creation.',
-};
+export { sandboxClaimCrd, sandboxTemplateCrd, sandboxWarmPoolCrd };
 
 export const sandboxCrd = definition({
   names: SANDBOX,
@@ -193,4 +116,10 @@ export const sessionReferenceCrd = definition({
   rootRules: [],
 });
 
-export const CRDS = [sandboxCrd, sessionReferenceCrd] as const;
+export const CRDS = [
+  sandboxCrd,
+  sessionReferenceCrd,
+  sandboxTemplateCrd,
+  sandboxWarmPoolCrd,
+  sandboxClaimCrd,
+] as const;

@@ -40,6 +40,17 @@ export const IDLE_SECONDS_MAX = 30 * 24 * 3600;
 /** The longest a drain waits on a Running turn before the operator moves the sandbox's pod (issue 27). */
 export const DISRUPTION_HOLD_SECONDS_MAX = 3600;
 
+/**
+ * spec.replicas of a SandboxWarmPool: bounded, so a typo (or a runaway autoscaler through /scale) cannot ask
+ * for sandboxes by the million; 1,000 is the issue's burst (issue 28).
+ */
+export const WARM_POOL_REPLICAS_MAX = 1000;
+/** A pool's sandboxes are named `<pool>-<5 random>` and must stay DNS labels (SANDBOX_NAME_MAX). */
+export const POOL_SANDBOX_SUFFIX_LENGTH = 5;
+export const WARM_POOL_NAME_MAX = SANDBOX_NAME_MAX - 1 - POOL_SANDBOX_SUFFIX_LENGTH;
+/** Template and sandbox claim names are label values on the sandboxes. */
+export const LABEL_VALUE_MAX = 63;
+
 /** Per-sandbox capacity of the reference index (README, "Capacity"): beyond either, the index is overflowed. */
 export const INDEX_LIMITS = {
   maxReferences: 512,

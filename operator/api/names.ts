@@ -19,13 +19,40 @@ export const SESSION_REFERENCE = {
   singular: 'sessionreference',
   shortName: 'sref',
 } as const;
+/** The blueprint a pool's sandboxes (or a cold sandbox claim's) are made from (docs/warm-pools.md). */
+export const SANDBOX_TEMPLATE = {
+  kind: 'SandboxTemplate',
+  plural: 'sandboxtemplates',
+  singular: 'sandboxtemplate',
+  shortName: 'sbt',
+} as const;
 /**
- * `kubectl get sandbox-operator` lists both kinds. Not `sandbox`, which DESIGN first named: kubectl expands a
+ * Keeps `spec.replicas` ready, unclaimed sandboxes of a template. Short name `sbwp`, not `swp`: that is
+ * agent-sandbox's SandboxWarmPool's, and a likely neighbour's short name must not be ours (CATEGORY below).
+ */
+export const SANDBOX_WARM_POOL = {
+  kind: 'SandboxWarmPool',
+  plural: 'sandboxwarmpools',
+  singular: 'sandboxwarmpool',
+  shortName: 'sbwp',
+} as const;
+/**
+ * A session's request for a sandbox from a pool (or cold, from a template). "Sandbox claim", never bare
+ * "claim": claims are the workspace's PersistentVolumeClaims (controller/claims.ts).
+ */
+export const SANDBOX_CLAIM = {
+  kind: 'SandboxClaim',
+  plural: 'sandboxclaims',
+  singular: 'sandboxclaim',
+  shortName: 'sbc',
+} as const;
+/**
+ * `kubectl get sandbox-operator` lists every kind. Not `sandbox`, which DESIGN first named: kubectl expands a
  * category before it resolves a resource, so a category equal to the singular name broke
  * `kubectl get sandbox <name>` ("you must specify only one resource"). Not `agent-sandbox` either, which
  * it was: that is the name of kubernetes-sigs/agent-sandbox, whose own `Sandbox` kind (agents.x-k8s.io) is a
  * likely neighbour; should it ever declare that category, `kubectl get agent-sandbox` would mix its
- * sandboxes with ours. Our short names (sbx, sref) and this category are checked against its names in
+ * sandboxes with ours. Our short names (sbx, sref, sbt, sbwp, sbc) and this category are checked against its names in
  * test/integration/crds/neighbour.test.ts.
  */
 export const CATEGORY = 'sandbox-operator';
@@ -33,12 +60,30 @@ export const CATEGORY = 'sandbox-operator';
 /** Held by every Sandbox and every sandbox pod until the exclusivity verdict says "exclusive". */
 export const EXCLUSIVITY_FINALIZER = `${GROUP}/exclusivity`;
 
+/**
+ * Held by every SandboxClaim until the operator has forgotten its SessionReference and handed its sandbox to
+ * the ordinary deletion (docs/warm-pools.md, "Claims").
+ */
+export const SANDBOX_CLAIM_FINALIZER = `${GROUP}/sandbox-claim`;
+
 export const LABELS = {
   /** On sandbox pods: the owning Sandbox's name (Sandbox names are DNS labels, so it fits a label value). */
   sandbox: `${GROUP}/sandbox`,
   /** On sandbox pods: the pod's ordinal within its Sandbox. */
   podIndex: `${GROUP}/pod-index`,
   managedBy: 'app.kubernetes.io/managed-by',
+  /**
+   * On a Sandbox, set only by the operator (admission.ts): the SandboxWarmPool it was made for. It stays when
+   * the sandbox is claimed; the claim label says whether it still counts for the pool.
+   */
+  warmPool: `${GROUP}/warm-pool`,
+  /** On a pool's Sandbox: the SandboxTemplate it was copied from. */
+  template: `${GROUP}/template`,
+  /**
+   * On a Sandbox and on a SessionReference, set only by the operator (admission.ts): the SandboxClaim the
+   * sandbox is bound to, or the reference was made for. A pool never touches a sandbox carrying it.
+   */
+  sandboxClaim: `${GROUP}/sandbox-claim`,
 } as const;
 
 export const MANAGED_BY = 'sandbox-operator';
@@ -97,4 +142,9 @@ export const ANNOTATIONS = {
    * lifts it when the sandbox turns out to be referenced, or once the erase is recorded.
    */
   cleanupFence: `${GROUP}/cleanup-fence`,
+  /**
+   * On a pool's Sandbox: the metadata.generation of the SandboxTemplate its blueprint was copied from, so a
+   * Recreate pool knows which unclaimed sandboxes are stale.
+   */
+  templateGeneration: `${GROUP}/template-generation`,
 } as const;

@@ -4,6 +4,9 @@
  */
 import type { z } from 'zod';
 import { sandboxSchema, sessionReferenceSchema, type Sandbox, type SessionReference } from './objects.ts';
+import { sandboxTemplateSchema, type SandboxTemplate } from './sandbox-template.ts';
+import { sandboxWarmPoolSchema, type SandboxWarmPool } from './sandbox-warm-pool.ts';
+import { sandboxClaimSchema, type SandboxClaim } from './sandbox-claim.ts';
 
 export type Parsed<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: MalformedObjectError };
@@ -63,3 +66,12 @@ export const parseSandbox = (raw: unknown): Parsed<Sandbox> => parseWith(sandbox
 
 export const parseSessionReference = (raw: unknown): Parsed<SessionReference> =>
   parseWith(sessionReferenceSchema, 'SessionReference', raw);
+
+export const parseSandboxTemplate = (raw: unknown): Parsed<SandboxTemplate> =>
+  parseWith(sandboxTemplateSchema, 'SandboxTemplate', raw);
+
+export const parseSandboxWarmPool = (raw: unknown): Parsed<SandboxWarmPool> =>
+  parseWith(sandboxWarmPoolSchema, 'SandboxWarmPool', raw);
+
+export const parseSandboxClaim = (raw: unknown): Parsed<SandboxClaim> =>
+  parseWith(sandboxClaimSchema, 'SandboxClaim', raw);

@@ -1,34 +1,10 @@
 /** The `Sandbox` resource: a sandbox's pods, its cleanup policy, and the last exclusivity decision. */
 import { z } from 'zod';
-import { ANNOTATIONS } from './names.ts';
-import {
-  idleSchema,
-  operatingModeSchema,
-  SUSPENSION_KEEPS_OR_WAIVES_WORKSPACE,
-  SUSPENSION_RULES,
-  workspaceSchema,
-} from './suspension.ts';
-import { networkSchema } from './network.ts';
+import { operatingModeSchema, SUSPENSION_RULES } from './suspension.ts';
 import { conditionsSchema, count, identifier, immutable, objectName, timestamp } from './fields.ts';
-import {
-  ANNOTATIONS_MAX,
-  BLOCKING_REFERENCES_MAX,
-  DISRUPTION_HOLD_SECONDS_MAX,
-  LABELS_MAX,
-  MAP_KEY_MAX,
-  MAP_VALUE_MAX,
-  MESSAGE_MAX,
-  PODS_MAX,
-  PROVIDER_MAX,
-  REAPER_GRACE_SECONDS_MAX,
-  TTL_SECONDS_MAX,
-  WORKTREE_ID_MAX,
-} from './limits.ts';
-import {
-  retentionPolicySchema,
-  VOLUME_NAME_COLLISION_RULE,
-  volumeClaimTemplatesSchema,
-} from './volume-claims.ts';
+import { BLOCKING_REFERENCES_MAX, MESSAGE_MAX, PROVIDER_MAX, WORKTREE_ID_MAX } from './limits.ts';
+import { volumeClaimTemplatesSchema } from './volume-claims.ts';
+import { BLUEPRINT_RULES, blueprintShape } from './blueprint.ts';
 
 export const VERDICTS = ['Exclusive', 'Foreign', 'Incomplete', 'Unavailable', 'Overflowed'] as const;
 export type VerdictName = (typeof VERDICTS)[number];
@@ -36,9 +12,6 @@ export const EVIDENCE = ['Index', 'Ledger', 'Reconciliation'] as const;
 export type Evidence = (typeof EVIDENCE)[number];
 export const SANDBOX_PHASES = ['Pending', 'Running', 'Suspended', 'Terminating', 'Blocked'] as const;
 export type SandboxPhase = (typeof SANDBOX_PHASES)[number];
-export const CLEANUP_POLICIES = ['Retain', 'DeleteWhenUnreferenced'] as const;
-export const DISRUPTION_POLICIES = ['Reschedule', 'Block'] as const;
-export type DisruptionPolicy = (typeof DISRUPTION_POLICIES)[number];
 /** The legacy walk's last outcome; `NotRequired` for sandboxes the operator created (born with the marker). */
 export const RECONCILIATION_STATES = [
   'NotRequired',
@@ -51,134 +24,6 @@ export const RECONCILIATION_STATES = [
 ] as const;
 export type ReconciliationState = (typeof RECONCILIATION_STATES)[number];
 export const CAPACITY_LIMITS = ['References', 'Bytes'] as const;
-
-type Rule = { readonly rule: string; readonly message: string };
-
-/**
- * A string map with bounded keys and values. The key bounds are a CEL rule too: the JSON Schema a CRD holds
- * has no `propertyNames`, and a key the parser refuses must be refused by the API server first.
- */
-const stringMap = (description: string, max: number, rules: readonly Rule[] = []) =>
-  z
-    .record(z.string().min(1).max(MAP_KEY_MAX), z.string().max(MAP_VALUE_MAX))
-    .refine((map) => Object.keys(map).length <= max, { message: `must have at most ${max} entries` })
-    .meta({
-      maxProperties: max,
-      'x-kubernetes-validations': [
-        {
-          rule: `self.all(k, size(k) >= 1 && size(k) <= ${MAP_KEY_MAX})`,
-          message: `every key must have 1 to ${MAP_KEY_MAX} characters`,
-        },
-        ...rules,
-      ],
-    })
-    .describe(description);
-
-const containerSchema = z
-  .looseObject({
-    name: objectName('Name of the container (DNS label).', 63),
-    image: z.string().min(1).max(1024).describe('Container image reference.'),
-  })
-  .meta({ 'x-kubernetes-preserve-unknown-fields': true })
-  .describe('A core/v1 Container; the CRD holds its whole schema, bounded (pod-template-bounds.ts).');
-
-/**
- * The deletion override must be set on a pod by someone entitled to it, never pre-set by a template for every
- * pod (issue 15): the CRD refuses it here (new writes only: a Sandbox stored before keeps parsing, and the
- * pod template drops the key), and admission refuses a pod created with it (admission.ts).
- */
-const templateAnnotations = stringMap('Annotations added to every sandbox pod.', ANNOTATIONS_MAX, [
-  {
-    rule: `!('${ANNOTATIONS.deletionOverride}' in self)`,
-    message: `must not contain ${ANNOTATIONS.deletionOverride}: an administrator sets the deletion override on a pod itself, never through the Sandbox's template`,
-  },
-]);
-
-export const podTemplateSchema = z
-  .object({
-    metadata: z
-      .object({
-        labels: stringMap('Labels added to every sandbox pod.', LABELS_MAX).optional(),
-        annotations: templateAnnotations.optional(),
-      })
-      .optional()
-      .describe('Labels and annotations for the sandbox pods.'),
-    spec: z
-      .looseObject({
-        containers: z.array(containerSchema).min(1).max(16).describe('The sandbox containers.'),
-      })
-      .meta({ 'x-kubernetes-preserve-unknown-fields': true })
-      .describe(
-        'A core/v1 PodSpec, bounded: a field no PodSpec has is pruned (refused under strict field validation), ' +
-          'and strings, lists and maps have limits. The API server validates the whole spec again when the ' +
-          'controller creates a pod.',
-      ),
-  })
-  .describe('Template for the sandbox pods (a core/v1 PodTemplateSpec).');
-
-export const cleanupSchema = z
-  .object({
-    policy: z
-      .enum(CLEANUP_POLICIES)
-      .default('Retain')
-      .describe(
-        'Retain keeps the sandbox until it is deleted. DeleteWhenUnreferenced makes the controller delete it ' +
-          'once no SessionReference has remained for ttlSecondsAfterUnreferenced; the deletion still goes ' +
-          'through the exclusivity decision.',
-      ),
-    ttlSecondsAfterUnreferenced: z
-      .int32()
-      .min(0)
-      .max(TTL_SECONDS_MAX)
-      .default(300)
-      .describe('Seconds without any SessionReference before DeleteWhenUnreferenced deletes the sandbox.'),
-  })
-  .describe('Controller-driven automatic cleanup.');
-
-export const shellReaperSchema = z
-  .object({
-    enabled: z
-      .boolean()
-      .default(false)
-      .describe(
-        "Inject the shell reaper sidecar, which ends a subagent session's shell groups when its turn completes.",
-      ),
-    gracePeriodSeconds: z
-      .int32()
-      .min(1)
-      .max(REAPER_GRACE_SECONDS_MAX)
-      .default(5)
-      .describe('Seconds between SIGTERM and SIGKILL when the reaper retires a shell group.'),
-    mode: z
-      .enum(['Auto', 'SameUser', 'Privileged'])
-      .optional()
-      .describe(
-        "The sidecar's privilege (absent: Auto): SameUser runs it as the agent's pinned user (PodSecurity restricted); Privileged as root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN for agents that change UID, only in a namespace an administrator labelled sandbox.agents.dev/shell-reaper-privileged=allowed and PodSecurity privileged; Auto picks SameUser when the template pins runAsUser and runAsGroup, and never Privileged.",
-      ),
-  })
-  .describe('The shell reaper sidecar.');
-
-export const disruptionSchema = z
-  .object({
-    policy: z
-      .enum(DISRUPTION_POLICIES)
-      .optional()
-      .describe(
-        "What a node drain does to the sandbox's pods (absent: Reschedule when the sandbox has a persistent " +
-          'workspace, Block otherwise). Reschedule: the eviction is refused while the operator marks the ' +
-          'sandbox Disrupting, waits until no attached session has a turn Running (at most holdSeconds), then ' +
-          'deletes the pod itself and creates its replacement, which the scheduler places on another node. ' +
-          'Block: the eviction is refused until the sandbox is deleted or the drain is called off ' +
-          '(DisruptionBlocked says so).',
-      ),
-    holdSeconds: z
-      .int32()
-      .min(0)
-      .max(DISRUPTION_HOLD_SECONDS_MAX)
-      .default(300)
-      .describe('Reschedule: the longest the operator waits for Running turns to end before moving a pod.'),
-  })
-  .describe('What node drains do to the sandbox (issue 27).');
 
 export const sandboxSpecSchema = z
   .object({
@@ -193,18 +38,10 @@ export const sandboxSpecSchema = z
       objectName('The runtime provider, matched against ledger allocations.', PROVIDER_MAX),
       'spec.provider',
     ).default('kubernetes'),
-    replicas: z.int32().min(1).max(PODS_MAX).default(1).describe('Number of sandbox pods.'),
-    podTemplate: podTemplateSchema,
-    cleanup: cleanupSchema.prefault({}),
-    shellReaper: shellReaperSchema.prefault({}),
+    ...blueprintShape,
     operatingMode: operatingModeSchema,
-    workspace: workspaceSchema,
-    idle: idleSchema.optional(),
-    // The persistent workspace (volume-claims.ts).
+    // Made once, when the sandbox is created (volume-claims.ts).
     volumeClaimTemplates: volumeClaimTemplatesSchema,
-    persistentVolumeClaimRetentionPolicy: retentionPolicySchema,
-    network: networkSchema.optional(),
-    disruption: disruptionSchema.optional(),
   })
   .meta({
     'x-kubernetes-validations': [
@@ -212,18 +49,8 @@ export const sandboxSpecSchema = z
         rule: 'has(self.worktree) == has(oldSelf.worktree)',
         message: 'spec.worktree cannot be added or removed after creation',
       },
-      ...SUSPENSION_RULES,
-      {
-        // A moved pod's replacement starts from an empty filesystem: only a workspace on claims moves with it.
-        rule:
-          "!has(self.disruption) || !has(self.disruption.policy) || self.disruption.policy != 'Reschedule' || " +
-          SUSPENSION_KEEPS_OR_WAIVES_WORKSPACE,
-        message:
-          "spec.disruption.policy: Reschedule deletes the sandbox's pod on a drained node, and without " +
-          'spec.volumeClaimTemplates its workspace lives in that pod: give it a persistent workspace, or set ' +
-          'spec.workspace: Ephemeral to accept losing it',
-      },
-      VOLUME_NAME_COLLISION_RULE,
+      SUSPENSION_RULES[0],
+      ...BLUEPRINT_RULES,
     ],
   })
   .describe('Desired state of the sandbox.');

@@ -39,30 +39,57 @@ export type TurnOrigin = (typeof TURN_ORIGINS)[number];
 
 const sessionId = (description: string) => identifier(description, SESSION_ID_MAX);
 
+/** A reference's route: changeable on a SessionReference (a re-attach records its own), not on a sandbox claim. */
+export const routeSchema = z
+  .string()
+  .min(1)
+  .max(ROUTE_MAX)
+  .describe('The route recorded with the attach, e.g. shared-control-v1/….');
+
+/**
+ * The session's identity in a reference, immutable: a SandboxClaim carries the same fields, with the same
+ * schemas and rules, as the SessionReference its binding creates (sandbox-claim.ts).
+ */
+export const sessionIdentityShape = {
+  session: immutable(sessionId('The session id, e.g. workspace_123.'), 'spec.session'),
+  worktree: immutable(
+    identifier(
+      "The session's worktree; absent means it has none, which is foreign to every worktree.",
+      WORKTREE_ID_MAX,
+    ),
+    'spec.worktree',
+  ).optional(),
+  route: routeSchema,
+  role: immutable(z.enum(ROLES).describe('Root, Subagent, Board or Ticket.'), 'spec.role'),
+  parentSession: immutable(
+    sessionId('For subagents: the session that delegated to this one.'),
+    'spec.parentSession',
+  ).optional(),
+};
+
+/** The CEL rules over the session's identity. */
+export const SESSION_IDENTITY_RULES = [
+  {
+    rule: 'has(self.worktree) == has(oldSelf.worktree)',
+    message: 'spec.worktree cannot be added or removed after creation',
+  },
+  {
+    rule: 'has(self.parentSession) == has(oldSelf.parentSession)',
+    message: 'spec.parentSession cannot be added or removed after creation',
+  },
+  {
+    rule: "self.role != 'Subagent' || has(self.parentSession)",
+    message: 'spec.parentSession is required when spec.role is Subagent',
+  },
+] as const;
+
 export const sessionReferenceSpecSchema = z
   .object({
     sandbox: immutable(
       objectName('Name of the Sandbox (same namespace) this session uses.', SANDBOX_NAME_MAX),
       'spec.sandbox',
     ),
-    session: immutable(sessionId('The session id, e.g. workspace_123.'), 'spec.session'),
-    worktree: immutable(
-      identifier(
-        "The session's worktree; absent means it has none, which is foreign to every worktree.",
-        WORKTREE_ID_MAX,
-      ),
-      'spec.worktree',
-    ).optional(),
-    route: z
-      .string()
-      .min(1)
-      .max(ROUTE_MAX)
-      .describe('The route recorded with the attach, e.g. shared-control-v1/….'),
-    role: immutable(z.enum(ROLES).describe('Root, Subagent, Board or Ticket.'), 'spec.role'),
-    parentSession: immutable(
-      sessionId('For subagents: the session that delegated to this one.'),
-      'spec.parentSession',
-    ).optional(),
+    ...sessionIdentityShape,
     state: z
       .enum(REFERENCE_STATES)
       .default('Attached')
@@ -70,22 +97,7 @@ export const sessionReferenceSpecSchema = z
         'Attached, or Detached: a tombstone that still blocks destruction until pruned or forgotten.',
       ),
   })
-  .meta({
-    'x-kubernetes-validations': [
-      {
-        rule: 'has(self.worktree) == has(oldSelf.worktree)',
-        message: 'spec.worktree cannot be added or removed after creation',
-      },
-      {
-        rule: 'has(self.parentSession) == has(oldSelf.parentSession)',
-        message: 'spec.parentSession cannot be added or removed after creation',
-      },
-      {
-        rule: "self.role != 'Subagent' || has(self.parentSession)",
-        message: 'spec.parentSession is required when spec.role is Subagent',
-      },
-    ],
-  })
+  .meta({ 'x-kubernetes-validations': [...SESSION_IDENTITY_RULES] })
   .describe('Which session uses which sandbox, from which worktree.');
 export type SessionReferenceSpec = z.infer<typeof sessionReferenceSpecSchema>;
 

@@ -98,38 +98,51 @@ export const volumeClaimTemplateSchema = z
   .describe('A PersistentVolumeClaim made once per sandbox, before its pods.');
 export type VolumeClaimTemplate = z.infer<typeof volumeClaimTemplateSchema>;
 
+const UNIQUE_TEMPLATE_NAMES_RULE = {
+  rule: 'self.all(t, self.exists_one(u, u.metadata.name == t.metadata.name))',
+  message: 'spec.volumeClaimTemplates: template names (metadata.name) must be unique',
+} as const;
+
 /**
- * Immutable (agent-sandbox's rule). The API server defaults it to empty, so `self == oldSelf` also refuses
- * adding templates to a Sandbox that had none; the parser leaves it optional (absent reads as none), so a
+ * The API server defaults the list to empty; the parser leaves it optional (absent reads as none), so a
  * Sandbox built in code needs no empty list. Template names are unique (they name pod volumes).
  */
-export const volumeClaimTemplatesSchema = z
-  .array(volumeClaimTemplateSchema)
-  .max(VOLUME_CLAIM_TEMPLATES_MAX)
-  .refine((templates) => new Set(templates.map((t) => t.metadata.name)).size === templates.length, {
-    message: 'template names (metadata.name) must be unique',
-  })
-  .optional()
-  .meta({
-    default: [],
-    'x-kubernetes-list-type': 'atomic',
-    'x-kubernetes-validations': [
-      {
-        rule: 'self == oldSelf',
-        message: 'spec.volumeClaimTemplates is immutable: the claims are made when the sandbox is created',
-      },
-      {
-        rule: 'self.all(t, self.exists_one(u, u.metadata.name == t.metadata.name))',
-        message: 'spec.volumeClaimTemplates: template names (metadata.name) must be unique',
-      },
-    ],
-  })
-  .describe(
-    `Persistent volume claims made once per sandbox (at most ${VOLUME_CLAIM_TEMPLATES_MAX}), each named ` +
-      '<template>-<sandbox>, created before the pods and mounted into each pod as a volume named after the ' +
-      'template (containers add a volumeMount of that name). Kept until the exclusivity decision releases the ' +
-      'sandbox. Immutable.',
-  );
+const volumeClaimTemplatesList = (rules: readonly { rule: string; message: string }[], immutable: string) =>
+  z
+    .array(volumeClaimTemplateSchema)
+    .max(VOLUME_CLAIM_TEMPLATES_MAX)
+    .refine((templates) => new Set(templates.map((t) => t.metadata.name)).size === templates.length, {
+      message: 'template names (metadata.name) must be unique',
+    })
+    .optional()
+    .meta({
+      default: [],
+      'x-kubernetes-list-type': 'atomic',
+      'x-kubernetes-validations': [...rules, UNIQUE_TEMPLATE_NAMES_RULE],
+    })
+    .describe(
+      `Persistent volume claims made once per sandbox (at most ${VOLUME_CLAIM_TEMPLATES_MAX}), each named ` +
+        '<template>-<sandbox>, created before the pods and mounted into each pod as a volume named after the ' +
+        'template (containers add a volumeMount of that name). Kept until the exclusivity decision releases the ' +
+        `sandbox.${immutable}`,
+    );
+
+/**
+ * A Sandbox's: immutable (agent-sandbox's rule). As the API server defaults the list to empty,
+ * `self == oldSelf` also refuses adding templates to a Sandbox that had none.
+ */
+export const volumeClaimTemplatesSchema = volumeClaimTemplatesList(
+  [
+    {
+      rule: 'self == oldSelf',
+      message: 'spec.volumeClaimTemplates is immutable: the claims are made when the sandbox is created',
+    },
+  ],
+  ' Immutable.',
+);
+
+/** A SandboxTemplate's: it may change, as only sandboxes made after the change copy it (warm-pools.md). */
+export const templateVolumeClaimTemplatesSchema = volumeClaimTemplatesList([], '');
 
 export const retentionPolicySchema = z
   .object({

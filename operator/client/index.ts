@@ -13,6 +13,14 @@ export {
   type Withdrawal,
 } from './session-references.ts';
 export { SessionReferenceConflictError } from './conflict-error.ts';
+export {
+  SandboxClaimNotReadyError,
+  SandboxClaims,
+  type ClaimOptions,
+  type ClaimRequest,
+  type ClaimResult,
+} from './sandbox-claims.ts';
+export type { ClaimLaunchType } from './claim-readiness.ts';
 export { SandboxNotReadyError, SandboxResumeForbiddenError, type AttachOptions } from './resumption.ts';
 export type { FixedField } from './reattach.ts';
 export { sessionReferenceName, reportedAnnotation } from './names.ts';

@@ -10,3 +10,9 @@ export const referencePath = (namespace: string, name: string) =>
   `${referencesPath(namespace)}/${segment(name)}`;
 export const sandboxPath = (namespace: string, name: string) =>
   `${namespaced(namespace, SANDBOX.plural)}/${segment(name)}`;
+
+/** The SandboxClaim kind (docs/warm-pools.md). */
+export const SANDBOX_CLAIM_KIND = 'SandboxClaim';
+export const sandboxClaimsPath = (namespace: string) => namespaced(namespace, 'sandboxclaims');
+export const sandboxClaimPath = (namespace: string, name: string) =>
+  `${sandboxClaimsPath(namespace)}/${segment(name)}`;

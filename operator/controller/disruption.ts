@@ -6,7 +6,8 @@
  * it off the cordoned node. Under Block (the default for a sandbox whose workspace lives in its pod) the drain
  * waits, and says so.
  */
-import type { DisruptionPolicy, SandboxSpec } from '../api/sandbox.ts';
+import type { DisruptionPolicy } from '../api/blueprint.ts';
+import type { SandboxSpec } from '../api/sandbox.ts';
 import { claimTemplatesOf } from '../api/volume-claims.ts';
 import type { NodeDrain } from './cache/node-drains.ts';
 import { rfc3339 } from './conditions.ts';

@@ -6,9 +6,11 @@ from typing import Any
 
 from sandbox_operator_client import (
     AsyncCompletionReports,
+    AsyncSandboxClaims,
     AsyncSessionReferences,
     CompletionReports,
     Reported,
+    SandboxClaims,
     SessionReferences,
 )
 from scripted import AsyncScripted, Script, SyncScripted
@@ -25,6 +27,12 @@ class Shell:
         if self.kind == "sync":
             return getattr(SessionReferences(transport=SyncScripted(self.script)), method)(*args, **options)
         target = AsyncSessionReferences(transport=AsyncScripted(self.script))
+        return asyncio.run(getattr(target, method)(*args, **options))
+
+    def claims(self, method: str, *args: Any, **options: Any) -> Any:
+        if self.kind == "sync":
+            return getattr(SandboxClaims(transport=SyncScripted(self.script)), method)(*args, **options)
+        target = AsyncSandboxClaims(transport=AsyncScripted(self.script))
         return asyncio.run(getattr(target, method)(*args, **options))
 
     def reports(self, method: str, *args: Any, deliver: Callable[[Reported], None] | None = None) -> Any:

@@ -13,6 +13,7 @@ from sandbox_operator_client import (
     reported_annotation,
     session_reference_name,
 )
+from sandbox_operator_client._claim import judge_claim
 from sandbox_operator_client._fence import SandboxRead, judge_fence
 from sandbox_operator_client._reattach import judge_reattach
 from sandbox_operator_client._report import Deliver, decide_report, turn_status_patch
@@ -149,3 +150,12 @@ def test_resume(vector: dict[str, Any]) -> None:
 @pytest.mark.parametrize("vector", RESUME["readiness"], ids=lambda v: v["case"])
 def test_readiness(vector: dict[str, Any]) -> None:
     assert _json(judge_readiness(vector.get("body"), gone=vector.get("gone", False))) == vector["judgement"]
+
+
+@pytest.mark.parametrize("vector", cases("claim.json"), ids=lambda v: v["case"])
+def test_claim_readiness(vector: dict[str, Any]) -> None:
+    judged = judge_claim(vector.get("body"), gone="body" not in vector)
+    expected = dict(vector["judgement"])
+    if "launchType" in expected:
+        expected["launch_type"] = expected.pop("launchType")
+    assert _json(judged) == expected

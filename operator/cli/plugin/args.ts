@@ -11,7 +11,9 @@ export type PluginCommand =
   | { readonly kind: 'shells'; readonly reference: string }
   /** `refs` or `why` without a name: one row per object of the namespace, or of all with -A. */
   | { readonly kind: 'refs-list'; readonly foreignOnly: boolean }
-  | { readonly kind: 'why-list' };
+  | { readonly kind: 'why-list' }
+  | { readonly kind: 'claims-list' }
+  | { readonly kind: 'pools-list' };
 
 export type OutputFormat = 'text' | 'json' | 'yaml';
 
@@ -40,10 +42,13 @@ Usage:
   kubectl sandbox why <sandbox>                why its deletion is blocked (or what would block it)
   kubectl sandbox why [-A]                     where each sandbox's deletion stands
   kubectl sandbox shells <sessionreference>    what the shell reaper retired for that session
+  kubectl sandbox claims [-A]                  each SandboxClaim: its pool or template, sandbox, launch
+                                               type (Warm or Cold), and what it waits for
+  kubectl sandbox pools [-A]                   each SandboxWarmPool: its template, desired and ready sandboxes
 
 Flags:
   -n, --namespace <ns>     namespace (default: the kubeconfig context's, else "default")
-  -A, --all-namespaces     every namespace (refs and why without a name)
+  -A, --all-namespaces     every namespace (refs and why without a name, claims, pools)
   -o, --output text|json|yaml
   -h, --help
   kubectl's global flags are passed on to kubectl: --as, --as-group, --as-uid, --context, --cluster,
@@ -66,6 +71,8 @@ const COMMANDS = {
   refs: 'sandbox',
   why: 'sandbox',
   shells: 'sessionreference',
+  claims: undefined,
+  pools: undefined,
 } as const;
 type CommandName = keyof typeof COMMANDS;
 
@@ -127,6 +134,11 @@ function commandOf(
   all: boolean,
 ): PluginCommand {
   if (foreign && word !== 'refs') throw new UsageError('--foreign applies to refs only');
+  if (word === 'claims' || word === 'pools') {
+    if (name !== undefined)
+      throw new UsageError(`${word} lists every one of the namespace (or of all, -A); got a name: ${name}`);
+    return { kind: word === 'claims' ? 'claims-list' : 'pools-list' };
+  }
   if (name !== undefined && all)
     throw new UsageError(`${word} ${name}: a name cannot be combined with -A/--all-namespaces`);
   if (name === undefined || name === '') {
@@ -153,9 +165,10 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   const { values, positionals } = parsed;
   if (values.help || positionals.length === 0) return { kind: 'help' };
   const [word = '', name, ...extra] = positionals;
-  if (!isCommand(word)) throw new UsageError(`unknown command "${word}": expected refs, why or shells`);
+  if (!isCommand(word))
+    throw new UsageError(`unknown command "${word}": expected refs, why, shells, claims or pools`);
   if (extra.length > 0)
-    throw new UsageError(`${word} takes one ${COMMANDS[word]}, got also: ${extra.join(' ')}`);
+    throw new UsageError(`${word} takes one ${COMMANDS[word] ?? 'name'}, got also: ${extra.join(' ')}`);
   const output = values.output;
   if (output !== 'text' && output !== 'json' && output !== 'yaml')
     throw new UsageError(`--output must be text, json or yaml, got "${output}"`);

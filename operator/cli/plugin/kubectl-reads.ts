@@ -158,6 +158,12 @@ export function kubectlReads(kubectl: Kubectl): PluginPorts {
           parseSessionReference,
         );
       },
+      async sandboxClaims(scope) {
+        return items(await get('SandboxClaims', [`sandboxclaims.${GROUP}`, ...scopeFlags(scope)]));
+      },
+      async warmPools(scope) {
+        return items(await get('SandboxWarmPools', [`sandboxwarmpools.${GROUP}`, ...scopeFlags(scope)]));
+      },
       async defaultNamespace() {
         const result = await kubectl(['config', 'view', '--minify', '--output', 'jsonpath={..namespace}']);
         return (result.code === 0 ? result.stdout.trim() : '') || 'default';

@@ -10,7 +10,13 @@ import { inertSerialized, printableView } from './printable.ts';
 export const OUTPUT_API_VERSION = 'kubectl-sandbox.sandbox.agents.dev/v1alpha1';
 
 export type OutputKind =
-  'SandboxReferences' | 'SandboxDeletion' | 'SessionShells' | 'SandboxDeletionList' | 'SessionReferenceList';
+  | 'SandboxReferences'
+  | 'SandboxDeletion'
+  | 'SessionShells'
+  | 'SandboxDeletionList'
+  | 'SessionReferenceList'
+  | 'SandboxClaimList'
+  | 'SandboxWarmPoolList';
 
 export function render<T extends object>(
   output: OutputFormat,

@@ -41,6 +41,9 @@ export interface ObjectReads {
 export interface ListReads {
   sandboxes(scope: Scope): Promise<readonly Parsed<Sandbox>[]>;
   references(scope: Scope): Promise<readonly Parsed<SessionReference>[]>;
+  /** SandboxClaims and SandboxWarmPools as the API server answered them (the views read them field by field). */
+  sandboxClaims(scope: Scope): Promise<readonly unknown[]>;
+  warmPools(scope: Scope): Promise<readonly unknown[]>;
   /** The namespace kubectl uses when none is given (for messages about an object that is missing). */
   defaultNamespace(): Promise<string>;
 }

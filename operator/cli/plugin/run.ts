@@ -15,6 +15,7 @@ import { render } from './output.ts';
 import type { PluginPorts } from './ports.ts';
 import { referencesView } from './references-view.ts';
 import { shellsView } from './shells-view.ts';
+import { claimRows, poolRows, renderClaimList, renderPoolList } from './warm-pool-views.ts';
 
 /**
  * Reads started together: `first` is awaited and checked before the others, so a missing object is
@@ -102,6 +103,18 @@ export async function runCommand(
       const rows = referenceListRows(references, sandboxes, { foreignOnly: command.foreignOnly });
       return render(output, 'SessionReferenceList', rows, (printable) =>
         renderReferenceList(printable, scope.allNamespaces),
+      );
+    }
+    case 'claims-list': {
+      const rows = claimRows(await lists.sandboxClaims(scope));
+      return render(output, 'SandboxClaimList', rows, (printable) =>
+        renderClaimList(printable, scope.allNamespaces, now),
+      );
+    }
+    case 'pools-list': {
+      const rows = poolRows(await lists.warmPools(scope));
+      return render(output, 'SandboxWarmPoolList', rows, (printable) =>
+        renderPoolList(printable, scope.allNamespaces, now),
       );
     }
   }

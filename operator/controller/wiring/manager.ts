@@ -42,6 +42,7 @@ import { namespaceWatches } from '../cache/namespace-watches.ts';
 import { managedNamespaces } from '../cache/managed-namespaces.ts';
 import { NodeDrains, nodeDrainResource } from '../cache/node-drains.ts';
 import { storeResources } from '../cache/store-resources.ts';
+import { bindingController } from './binding.ts';
 
 export type ManagerOptions = {
   readonly kubeConfig: KubeConfig;
@@ -98,6 +99,10 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     new Watcher(kubeConfig, resource, sink, log.child({ component: 'watcher' }), {
       onRestart: (name, reason) => metrics.watchRestarts.inc({ resource: name, reason }),
     });
+  const events = kubeEventRecorder(clients, 'sandbox-operator', log);
+  // SandboxClaims: their own cache, queue and workers (binding.ts), beside the Sandboxes'.
+  const binding = bindingController(clients, events, metrics, config.namespace, log);
+  sinks.push(...binding.sinks);
   const watchers = sinks.map(([resource, sink]) => watcherOf(resource, sink));
   // A drain's start or end may change DisruptionBlocked on the sandboxes with pods on that node. The node
   // watch only informs (it protects nothing): readiness and the start do not wait on it, and a 403 on Nodes
@@ -119,7 +124,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       guards: kubeGuardApi(clients),
       networkPolicies: kubeNetworkPolicyApi(clients),
       namespaces: kubeNamespaceApi(clients),
-      events: kubeEventRecorder(clients, 'sandbox-operator', log),
+      events,
     }),
     legacy: walkLane(config, {
       lanes: WALK_LANES,
@@ -216,6 +221,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     metrics.maxWorkers.set({ controller: CONTROLLER }, config.workers);
     runner.start(config.workers);
     for (const key of store.sandboxKeys()) queue.add(key);
+    binding.start(config.workers);
     const { workers, namespace = '(all)', managedNamespaceLabel: managedBy } = config;
     log.info(
       { workers, namespace, managedNamespaceLabel: managedBy || '(every namespace)' },
@@ -230,7 +236,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     stopping = true;
     queue.shutDown();
     await withTimeout(
-      runner.drained(),
+      Promise.all([runner.drained(), binding.stop()]),
       config.shutdownGraceMs,
       undefined,
       'in-flight reconciles did not finish',

@@ -213,19 +213,20 @@ export function createMetrics() {
 export type Metrics = ReturnType<typeof createMetrics>;
 
 /** The work queue's observer: adds, retries, depth and the two latency histograms. */
-export function queueMetrics(metrics: Metrics): QueueObserver {
+export function queueMetrics(metrics: Metrics, controller: string = CONTROLLER): QueueObserver {
+  const labels = controller === CONTROLLER ? QUEUE_LABELS : { name: controller, controller };
   return {
-    onAdd: () => metrics.queueAdds.inc(QUEUE_LABELS),
-    onRetry: () => metrics.queueRetries.inc(QUEUE_LABELS),
-    onDepth: (depth) => metrics.queueDepth.set(QUEUE_LABELS, depth),
-    onGet: (waitedSeconds) => metrics.queueLatency.observe(QUEUE_LABELS, waitedSeconds),
-    onDone: (workedSeconds) => metrics.workDuration.observe(QUEUE_LABELS, workedSeconds),
+    onAdd: () => metrics.queueAdds.inc(labels),
+    onRetry: () => metrics.queueRetries.inc(labels),
+    onDepth: (depth) => metrics.queueDepth.set(labels, depth),
+    onGet: (waitedSeconds) => metrics.queueLatency.observe(labels, waitedSeconds),
+    onDone: (workedSeconds) => metrics.workDuration.observe(labels, workedSeconds),
   };
 }
 
 /** The runner's observer: results, errors by class, durations and busy workers. */
-export function reconcileMetrics(metrics: Metrics): RunnerObserver {
-  const labels = { controller: CONTROLLER };
+export function reconcileMetrics(metrics: Metrics, controller: string = CONTROLLER): RunnerObserver {
+  const labels = { controller };
   return {
     onResult: (result, seconds) => {
       metrics.reconcileTotal.inc({ ...labels, result });

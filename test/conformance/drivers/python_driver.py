@@ -18,8 +18,11 @@ from kubernetes.aio.client import ApiClient as AsyncApiClient
 from sandbox_operator_client import (
     AlreadyReported,
     AsyncCompletionReports,
+    AsyncSandboxClaims,
     AsyncSessionReferences,
     AttachRequest,
+    ClaimRequest,
+    ClaimResult,
     CompletionReports,
     ForgetFailed,
     ForgetResult,
@@ -27,6 +30,8 @@ from sandbox_operator_client import (
     Reported,
     ReportOutcome,
     ReportRequest,
+    SandboxClaimNotReadyError,
+    SandboxClaims,
     SandboxDeletingError,
     SandboxNotReadyError,
     SandboxResumeForbiddenError,
@@ -63,6 +68,8 @@ def error_of(error: BaseException) -> dict[str, Any]:
             "found": error.found,
             "message": str(error),
         }
+    if isinstance(error, SandboxClaimNotReadyError):
+        return {"kind": error.kind, "reason": error.reason, "seen": error.seen, "message": str(error)}
     if isinstance(error, SandboxNotReadyError):
         return {"kind": error.kind, "reason": error.reason, "seen": error.seen, "message": str(error)}
     if isinstance(error, SandboxResumeForbiddenError):
@@ -112,6 +119,29 @@ def attach_request(args: dict[str, Any]) -> AttachRequest:
     )
 
 
+def claim_request(args: dict[str, Any]) -> ClaimRequest:
+    return ClaimRequest(
+        namespace=args["namespace"],
+        name=args.get("name"),
+        session=args["session"],
+        route=args["route"],
+        role=args["role"],
+        warm_pool=(args.get("warmPoolRef") or {}).get("name"),
+        template=(args.get("templateRef") or {}).get("name"),
+        worktree=args.get("worktree"),
+        parent_session=args.get("parentSession"),
+    )
+
+
+def claim_of(result: ClaimResult) -> dict[str, Any]:
+    return {
+        "claim": result.claim,
+        "sandbox": result.sandbox,
+        "reference": result.reference,
+        "launchType": result.launch_type,
+    }
+
+
 def report_request(args: dict[str, Any]) -> ReportRequest:
     return ReportRequest(
         namespace=args["namespace"],
@@ -144,8 +174,16 @@ def delivery(request_id: int, mode: str, delivered: list[dict[str, Any]]) -> Cal
 Handler = Callable[[int, dict[str, Any]], Awaitable[object]]
 
 
-def sync_handlers(references: SessionReferences, reports: CompletionReports) -> dict[str, Handler]:
+def sync_handlers(
+    references: SessionReferences, reports: CompletionReports, claims: SandboxClaims
+) -> dict[str, Handler]:
     """The blocking client's calls, each wrapped as a coroutine so one loop serves both modes."""
+
+    async def claim(_: int, args: dict[str, Any]) -> object:
+        return claim_of(claims.claim(claim_request(args), deadline=args["deadlineMs"] / 1000, poll=0.2))
+
+    async def release_claim(_: int, args: dict[str, Any]) -> object:
+        return claims.release(args["namespace"], args["claim"])
 
     async def attach(_: int, args: dict[str, Any]) -> object:
         return references.attach(attach_request(args), **attach_options(args))
@@ -171,6 +209,8 @@ def sync_handlers(references: SessionReferences, reports: CompletionReports) -> 
         return {"outcome": outcome_of(outcome), "delivered": delivered}
 
     return {
+        "claim": claim,
+        "releaseClaim": release_claim,
         "attach": attach,
         "detach": detach,
         "forget": forget,
@@ -180,8 +220,17 @@ def sync_handlers(references: SessionReferences, reports: CompletionReports) -> 
     }
 
 
-def async_handlers(references: AsyncSessionReferences, reports: AsyncCompletionReports) -> dict[str, Handler]:
+def async_handlers(
+    references: AsyncSessionReferences, reports: AsyncCompletionReports, claims: AsyncSandboxClaims
+) -> dict[str, Handler]:
     """The asyncio client's calls."""
+
+    async def claim(_: int, args: dict[str, Any]) -> object:
+        deadline = args["deadlineMs"] / 1000
+        return claim_of(await claims.claim(claim_request(args), deadline=deadline, poll=0.2))
+
+    async def release_claim(_: int, args: dict[str, Any]) -> object:
+        return await claims.release(args["namespace"], args["claim"])
 
     async def attach(_: int, args: dict[str, Any]) -> object:
         return await references.attach(attach_request(args), **attach_options(args))
@@ -214,6 +263,8 @@ def async_handlers(references: AsyncSessionReferences, reports: AsyncCompletionR
         return {"outcome": outcome_of(outcome), "delivered": delivered}
 
     return {
+        "claim": claim,
+        "releaseClaim": release_claim,
         "attach": attach,
         "detach": detach,
         "forget": forget,
@@ -237,12 +288,16 @@ async def serve(mode: str, default: str) -> None:
             if path not in handlers:
                 if mode == "sync":
                     api = load_api_client(config_file=path)
-                    handlers[path] = sync_handlers(SessionReferences(api), CompletionReports(api))
+                    handlers[path] = sync_handlers(
+                        SessionReferences(api), CompletionReports(api), SandboxClaims(api)
+                    )
                 else:
                     async_api = await load_async_api_client(config_file=path)
                     opened.append(async_api)
                     handlers[path] = async_handlers(
-                        AsyncSessionReferences(async_api), AsyncCompletionReports(async_api)
+                        AsyncSessionReferences(async_api),
+                        AsyncCompletionReports(async_api),
+                        AsyncSandboxClaims(async_api),
                     )
             request_id, op = request["id"], request["op"]
             try:

@@ -10,18 +10,21 @@ import {
   KubeConfig,
   KubeRequestError,
   SandboxDeletingError,
+  SandboxClaimNotReadyError,
+  SandboxClaims,
   SandboxNotReadyError,
   SandboxResumeForbiddenError,
   SessionReferenceConflictError,
   SessionReferences,
   type AttachRequest,
+  type ClaimRequest,
   type ReportOutcome,
   type ReportRequest,
   type TurnRecord,
 } from '../../../operator/client/index.ts';
 
 type Request = { id: number; op: string; args: Record<string, unknown>; kubeconfig?: string };
-type Clients = { references: SessionReferences; reports: CompletionReports };
+type Clients = { references: SessionReferences; reports: CompletionReports; claims: SandboxClaims };
 
 const flag = process.argv.indexOf('--kubeconfig');
 const defaultKubeconfig = flag === -1 ? undefined : process.argv[flag + 1];
@@ -33,7 +36,11 @@ function clientsFor(path: string): Clients {
   if (found === undefined) {
     const config = new KubeConfig();
     config.loadFromFile(path);
-    found = { references: new SessionReferences(config), reports: new CompletionReports(config) };
+    found = {
+      references: new SessionReferences(config),
+      reports: new CompletionReports(config),
+      claims: new SandboxClaims(config),
+    };
     clients.set(path, found);
   }
   return found;
@@ -62,6 +69,8 @@ function errorOf(error: unknown): object {
     };
   if (error instanceof SandboxNotReadyError)
     return { kind: error.kind, reason: error.reason, seen: error.seen, message: error.message };
+  if (error instanceof SandboxClaimNotReadyError)
+    return { kind: error.kind, reason: error.reason, seen: error.seen, message: error.message };
   if (error instanceof SandboxResumeForbiddenError) return { kind: error.kind, message: error.message };
   if (error instanceof KubeRequestError)
     return {
@@ -83,7 +92,7 @@ async function perform(
   id: number,
   op: string,
   args: Record<string, unknown>,
-  { references, reports }: Clients,
+  { references, reports, claims }: Clients,
 ) {
   const ns = str(args, 'namespace');
   switch (op) {
@@ -95,6 +104,15 @@ async function perform(
         ...(typeof waitReadyMs === 'number' ? { waitReady: { deadlineMs: waitReadyMs, pollMs: 200 } } : {}),
       });
     }
+    case 'claim': {
+      const { deadlineMs, ...request } = args;
+      return claims.claim(request as unknown as ClaimRequest, {
+        deadlineMs: Number(deadlineMs),
+        pollMs: 200,
+      });
+    }
+    case 'releaseClaim':
+      return claims.release(ns, str(args, 'claim'));
     case 'detach':
       return references.detach(ns, str(args, 'sandbox'), str(args, 'session')).then(() => null);
     case 'forget': {

@@ -105,6 +105,13 @@ describe('installing the rendered chart', () => {
       ['patch', 'sandboxes.sandbox.agents.dev', ['--subresource=status']],
       ['update', 'sandboxes.sandbox.agents.dev', ['--subresource=finalizers']],
       ['delete', 'sessionreferences.sandbox.agents.dev', ['-n', namespace]],
+      // The binding of a SandboxClaim: a cold sandbox, the claim's reference (admission narrows both).
+      ['create', 'sandboxes.sandbox.agents.dev', ['-n', namespace]],
+      ['create', 'sessionreferences.sandbox.agents.dev', ['-n', namespace]],
+      ['watch', 'sandboxclaims.sandbox.agents.dev', ['-n', namespace]],
+      ['patch', 'sandboxclaims.sandbox.agents.dev', ['--subresource=status', '-n', namespace]],
+      ['get', 'sandboxwarmpools.sandbox.agents.dev', ['-n', namespace]],
+      ['get', 'sandboxtemplates.sandbox.agents.dev', ['-n', namespace]],
       ['create', 'pods', ['-n', namespace]],
       ['create', 'poddisruptionbudgets.policy', ['-n', namespace]],
       // The eviction guard is watched, repaired and removed at release (it has no owner to cascade from).
@@ -118,9 +125,9 @@ describe('installing the rendered chart', () => {
     for (const [verb, resource, flags] of granted)
       expect(await canI(RESTRICTED_USER, verb, resource, ...flags), `${verb} ${resource}`).toBe(true);
     const refused: [string, string, string[]][] = [
-      ['create', 'sandboxes.sandbox.agents.dev', ['-n', namespace]],
       ['update', 'sandboxes.sandbox.agents.dev', ['-n', namespace]],
-      ['create', 'sessionreferences.sandbox.agents.dev', ['-n', namespace]],
+      ['create', 'sandboxclaims.sandbox.agents.dev', ['-n', namespace]],
+      ['delete', 'sandboxclaims.sandbox.agents.dev', ['-n', namespace]],
       ['list', 'secrets', ['-A']],
       ['delete', 'namespaces', []],
       ['update', 'leases.coordination.k8s.io', ['-n', namespace]],

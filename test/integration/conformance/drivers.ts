@@ -51,13 +51,15 @@ export async function preparePython(): Promise<void> {
 }
 
 export type DriverError = {
-  readonly kind: 'SandboxDeleting' | 'KubeRequestFailed' | 'Other';
+  readonly kind: 'SandboxDeleting' | 'KubeRequestFailed' | 'SandboxClaimNotReady' | 'Other';
   readonly message: string;
   readonly reason?: 'Deleting' | 'CleanupFenced' | 'Gone' | 'Unreadable';
   readonly since?: string | null;
   readonly withdrawal?: 'Deleted' | 'Restored' | 'Unchanged' | 'LeftChanged';
   readonly step?: string;
   readonly status?: number | null;
+  /** SandboxNotReady, SandboxClaimNotReady: what the last read said. */
+  readonly seen?: string;
 };
 
 export type Answer =

@@ -6,7 +6,15 @@
  * Its names are those of its CRDs at commit 2fd412d5 (v0.5.6 and later): k8s/crds/*.yaml.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GROUP, CATEGORY, SANDBOX, SESSION_REFERENCE } from '../../../operator/api/names.ts';
+import {
+  GROUP,
+  CATEGORY,
+  SANDBOX,
+  SANDBOX_CLAIM,
+  SANDBOX_TEMPLATE,
+  SANDBOX_WARM_POOL,
+  SESSION_REFERENCE,
+} from '../../../operator/api/names.ts';
 import { kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { kubectlAsUser } from '../../harness/plugin.ts';
 import { sandbox } from './examples.ts';
@@ -78,7 +86,14 @@ afterAll(async () => {
 describe('beside kubernetes-sigs/agent-sandbox', () => {
   it('declares no short name or category that is one of its names', () => {
     const theirs = new Set(NEIGHBOUR.flatMap((crd) => crd.names.map((name) => name.toLowerCase())));
-    const ours = [SANDBOX.shortName, SESSION_REFERENCE.shortName, CATEGORY];
+    const ours = [
+      SANDBOX.shortName,
+      SESSION_REFERENCE.shortName,
+      SANDBOX_TEMPLATE.shortName,
+      SANDBOX_WARM_POOL.shortName,
+      SANDBOX_CLAIM.shortName,
+      CATEGORY,
+    ];
     expect(ours.filter((name) => theirs.has(name))).toEqual([]);
     expect(NEIGHBOUR.some((crd) => crd.group === GROUP)).toBe(false);
   });

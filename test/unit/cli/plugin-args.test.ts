@@ -64,13 +64,24 @@ describe('kubectl sandbox arguments', () => {
     });
   });
 
+  it('lists the claims and pools of a namespace, or of all with -A', () => {
+    expect(parseInvocation(['claims', '-n', 'team-a'])).toMatchObject({
+      command: { kind: 'claims-list' },
+      scope: { allNamespaces: false, namespace: 'team-a' },
+    });
+    expect(parseInvocation(['pools', '-A'])).toMatchObject({
+      command: { kind: 'pools-list' },
+      scope: { allNamespaces: true },
+    });
+  });
+
   it('shows the help without a command or with -h', () => {
     expect(parseInvocation([])).toEqual({ kind: 'help' });
     expect(parseInvocation(['why', 'x', '-h'])).toEqual({ kind: 'help' });
   });
 
   it.each([
-    [['delete', 'sbx-a'], 'unknown command "delete": expected refs, why or shells'],
+    [['delete', 'sbx-a'], 'unknown command "delete": expected refs, why, shells, claims or pools'],
     [['shells'], 'shells needs the name of a sessionreference'],
     [['shells', '-A'], 'shells needs the name of a sessionreference'],
     [['refs', 'a', 'b'], 'refs takes one sandbox, got also: b'],
@@ -80,6 +91,8 @@ describe('kubectl sandbox arguments', () => {
     [['why', '-A', '-n', 'x'], '-n/--namespace and -A/--all-namespaces exclude each other'],
     [['why', 'a,b=c'], 'why: "a,b=c" is not a sandbox name'],
     [['why', 'a', '--watch'], "Unknown option '--watch'"],
+    [['claims', 'c-1'], 'claims lists every one of the namespace (or of all, -A); got a name: c-1'],
+    [['pools', 'p', '--foreign'], '--foreign applies to refs only'],
   ])('refuses %j: %s', (argv, message) => {
     expect(() => parseInvocation(argv)).toThrow(UsageError);
     expect(() => parseInvocation(argv)).toThrow(message);

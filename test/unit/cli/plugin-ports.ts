@@ -9,6 +9,8 @@ export function fakePorts(
     sandboxes?: Parsed<Sandbox>[];
     references?: Parsed<SessionReference>[];
     events?: EventSummary[];
+    sandboxClaims?: unknown[];
+    warmPools?: unknown[];
   },
   failing: { events?: Error } = {},
 ) {
@@ -41,6 +43,14 @@ export function fakePorts(
       references: (scope) => {
         reads.push(`references ${JSON.stringify(scope)}`);
         return Promise.resolve(objects.references ?? []);
+      },
+      sandboxClaims: (scope) => {
+        reads.push(`sandboxclaims ${JSON.stringify(scope)}`);
+        return Promise.resolve(objects.sandboxClaims ?? []);
+      },
+      warmPools: (scope) => {
+        reads.push(`sandboxwarmpools ${JSON.stringify(scope)}`);
+        return Promise.resolve(objects.warmPools ?? []);
       },
       defaultNamespace: () => Promise.resolve('from-context'),
     },

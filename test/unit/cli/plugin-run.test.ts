@@ -150,4 +150,120 @@ describe('running a plugin command', () => {
       [''],
     ]);
   });
+
+  it('lists the claims: what each asks for, its sandbox, launch type and what it waits for', async () => {
+    const claim = (name: string, spec: object, status: object = {}) => ({
+      metadata: { namespace: 'team-a', name, creationTimestamp: minutesAgo(3).toISOString() },
+      spec: { session: `workspace_${name}`, ...spec },
+      status,
+    });
+    const { ports, reads } = fakePorts({
+      sandboxClaims: [
+        claim(
+          'warm',
+          { warmPoolRef: { name: 'python-pool' } },
+          {
+            sandbox: 'python-pool-x7k2q',
+            launchType: 'Warm',
+            conditions: [
+              { type: 'Bound', status: 'True', reason: 'WarmSandboxBound' },
+              { type: 'Ready', status: 'True', reason: 'SandboxReady' },
+            ],
+          },
+        ),
+        claim(
+          'cold',
+          { templateRef: { name: 'python-agent' } },
+          {
+            conditions: [
+              { type: 'Bound', status: 'False', reason: 'TemplateNotFound' },
+              { type: 'Ready', status: 'False', reason: 'NotBound' },
+            ],
+          },
+        ),
+        // A value from the cluster is made printable: no terminal escapes reach the screen.
+        claim('odd', { warmPoolRef: { name: 'p\u001b[31m' } }),
+      ],
+    });
+    const text = await runCommand({ kind: 'claims-list' }, TEAM_A, 'text', ports, NOW);
+    expect(text.split('\n').map((line) => line.split(/\s{2,}/))).toEqual([
+      ['NAME', 'FROM', 'SESSION', 'SANDBOX', 'LAUNCH', 'BOUND', 'READY', 'WAITING FOR', 'AGE'],
+      [
+        'cold',
+        'template/python-agent',
+        'workspace_cold',
+        '<none>',
+        '<none>',
+        'False',
+        'False',
+        'TemplateNotFound',
+        '3m',
+      ],
+      ['odd', 'pool/p\\x1b[31m', 'workspace_odd', '<none>', '<none>', '<none>', '<none>', '<none>', '3m'],
+      [
+        'warm',
+        'pool/python-pool',
+        'workspace_warm',
+        'python-pool-x7k2q',
+        'Warm',
+        'True',
+        'True',
+        '<none>',
+        '3m',
+      ],
+      [''],
+    ]);
+    expect(reads).toEqual(['sandboxclaims {"allNamespaces":false,"namespace":"team-a"}']);
+    const json = JSON.parse(await runCommand({ kind: 'claims-list' }, TEAM_A, 'json', ports, NOW)) as {
+      kind: string;
+      items: { name: string; launchType?: string }[];
+    };
+    expect(json.kind).toBe('SandboxClaimList');
+    expect(json.items.map((item) => [item.name, item.launchType])).toEqual([
+      ['cold', undefined],
+      ['odd', undefined],
+      ['warm', 'Warm'],
+    ]);
+    const none = fakePorts({});
+    expect(await runCommand({ kind: 'claims-list' }, TEAM_A, 'text', none.ports, NOW)).toBe(
+      'No SandboxClaims found in this namespace.\n',
+    );
+  });
+
+  it('lists the pools of all namespaces: template, desired, current and ready', async () => {
+    const { ports } = fakePorts({
+      warmPools: [
+        {
+          metadata: {
+            namespace: 'team-b',
+            name: 'python-pool',
+            creationTimestamp: minutesAgo(3).toISOString(),
+          },
+          spec: {
+            templateRef: { name: 'python-agent' },
+            replicas: 3,
+            updateStrategy: { type: 'OnReplenish' },
+          },
+          status: { replicas: 3, readyReplicas: 2 },
+        },
+        { metadata: { namespace: 'team-a', name: 'new' }, spec: { templateRef: { name: 't' }, replicas: 1 } },
+      ],
+    });
+    const all = { allNamespaces: true } as const;
+    const text = await runCommand({ kind: 'pools-list' }, all, 'text', ports, NOW);
+    expect(text.split('\n').map((line) => line.split(/\s{2,}/))).toEqual([
+      ['NAMESPACE', 'NAME', 'TEMPLATE', 'DESIRED', 'CURRENT', 'READY', 'UPDATE', 'AGE'],
+      ['team-a', 'new', 't', '1', '<none>', '<none>', '<none>', '<none>'],
+      ['team-b', 'python-pool', 'python-agent', '3', '3', '2', 'OnReplenish', '3m'],
+      [''],
+    ]);
+    const yaml = parseYaml(await runCommand({ kind: 'pools-list' }, all, 'yaml', ports, NOW)) as {
+      kind: string;
+    };
+    expect(yaml.kind).toBe('SandboxWarmPoolList');
+    const none = fakePorts({});
+    expect(await runCommand({ kind: 'pools-list' }, all, 'text', none.ports, NOW)).toBe(
+      'No SandboxWarmPools found.\n',
+    );
+  });
 });

@@ -12,6 +12,7 @@ import { reportKey } from '../../../operator/client/report-rule.ts';
 import { judgeReattach } from '../../../operator/client/reattach.ts';
 import { planWithdrawal, type AttachWrite } from '../../../operator/client/withdrawal.ts';
 import { judgeReadiness, judgeResume } from '../../../operator/client/resume.ts';
+import { judgeClaim } from '../../../operator/client/claim-readiness.ts';
 
 // The files are this repository's own test data; their shape is the type each describe names.
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters
@@ -88,4 +89,9 @@ describe('the resume judgements', () => {
   it.each(readiness)('readiness: $case', ({ body, gone, judgement }) =>
     expect(judgeReadiness(gone ? undefined : body)).toEqual(judgement),
   );
+});
+
+describe('the claim readiness judgement', () => {
+  const { cases } = vectors<Cases<{ body?: unknown; judgement: unknown }>>('claim.json');
+  it.each(cases)('$case', ({ body, judgement }) => expect(judgeClaim(body)).toEqual(judgement));
 });

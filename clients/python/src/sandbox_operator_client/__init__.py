@@ -3,13 +3,15 @@ with the fence check that makes a shared sandbox safe to delete, and report suba
 parent once (CompletionReports). Blocking and asyncio APIs alike; docs/client.md in the repository
 documents each call, its guarantees and its errors, side by side with the TypeScript client."""
 
-from ._aio import AsyncCompletionReports, AsyncSessionReferences, load_async_api_client
+from ._aio import AsyncCompletionReports, AsyncSandboxClaims, AsyncSessionReferences, load_async_api_client
+from ._claim import ClaimRequest, ClaimResult, LaunchType
 from ._errors import (
     ApiAnswerError,
     FenceReason,
     ForgetDeadlineError,
     KubeRequestError,
     KubeStep,
+    SandboxClaimNotReadyError,
     SandboxDeletingError,
     SandboxNotReadyError,
     SandboxOperatorClientError,
@@ -18,7 +20,7 @@ from ._errors import (
 )
 from ._names import report_key, reported_annotation, session_reference_name
 from ._reattach import FixedField
-from ._sync import CompletionReports, SessionReferences, load_api_client
+from ._sync import CompletionReports, SandboxClaims, SessionReferences, load_api_client
 from ._types import (
     AlreadyGone,
     AlreadyReported,
@@ -45,8 +47,11 @@ __all__ = [
     "AlreadyReported",
     "ApiAnswerError",
     "AsyncCompletionReports",
+    "AsyncSandboxClaims",
     "AsyncSessionReferences",
     "AttachRequest",
+    "ClaimRequest",
+    "ClaimResult",
     "CompletionReport",
     "CompletionReports",
     "FenceReason",
@@ -57,12 +62,15 @@ __all__ = [
     "Forgotten",
     "KubeRequestError",
     "KubeStep",
+    "LaunchType",
     "NotReported",
     "ReportOutcome",
     "ReportReason",
     "ReportRequest",
     "Reported",
     "Role",
+    "SandboxClaimNotReadyError",
+    "SandboxClaims",
     "SandboxDeletingError",
     "SandboxNotReadyError",
     "SandboxOperatorClientError",

@@ -8,10 +8,12 @@ from typing import TypeVar, cast
 from kubernetes.aio import client as k8s
 from kubernetes.aio import config as k8s_config
 
+from . import _claim as claims
 from . import _reference_flows as references
 from . import _report_flows as reports
+from ._claim import ClaimRequest, ClaimResult
 from ._clock import now_millis, now_seconds
-from ._errors import ForgetDeadlineError, SandboxNotReadyError
+from ._errors import ForgetDeadlineError, SandboxClaimNotReadyError, SandboxNotReadyError
 from ._loading import kubeconfig_present
 from ._protocol import AsyncSender, Call, Flow, Reply
 from ._report import Deliver
@@ -189,3 +191,47 @@ class AsyncCompletionReports:
     ) -> ReportOutcome:
         """Awaits `deliver` when the parent must hear, once per (delegation, turn) across host restarts."""
         return await run(reports.report_once(request), self._transport, deliver)
+
+
+class AsyncSandboxClaims:
+    """claim() for asyncio: a sandbox from a warm pool or a template, bound by the operator (docs/client.md)."""
+
+    def __init__(
+        self, api_client: k8s.ApiClient | None = None, *, transport: AsyncSender | None = None
+    ) -> None:
+        """Give `api_client` (load_async_api_client()) or `transport` (the HTTP layer: tests, proxies)."""
+        if transport is None and api_client is None:
+            raise TypeError("give api_client (await load_async_api_client()) or transport")
+        self._transport: AsyncSender = (
+            transport if transport is not None else AsyncTransport(cast(k8s.ApiClient, api_client))
+        )
+
+    async def claim(self, request: ClaimRequest, *, deadline: float = 60.0, poll: float = 0.5) -> ClaimResult:
+        """Creates the SandboxClaim as the caller, then waits until it is bound and Ready, or raises
+        SandboxClaimNotReadyError after `deadline` seconds (the claim is kept)."""
+        name = await run(claims.create(request), self._transport)
+        return await self.wait_until_ready(request.namespace, name, deadline=deadline, poll=poll)
+
+    async def wait_until_ready(
+        self, namespace: str, claim: str, *, deadline: float = 60.0, poll: float = 0.5
+    ) -> ClaimResult:
+        """Waits for an existing claim; the first reads come soon, then every `poll` seconds."""
+        loop = asyncio.get_running_loop()
+        ends, seen, pause = loop.time() + deadline, "not read yet", 0.02
+        while True:
+            readiness = await run(claims.readiness(namespace, claim), self._transport)
+            if readiness.kind == "Ready":
+                assert readiness.sandbox and readiness.reference and readiness.launch_type
+                return ClaimResult(claim, readiness.sandbox, readiness.reference, readiness.launch_type)
+            if readiness.kind != "Waiting":
+                raise SandboxClaimNotReadyError(namespace, claim, readiness.kind, deadline, seen)
+            seen = readiness.seen or seen
+            left = ends - loop.time()
+            if left <= 0:
+                raise SandboxClaimNotReadyError(namespace, claim, "Deadline", deadline, seen)
+            await asyncio.sleep(min(pause, left))
+            pause = min(pause * 2, poll)
+
+    async def release(self, namespace: str, claim: str) -> str:
+        """Deletes the claim: its reference is forgotten and its sandbox deleted by the ordinary decision."""
+        return await run(claims.release(namespace, claim), self._transport)

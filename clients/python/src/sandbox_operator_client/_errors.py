@@ -181,3 +181,32 @@ class SandboxNotReadyError(SandboxOperatorClientError):
             if reason == "Deadline"
             else f"{what} {'is gone' if reason == 'Gone' else 'is being deleted'}; it will not become Ready"
         )
+
+
+class SandboxClaimNotReadyError(SandboxOperatorClientError):
+    """claim() ended without a bound, Ready claim: its deadline passed (`reason` Deadline; `seen` says what
+    its conditions said), or the claim is being deleted or gone. A claim past its deadline is kept: delete it
+    (release()) to give it up, or wait on it again (wait_until_ready())."""
+
+    kind: Literal["SandboxClaimNotReady"] = "SandboxClaimNotReady"
+
+    def __init__(
+        self,
+        namespace: str,
+        claim: str,
+        reason: Literal["Deadline", "Deleting", "Gone"],
+        deadline: float,
+        seen: str,
+    ) -> None:
+        self.namespace = namespace
+        self.claim = claim
+        self.reason = reason
+        self.deadline = deadline
+        self.seen = seen
+        what = f"sandboxclaim {namespace}/{claim}"
+        super().__init__(
+            f"{what} was not bound and Ready within {deadline:g} s (last seen: {seen}); the claim is kept, "
+            "delete it to give it up"
+            if reason == "Deadline"
+            else f"{what} {'is gone' if reason == 'Gone' else 'is being deleted'}; it will not become Ready"
+        )

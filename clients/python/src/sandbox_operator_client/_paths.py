@@ -2,7 +2,7 @@
 
 from urllib.parse import quote
 
-from ._vocabulary import GROUP, SANDBOXES, SESSION_REFERENCES, VERSION
+from ._vocabulary import GROUP, SANDBOX_CLAIMS, SANDBOXES, SESSION_REFERENCES, VERSION
 
 
 def _segment(value: str) -> str:
@@ -27,3 +27,11 @@ def sandbox_path(namespace: str, name: str) -> str:
 
 def reference_target(namespace: str, name: str) -> str:
     return f"sessionreference {namespace}/{name}"
+
+
+def sandbox_claims_path(namespace: str) -> str:
+    return _namespaced(namespace, SANDBOX_CLAIMS)
+
+
+def sandbox_claim_path(namespace: str, name: str) -> str:
+    return f"{sandbox_claims_path(namespace)}/{_segment(name)}"

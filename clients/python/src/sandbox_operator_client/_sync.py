@@ -11,10 +11,12 @@ from typing import TypeVar, cast
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
+from . import _claim as claims
 from . import _reference_flows as references
 from . import _report_flows as reports
+from ._claim import ClaimRequest, ClaimResult
 from ._clock import now_millis, now_seconds
-from ._errors import ForgetDeadlineError, SandboxNotReadyError
+from ._errors import ForgetDeadlineError, SandboxClaimNotReadyError, SandboxNotReadyError
 from ._loading import kubeconfig_present
 from ._protocol import Call, Flow, Reply, Sender
 from ._report import Deliver
@@ -183,3 +185,44 @@ class CompletionReports:
     def report_once(self, request: ReportRequest, deliver: Callable[[Reported], None]) -> ReportOutcome:
         """Calls `deliver` when the parent must hear, once per (delegation, turn) across host restarts."""
         return run(reports.report_once(request), self._transport, deliver)
+
+
+class SandboxClaims:
+    """claim(): a sandbox from a warm pool or a template for one session, bound by the operator (docs/client.md)."""
+
+    def __init__(self, api_client: k8s.ApiClient | None = None, *, transport: Sender | None = None) -> None:
+        """`api_client` defaults to load_api_client(); `transport` replaces the HTTP layer (tests, proxies)."""
+        if transport is None:
+            transport = Transport(api_client if api_client is not None else load_api_client())
+        self._transport: Sender = transport
+
+    def claim(self, request: ClaimRequest, *, deadline: float = 60.0, poll: float = 0.5) -> ClaimResult:
+        """Creates the SandboxClaim as the caller, then waits until the operator has bound it (its
+        SessionReference exists from the bind) and the sandbox is Ready, or raises SandboxClaimNotReadyError
+        after `deadline` seconds (the claim is kept)."""
+        name = run(claims.create(request), self._transport)
+        return self.wait_until_ready(request.namespace, name, deadline=deadline, poll=poll)
+
+    def wait_until_ready(
+        self, namespace: str, claim: str, *, deadline: float = 60.0, poll: float = 0.5
+    ) -> ClaimResult:
+        """Waits for an existing claim; the first reads come soon, then every `poll` seconds."""
+        ends, seen, pause = time.monotonic() + deadline, "not read yet", 0.02
+        while True:
+            readiness = run(claims.readiness(namespace, claim), self._transport)
+            if readiness.kind == "Ready":
+                assert readiness.sandbox and readiness.reference and readiness.launch_type
+                return ClaimResult(claim, readiness.sandbox, readiness.reference, readiness.launch_type)
+            if readiness.kind != "Waiting":
+                raise SandboxClaimNotReadyError(namespace, claim, readiness.kind, deadline, seen)
+            seen = readiness.seen or seen
+            left = ends - time.monotonic()
+            if left <= 0:
+                raise SandboxClaimNotReadyError(namespace, claim, "Deadline", deadline, seen)
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, poll)
+
+    def release(self, namespace: str, claim: str) -> str:
+        """Deletes the claim: its reference is forgotten and its sandbox deleted by the ordinary decision
+        (kept, Blocked, while other sessions use it). Returns "Released" or "AlreadyGone"."""
+        return run(claims.release(namespace, claim), self._transport)

@@ -10,6 +10,8 @@ API_VERSION: Final = f"{GROUP}/{VERSION}"
 SANDBOXES: Final = "sandboxes"
 SESSION_REFERENCES: Final = "sessionreferences"
 SESSION_REFERENCE_KIND: Final = "SessionReference"
+SANDBOX_CLAIMS: Final = "sandboxclaims"
+SANDBOX_CLAIM_KIND: Final = "SandboxClaim"
 
 #: The User-Agent the client's own loaders give their ApiClient: audit logs must never take a host's requests
 #: for the operator's (whose agent is "sandbox-operator"). Name your host instead with `user_agent=`.

@@ -1,5 +1,6 @@
 /** Every conformance scenario. A scenario added to one of these lists runs for every client in DRIVERS. */
 import type { Scenario } from '../context.ts';
+import { claims } from './claims.ts';
 import { handshake } from './handshake.ts';
 import { lifecycle } from './lifecycle.ts';
 import { reports } from './reports.ts';
@@ -14,4 +15,5 @@ export const SCENARIOS: readonly Scenario[] = [
   ...lifecycle,
   ...reports,
   ...suspension,
+  ...claims,
 ];

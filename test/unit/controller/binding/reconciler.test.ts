@@ -1,0 +1,302 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import {
+  reconcileSandboxClaim,
+  MISSING_RETRY_MS,
+  type ClaimReconcilerContext,
+} from '../../../../operator/controller/binding/reconciler.ts';
+import type { BindingCacheReader } from '../../../../operator/controller/binding/cache.ts';
+import type { ClaimRecord } from '../../../../operator/controller/binding/records.ts';
+import { sessionReferenceName } from '../../../../operator/client/names.ts';
+import { FakeCluster } from './fake-ports.ts';
+import { claimRecord, POOL, poolSandbox } from './fixtures.ts';
+
+const FINALIZER = 'sandbox.agents.dev/sandbox-claim';
+const log = pino({ level: 'silent' });
+
+function setup(claim: ClaimRecord = claimRecord(), poolNames: string[] = ['python-pool-a', 'python-pool-b']) {
+  const cluster = new FakeCluster();
+  for (const name of poolNames) cluster.sandboxes.set(name, poolSandbox(name));
+  cluster.pools.set(POOL.name, { uid: POOL.uid, templateName: 'python-agent' });
+  cluster.templates.set('python-agent', {
+    generation: 2,
+    spec: { podTemplate: { spec: { containers: [] } } },
+  });
+  const bound: string[] = [];
+  const ready: [string, string, number][] = [];
+  let current = claim;
+  const cache: BindingCacheReader = {
+    claim: () => current,
+    claimKeys: () => ['team-a/claim-1'],
+    sandbox: (_ns, name) => cluster.sandboxes.get(name),
+    poolSandboxes: () => [...cluster.sandboxes.values()].filter((s) => s.pool === POOL.name),
+    firstSeen: () => Date.parse('2026-12-03T07:00:00Z'),
+  };
+  const ctx: ClaimReconcilerContext = {
+    cache,
+    ports: cluster.ports(),
+    now: () => new Date('2026-12-03T07:00:00.250Z'),
+    suffix: () => 'cold1',
+    recorder: { onBound: (t) => bound.push(t), onReady: (t, p, s) => ready.push([t, p, s]) },
+    written: new Map(),
+  };
+  const turn = () => reconcileSandboxClaim(ctx, 'team-a/claim-1', log);
+  const setClaim = (next: ClaimRecord) => (current = next);
+  return { cluster, bound, ready, turn, setClaim };
+}
+
+describe('the SandboxClaim reconciler', () => {
+  it('binds a ready pool sandbox in the design’s order: finalizer, patch, reference, fence, status', async () => {
+    const { cluster, bound, ready, turn } = setup(claimRecord(), ['python-pool-a']);
+    expect(await turn()).toEqual({ kind: 'AwaitChange' });
+    expect(cluster.log).toEqual([
+      'claim:patch',
+      'sandbox:bind:python-pool-a',
+      'reference:create:python-pool-a',
+      'claim:status',
+    ]);
+    expect(cluster.claimFinalizers).toEqual([FINALIZER]);
+    expect(cluster.sandboxes.get('python-pool-a')).toMatchObject({ claim: 'claim-1', owners: [] });
+    const status = cluster.statuses.at(-1);
+    expect(status).toMatchObject({
+      sandbox: 'python-pool-a',
+      reference: sessionReferenceName('python-pool-a', 'workspace_1'),
+      launchType: 'Warm',
+      boundAt: '2026-12-03T07:00:00Z',
+    });
+    expect(status?.conditions?.map((c) => [c.type, c.status])).toEqual([
+      ['Bound', 'True'],
+      ['Ready', 'True'],
+    ]);
+    expect(bound).toEqual(['Warm']);
+    expect(ready).toEqual([['Warm', POOL.name, 0.25]]);
+    expect(cluster.events.map((e) => e.reason)).toEqual(['Bound']);
+  });
+
+  it('a pool sandbox changed since it was read (another claim, a shrink) is left, and another bound', async () => {
+    const { cluster, turn } = setup();
+    const taken: string[] = [];
+    cluster.beforeBind = (name) => {
+      if (taken.length > 0) return;
+      taken.push(name);
+      const sandbox = cluster.sandboxes.get(name);
+      if (sandbox) cluster.sandboxes.set(name, { ...sandbox, resourceVersion: cluster.next() });
+    };
+    await turn();
+    const other = ['python-pool-a', 'python-pool-b'].find((n) => n !== taken[0]);
+    expect(cluster.statuses.at(-1)).toMatchObject({ sandbox: other, launchType: 'Warm' });
+    expect(cluster.sandboxes.get(taken[0] ?? '')?.claim).toBeUndefined();
+  });
+
+  it('an empty pool falls back to a cold sandbox from the pool’s template, and says so', async () => {
+    const { cluster, bound, ready, turn } = setup(claimRecord(), []);
+    cluster.sandboxes.set('not-ready', poolSandbox('not-ready', { ready: { status: 'False' } }));
+    await turn();
+    expect(cluster.log).toEqual([
+      'claim:patch',
+      'sandbox:create:claim-1-cold1',
+      'reference:create:claim-1-cold1',
+      'claim:status',
+    ]);
+    expect(cluster.sandboxes.get('claim-1-cold1')).toMatchObject({
+      claim: 'claim-1',
+      template: 'python-agent',
+      owners: [],
+    });
+    expect(cluster.statuses.at(-1)).toMatchObject({ launchType: 'Cold', sandbox: 'claim-1-cold1' });
+    expect(cluster.statuses.at(-1)?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'SandboxNotReady',
+    });
+    expect(bound).toEqual(['Cold']);
+    expect(ready).toEqual([]);
+  });
+
+  it('a missing pool is a condition naming the field and one Warning Event, looked at again later', async () => {
+    const { cluster, turn, setClaim } = setup(claimRecord({ finalizers: [FINALIZER] }));
+    cluster.pools.clear();
+    expect(await turn()).toEqual({ kind: 'RequeueAfter', ms: MISSING_RETRY_MS });
+    const status = cluster.statuses.at(-1);
+    expect(status?.conditions?.[0]).toMatchObject({
+      type: 'Bound',
+      status: 'False',
+      reason: 'WarmPoolNotFound',
+      message: 'spec.warmPoolRef.name: SandboxWarmPool team-a/python-pool does not exist',
+    });
+    expect(cluster.events).toEqual([
+      { type: 'Warning', reason: 'WarmPoolNotFound', message: status?.conditions?.[0]?.message },
+    ]);
+    setClaim(claimRecord({ finalizers: [FINALIZER], status: status ?? {} }));
+    expect(await turn()).toEqual({ kind: 'RequeueAfter', ms: MISSING_RETRY_MS });
+    expect(cluster.events).toHaveLength(1);
+    expect(cluster.statuses).toHaveLength(1);
+  });
+
+  it('a templateRef claim whose template is missing names spec.templateRef.name', async () => {
+    const { cluster, turn } = setup(
+      claimRecord({
+        finalizers: [FINALIZER],
+        spec: { templateRef: { name: 'gone' }, session: 's', route: 'r', role: 'Root' },
+      }),
+    );
+    await turn();
+    expect(cluster.statuses.at(-1)?.conditions?.[0]).toMatchObject({
+      reason: 'TemplateNotFound',
+      message: 'spec.templateRef.name: SandboxTemplate team-a/gone does not exist',
+    });
+  });
+
+  it('a claim naming both a pool and a template, or neither, is refused', async () => {
+    const both = setup(
+      claimRecord({
+        finalizers: [FINALIZER],
+        spec: {
+          warmPoolRef: { name: 'p' },
+          templateRef: { name: 't' },
+          session: 's',
+          route: 'r',
+          role: 'Root',
+        },
+      }),
+    );
+    await both.turn();
+    expect(both.cluster.statuses.at(-1)?.conditions?.[0]?.reason).toBe('SpecInvalid');
+    expect(both.cluster.log).toEqual(['claim:status']);
+  });
+
+  it('a reference of another worktree under the name is a conflict naming the field; nothing is overwritten', async () => {
+    const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }), ['python-pool-a']);
+    const name = sessionReferenceName('python-pool-a', 'workspace_1');
+    const squat = {
+      metadata: {},
+      spec: {
+        sandbox: 'python-pool-a',
+        session: 'workspace_1',
+        worktree: 'wt-other',
+        role: 'Root',
+        route: 'x',
+      },
+    };
+    cluster.references.set(name, { uid: 'squat', raw: squat });
+    await turn();
+    expect(cluster.statuses.at(-1)?.conditions?.[0]).toMatchObject({
+      reason: 'ReferenceConflict',
+      message: expect.stringContaining('spec.worktree "wt-other", not "wt-1"') as unknown,
+    });
+    expect(cluster.references.get(name)?.uid).toBe('squat');
+  });
+
+  it('the same session’s reference under the name (a turn that stopped after it) is taken as written', async () => {
+    const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }), ['python-pool-a']);
+    cluster.sandboxes.set('python-pool-a', poolSandbox('python-pool-a', { claim: 'claim-1', owners: [] }));
+    const name = sessionReferenceName('python-pool-a', 'workspace_1');
+    const mine = {
+      metadata: { labels: { [FINALIZER]: 'claim-1' } },
+      spec: { sandbox: 'python-pool-a', session: 'workspace_1', worktree: 'wt-1', role: 'Root', route: 'r' },
+    };
+    cluster.references.set(name, { uid: 'mine', raw: mine });
+    await turn();
+    expect(cluster.log).toEqual(['claim:status']);
+    expect(cluster.statuses.at(-1)).toMatchObject({
+      sandbox: 'python-pool-a',
+      launchType: 'Warm',
+      reference: name,
+    });
+  });
+
+  it('a sandbox found being deleted at the fence: the reference is withdrawn and another sandbox bound', async () => {
+    const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }));
+    let fenced = '';
+    cluster.beforeBind = (name) => {
+      if (fenced === '') {
+        fenced = name;
+        cluster.fenceOf.set(name, { metadata: { deletionTimestamp: '2026-12-03T07:00:00Z' } });
+      }
+    };
+    await turn();
+    const other = ['python-pool-a', 'python-pool-b'].find((n) => n !== fenced) ?? '';
+    expect(cluster.log).toEqual([
+      `sandbox:bind:${fenced}`,
+      `reference:create:${fenced}`,
+      `reference:delete:${fenced}`,
+      `sandbox:bind:${other}`,
+      `reference:create:${other}`,
+      'claim:status',
+    ]);
+    expect(cluster.statuses.at(-1)).toMatchObject({ sandbox: other });
+    expect(cluster.references.has(sessionReferenceName(fenced, 'workspace_1'))).toBe(false);
+  });
+
+  it('a cleanup fence counts as deleting, and so does a fence that cannot be read', async () => {
+    const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }), ['python-pool-a']);
+    cluster.fenceOf.set('python-pool-a', {
+      metadata: { annotations: { 'sandbox.agents.dev/cleanup-fence': 't' } },
+    });
+    await turn();
+    expect(cluster.log).toContain('reference:delete:python-pool-a');
+    expect(cluster.statuses.at(-1)).toMatchObject({ launchType: 'Cold' });
+  });
+
+  it('a bound claim’s Ready follows its sandbox, and the latency is observed once it turns True', async () => {
+    const { cluster, ready, turn, setClaim } = setup(claimRecord({ finalizers: [FINALIZER] }), []);
+    await turn();
+    const cold = cluster.statuses.at(-1) ?? {};
+    setClaim(claimRecord({ finalizers: [FINALIZER], status: cold }));
+    expect(await turn()).toEqual({ kind: 'AwaitChange' });
+    expect(cluster.statuses).toHaveLength(1);
+    const sandbox = cluster.sandboxes.get('claim-1-cold1');
+    if (sandbox) cluster.sandboxes.set(sandbox.name, { ...sandbox, ready: { status: 'True' } });
+    await turn();
+    expect(cluster.statuses.at(-1)?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(ready).toEqual([['Cold', POOL.name, 0.25]]);
+  });
+
+  it('a deleted claim forgets its reference, deletes its sandbox, then drops only its finalizer', async () => {
+    const { cluster, turn, setClaim } = setup(claimRecord(), ['python-pool-a']);
+    await turn();
+    setClaim(
+      claimRecord({
+        deleting: true,
+        finalizers: ['other/x', FINALIZER],
+        status: cluster.statuses.at(-1) ?? {},
+      }),
+    );
+    cluster.log.length = 0;
+    expect(await turn()).toEqual({ kind: 'AwaitChange' });
+    expect(cluster.log).toEqual([
+      'reference:delete:python-pool-a',
+      'sandbox:delete:python-pool-a',
+      'claim:patch',
+    ]);
+    expect(cluster.patches.at(-1)).toEqual([
+      { op: 'test', path: '/metadata/uid', value: 'claim-uid-1' },
+      { op: 'test', path: '/metadata/finalizers', value: ['other/x', FINALIZER] },
+      { op: 'remove', path: '/metadata/finalizers/1' },
+    ]);
+    setClaim(claimRecord({ deleting: true, finalizers: ['other/x'] }));
+    cluster.log.length = 0;
+    await turn();
+    expect(cluster.log).toEqual([]);
+  });
+
+  it('a claim whose finalizer this turn added is bound without listing for an earlier binding', async () => {
+    const { cluster, turn } = setup(claimRecord(), ['python-pool-a']);
+    await turn();
+    expect(cluster.sandboxLists).toBe(0);
+    const again = setup(claimRecord({ finalizers: [FINALIZER] }), ['python-pool-a']);
+    await again.turn();
+    expect(again.cluster.sandboxLists).toBe(1);
+  });
+
+  it('a turn on a cache that has not shown the binding yet neither binds again nor counts it again', async () => {
+    const { cluster, bound, turn, setClaim } = setup(claimRecord(), ['python-pool-a', 'python-pool-b']);
+    await turn();
+    // The finalizer's event arrived, the status's not yet.
+    setClaim(claimRecord({ finalizers: [FINALIZER] }));
+    cluster.log.length = 0;
+    expect(await turn()).toEqual({ kind: 'AwaitChange' });
+    expect(cluster.log).toEqual([]);
+    expect(bound).toEqual(['Warm']);
+    expect(cluster.events).toHaveLength(1);
+  });
+});
