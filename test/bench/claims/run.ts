@@ -9,6 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { createMany, type Clients } from '../controller/cluster.ts';
 import { cpuMs, quiet } from '../peer/measure.ts';
 import { series, type Outcome } from './figures.ts';
+import type { Controller } from '../peer/subjects.ts';
 import type { ClaimSubject } from './subjects.ts';
 import { watchClaimsReady, watchPods, type Observed } from './watch.ts';
 
@@ -24,11 +25,18 @@ const names = (prefix: string, count: number) =>
 
 /** Waits until every name is observed, or throws naming how many were after `timeoutMs`. */
 async function all(what: string, observed: Observed, wanted: readonly string[], timeoutMs: number) {
-  const timeout = delay(timeoutMs).then(() => {
+  // The timer is cancelled once all are seen, so no late rejection outlives the wait.
+  const timer = new AbortController();
+  const timedOut = delay(timeoutMs, true, { signal: timer.signal }).catch(() => false);
+  const expired = await Promise.race([
+    Promise.all(wanted.map((name) => observed.when(name))).then(() => false),
+    timedOut,
+  ]);
+  timer.abort();
+  if (expired) {
     const seen = wanted.filter((name) => observed.at.has(name)).length;
     throw new Error(`${seen} of ${wanted.length} ${what} after ${(timeoutMs / 1000).toFixed(0)} s`);
-  });
-  await Promise.race([Promise.all(wanted.map((name) => observed.when(name))), timeout]);
+  }
 }
 
 const namespaceFor = async (c: Clients, subject: string, pool: number) => {
@@ -131,9 +139,10 @@ export async function runClaims(
   const namespace = await namespaceFor(c, subject.name, sizes.pool);
   const apiserver = apiserverPid(cluster);
   const claims = await watchClaimsReady(c.kc, subject.claimsPath(namespace));
-  const controller = await subject.start(cluster, namespace);
   const fillTimeout = 120_000 + sizes.pool * 300;
+  let controller: Controller | undefined;
   try {
+    controller = await subject.start(cluster, namespace);
     const readyBy = Date.now() + 120_000;
     while (!(await controller.ready())) {
       if (Date.now() > readyBy) throw new Error(`${subject.name} not ready after 120 s`);
@@ -186,7 +195,7 @@ export async function runClaims(
     return { ok: false, failed: true, reason: `failed: ${reason}` };
   } finally {
     claims.stop();
-    await controller.stop();
+    await controller?.stop();
     // The namespace stays (as in the peer bench): its sweep would land in the next subject's figures.
   }
 }

@@ -6,7 +6,13 @@
  */
 import type { LocalCluster } from '@sandbox-operator/local-cluster';
 import { kwokNodeName } from '@sandbox-operator/local-cluster';
-import { GROUP, VERSION } from '../../../operator/api/names.ts';
+import {
+  GROUP,
+  SANDBOX_CLAIM,
+  SANDBOX_TEMPLATE,
+  SANDBOX_WARM_POOL,
+  VERSION,
+} from '../../../operator/api/names.ts';
 import type { Clients } from '../controller/cluster.ts';
 import { startAgentSandbox, startOurs, type Controller, type OursOptions } from '../peer/subjects.ts';
 
@@ -14,7 +20,8 @@ export const TEMPLATE = 'bench-template';
 export const POOL = 'bench-pool';
 
 type Kinds = { readonly group: string; readonly version: string };
-type Plural = 'sandboxtemplates' | 'sandboxwarmpools' | 'sandboxclaims';
+/** Ours; the peer's kinds are spelled the same in their own group. */
+type Plural = (typeof SANDBOX_TEMPLATE | typeof SANDBOX_WARM_POOL | typeof SANDBOX_CLAIM)['plural'];
 
 export interface ClaimSubject {
   readonly name: 'agent-sandbox' | 'ours';
@@ -47,14 +54,18 @@ function objects({ group, version }: Kinds) {
       group,
       version,
       namespace,
-      plural: 'sandboxwarmpools',
+      plural: SANDBOX_WARM_POOL.plural,
       name: POOL,
     })) as { status?: { readyReplicas?: number } };
     return pool.status?.readyReplicas ?? 0;
   };
   /** Whether the API server serves every kind (discovery), else which are missing. */
   const served = async (c: Clients): Promise<string | null> => {
-    const plurals: readonly Plural[] = ['sandboxtemplates', 'sandboxwarmpools', 'sandboxclaims'];
+    const plurals: readonly Plural[] = [
+      SANDBOX_TEMPLATE.plural,
+      SANDBOX_WARM_POOL.plural,
+      SANDBOX_CLAIM.plural,
+    ];
     try {
       const list = await c.custom.getAPIResources({ group, version });
       const have = new Set(list.resources.map((r) => r.name));
@@ -103,8 +114,8 @@ export function peerClaims(binary: string | null, notBuilt: string): ClaimSubjec
 }
 
 /**
- * Our operator, run as the image runs it (startOurs). Its kinds are those of docs/warm-pools.md; until they
- * are served (the pools and binding branches), `available` says so and the bench prints that as our figures.
+ * Our operator, run as the image runs it (startOurs), with the kinds of docs/warm-pools.md; where the API
+ * server serves none of them (a build before them), `available` says so and the bench prints that.
  */
 export function ourClaims(options: OursOptions): ClaimSubject {
   const kinds = objects({ group: GROUP, version: VERSION });
@@ -113,21 +124,21 @@ export function ourClaims(options: OursOptions): ClaimSubject {
     available: (c) => kinds.served(c),
     start: (_cluster, namespace) => startOurs(options, namespace),
     async createPool(c, namespace, replicas) {
-      await kinds.create(c, namespace, 'sandboxtemplates', {
-        kind: 'SandboxTemplate',
+      await kinds.create(c, namespace, SANDBOX_TEMPLATE.plural, {
+        kind: SANDBOX_TEMPLATE.kind,
         metadata: { name: TEMPLATE },
         spec: { replicas: 1, podTemplate: { spec: podSpec() } },
       });
-      await kinds.create(c, namespace, 'sandboxwarmpools', {
-        kind: 'SandboxWarmPool',
+      await kinds.create(c, namespace, SANDBOX_WARM_POOL.plural, {
+        kind: SANDBOX_WARM_POOL.kind,
         metadata: { name: POOL },
         spec: { replicas, templateRef: { name: TEMPLATE } },
       });
     },
     readyReplicas: kinds.readyReplicas,
     claim: (c, namespace, name, i) =>
-      kinds.create(c, namespace, 'sandboxclaims', {
-        kind: 'SandboxClaim',
+      kinds.create(c, namespace, SANDBOX_CLAIM.plural, {
+        kind: SANDBOX_CLAIM.kind,
         metadata: { name },
         spec: {
           warmPoolRef: { name: POOL },
