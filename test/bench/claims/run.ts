@@ -107,6 +107,12 @@ function apiserverPid(cluster: LocalCluster): number {
   return pid;
 }
 
+/** A subject that runs but does not do pools here (no status written): printed as "not available". */
+class PoolNotServed extends Error {}
+
+/** How long a pool may go without any status before the build is judged to have no pool reconciler. */
+const FIRST_STATUS_MS = 30_000;
+
 /** Polls the pool's readyReplicas until it reaches `replicas`; returns when (performance.now()). */
 async function poolReady(
   subject: ClaimSubject,
@@ -115,15 +121,19 @@ async function poolReady(
   replicas: number,
   timeoutMs: number,
 ): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  let ready = 0;
-  while (Date.now() < deadline) {
-    ready = await subject.readyReplicas(c, namespace).catch(() => 0);
-    if (ready >= replicas) return performance.now();
+  const started = Date.now();
+  let ready: number | null = null;
+  while (Date.now() < started + timeoutMs) {
+    ready = await subject.readyReplicas(c, namespace).catch(() => null);
+    if (ready !== null && ready >= replicas) return performance.now();
+    if (ready === null && Date.now() > started + FIRST_STATUS_MS)
+      throw new PoolNotServed(
+        `no status on the pool after ${FIRST_STATUS_MS / 1000} s: this build runs no pool reconciler`,
+      );
     await delay(100);
   }
   throw new Error(
-    `the pool had ${ready} of ${replicas} ready sandboxes after ${(timeoutMs / 1000).toFixed(0)} s`,
+    `the pool had ${ready ?? 0} of ${replicas} ready sandboxes after ${(timeoutMs / 1000).toFixed(0)} s`,
   );
 }
 
@@ -192,6 +202,8 @@ export async function runClaims(
     };
   } catch (error: unknown) {
     const reason = error instanceof Error ? error.message : String(error);
+    if (error instanceof PoolNotServed)
+      return { ok: false, failed: false, reason: `not available: ${reason}` };
     return { ok: false, failed: true, reason: `failed: ${reason}` };
   } finally {
     claims.stop();

@@ -30,8 +30,8 @@ export interface ClaimSubject {
   start(cluster: LocalCluster, namespace: string): Promise<Controller>;
   /** The template and a pool of `replicas` made from it. */
   createPool(c: Clients, namespace: string, replicas: number): Promise<void>;
-  /** The pool's `status.readyReplicas` (0 before its first status). */
-  readyReplicas(c: Clients, namespace: string): Promise<number>;
+  /** The pool's `status.readyReplicas`; null while no controller has written the pool's status. */
+  readyReplicas(c: Clients, namespace: string): Promise<number | null>;
   /** The i-th claim of the run, named `name`, against the pool. */
   claim(c: Clients, namespace: string, name: string, i: number): Promise<unknown>;
   /** The watch path of the subject's claims. */
@@ -57,7 +57,9 @@ function objects({ group, version }: Kinds) {
       plural: SANDBOX_WARM_POOL.plural,
       name: POOL,
     })) as { status?: { readyReplicas?: number } };
-    return pool.status?.readyReplicas ?? 0;
+    // Both omit a zero readyReplicas; any other status field says a controller has seen the pool.
+    if (pool.status === undefined || Object.keys(pool.status).length === 0) return null;
+    return pool.status.readyReplicas ?? 0;
   };
   /** Whether the API server serves every kind (discovery), else which are missing. */
   const served = async (c: Clients): Promise<string | null> => {
