@@ -156,9 +156,14 @@ const controllerLayers = [
     'binding/ (the SandboxClaim reconciler) imports the shared rules and cache/, never a Sandbox turn.',
   ),
   layer(
+    'warm-pool/**',
+    ['warm-pool/**', SHARED_RULES, 'cache/**'],
+    "The warm pools' turn imports the shared rules and cache/, never a Sandbox turn.",
+  ),
+  layer(
     'adapters/**',
-    ['adapters/**', SHARED_RULES, 'cache/**'],
-    'adapters/ implement ports.ts: the shared rules and cache/ only, never a turn.',
+    ['adapters/**', 'warm-pool/ports.ts', SHARED_RULES, 'cache/**'],
+    'adapters/ implement ports.ts (and warm-pool/ports.ts): the shared rules and cache/ only, never a turn.',
   ),
 ];
 

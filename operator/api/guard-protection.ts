@@ -20,7 +20,11 @@
  *   `administratorGroups`; `system:masters` when it is absent), and each such change is audited. On CREATE
  *   only `adopted-from` counts: an erase value a Sandbox is created with is inherited, and erases nothing
  *   (lifecycle.ts `pendingErase`), so a GitOps tool may keep re-creating Sandboxes that carry one;
- * - the operator's cleanup fence is set, changed or lifted only by the operator users (or an administrator).
+ * - the operator's cleanup fence is set, changed or lifted only by the operator users (or an administrator);
+ * - the warm-pool and sandbox-claim labels of a Sandbox, and the sandbox-claim label of a SessionReference, are
+ *   set, changed or removed only by the operator users (docs/warm-pools.md): a tenant who could set them could
+ *   plant a sandbox into a pool, take a pool's sandbox without a claim's attach, or unclaim a bound one so a
+ *   pool deletes it.
  *
  * A terminating namespace lifts the first two: its deletion is the administrator's, and it removes everything in it.
  * The budgets have their own policy, so it can select them by label (as pod protection selects pods): no other
@@ -58,6 +62,21 @@ const administratorAnnotationsChanged =
  * lifted, it opens the window it closes. On CREATE it is a restore's copy, which the operator judges.
  */
 const fenceChanged = `request.operation == 'UPDATE' && size(${changedByUpdate([ANNOTATIONS.cleanupFence])}) > 0`;
+/** The labels only the operator writes, by resource (warm pools and sandbox claims). */
+const OPERATOR_LABELS = {
+  sandboxes: [LABELS.warmPool, LABELS.sandboxClaim],
+  sessionreferences: [LABELS.sandboxClaim],
+} as const;
+const labelOf = (o: string) => `${o}.metadata.?labels[?k]`;
+const labelsChanged = (names: readonly string[]) =>
+  `[${names.map((n) => `'${n}'`).join(', ')}].filter(k, request.operation == 'CREATE' ? ` +
+  `${labelOf('object')}.hasValue() : (${labelOf('object')}.hasValue() != ${labelOf('oldObject')}.hasValue() || ` +
+  `(${labelOf('object')}.hasValue() && ${labelOf('object')}.value() != ${labelOf('oldObject')}.value())))`;
+/** The operator's labels a request sets, changes or removes. */
+const operatorLabelsChanged =
+  `request.resource.resource == 'sandboxes' ? ${labelsChanged(OPERATOR_LABELS.sandboxes)} : ` +
+  labelsChanged(OPERATOR_LABELS.sessionreferences);
+const onSandboxes = "request.resource.resource == 'sandboxes'";
 const finalizerStripped =
   `${finalizer} in oldObject.metadata.?finalizers.orValue([]) && ` +
   `!(${finalizer} in object.metadata.?finalizers.orValue([]))`;
@@ -152,7 +171,7 @@ export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
           apiGroups: [GROUP],
           apiVersions: ['*'],
           operations: ['CREATE', 'UPDATE'],
-          resources: ['sandboxes'],
+          resources: ['sandboxes', 'sessionreferences'],
         },
       ],
     },
@@ -160,12 +179,25 @@ export function guardProtectionPolicy(name: string = GUARD_PROTECTION_POLICY) {
       {
         name: 'guard',
         expression:
-          `(${updating(`(${finalizerStripped}) || (${adoptionLost})`)}) || ` +
-          `size(${administratorAnnotationsChanged}) > 0 || (${fenceChanged})`,
+          `(${onSandboxes} && ((${updating(`(${finalizerStripped}) || (${adoptionLost})`)}) || ` +
+          `size(${administratorAnnotationsChanged}) > 0 || (${fenceChanged}))) || ` +
+          `size(${operatorLabelsChanged}) > 0`,
       },
     ],
-    variables: [...GUARD_VARIABLES, ...SANDBOX_ADMINISTRATOR_VARIABLES],
+    variables: [
+      ...GUARD_VARIABLES,
+      ...SANDBOX_ADMINISTRATOR_VARIABLES,
+      { name: 'operatorLabelChanges', expression: operatorLabelsChanged },
+    ],
     validations: [
+      {
+        expression: 'size(variables.operatorLabelChanges) == 0 || variables.isOperator',
+        messageExpression:
+          "request.resource.resource + ' ' + object.metadata.name + ': label ' + " +
+          "variables.operatorLabelChanges.join(', ') + ' is the operator’s: it is set when a warm pool makes a " +
+          "sandbox or a sandbox claim binds one (docs/warm-pools.md), and only the operator may set, change or remove it'",
+        reason: 'Forbidden',
+      },
       {
         expression: `!(${updating(finalizerStripped)}) || variables.isOperator || variables.namespaceTerminating`,
         messageExpression:

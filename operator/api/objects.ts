@@ -42,8 +42,8 @@ export type SessionReference = z.infer<typeof sessionReferenceSchema>;
 
 /**
  * What the operator's decisions read of a Sandbox, and all its cache keeps (issue 26, #5): no pod template
- * (a tenant's to fill, up to the API server's object limit; only pod creation reads it, by a live GET), no
- * labels, and only the operator's own annotations (not kubectl's last-applied copy of the whole object).
+ * (a tenant's to fill, up to the API server's object limit; only pod creation reads it, by a live GET), of
+ * the labels only the warm pools' (warm-pool, sandbox-claim), and only the operator's own annotations (not kubectl's last-applied copy of the whole object).
  * A whole Sandbox is one too, so a turn may go on from a write's answer.
  */
 export type SandboxState = Omit<Sandbox, 'spec'> & { spec: Omit<Sandbox['spec'], 'podTemplate'> };

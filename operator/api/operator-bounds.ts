@@ -15,6 +15,9 @@
  * - budgets, Events, Sandboxes and references: only a sandbox's eviction guard, only Events about Sandboxes,
  *   of a Sandbox only its finalizer and cleanup fence, and its DELETE only for automatic cleanup; a reference
  *   only deleted, never written, each attached one's delete audited (operator-reach.ts);
+ * - warm pools and sandbox claims (pool-reach.ts): Sandboxes created only with a pool or claim label, deleted
+ *   also as unclaimed pool sandboxes, bound (claim label added, pool owner removed); references created only
+ *   for a sandbox claim; of pools and claims only their status and the claim's finalizer;
  * - and, when the parameters list `watchNamespaces`, only in those namespaces; when they name a
  *   `managedNamespaceLabel` (`key=value`), only in namespaces an administrator labelled so (issue 26 #1's
  *   per-namespace opt-in).
@@ -27,6 +30,7 @@ import { POD_VARIABLES, policyBinding, validatingPolicy, type Validation } from 
 import { REACH_AUDIT, REACH_RULES, REACH_VARIABLES, reachValidations } from './operator-reach.ts';
 import { CLAIM_BOUNDS_RULES, CLAIM_BOUNDS_VARIABLES, claimBoundsValidations } from './claim-protection.ts';
 import { NETWORK_REACH_RULES, NETWORK_REACH_VARIABLES, networkReachValidations } from './network-reach.ts';
+import { POOL_REACH_VARIABLES } from './pool-reach.ts';
 
 export const OPERATOR_BOUNDS_POLICY = `sandbox-operator-bounds.${GROUP}`;
 
@@ -102,6 +106,7 @@ export function operatorBoundsPolicy(name: string = OPERATOR_BOUNDS_POLICY) {
           `${others('object')} == ${others('oldObject')}`,
       },
       ...REACH_VARIABLES,
+      ...POOL_REACH_VARIABLES,
       ...CLAIM_BOUNDS_VARIABLES,
       ...NETWORK_REACH_VARIABLES,
     ],

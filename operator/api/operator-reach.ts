@@ -31,6 +31,13 @@ import type { Validation, Variable } from './admission.ts';
 import { BASELINE_CAPABILITIES, type TemplateCheck } from './template-checks.ts';
 import { checkValidation, LEVEL_VARIABLES, POD_CHECKS } from './template-policy.ts';
 import { PLACEMENT_VARIABLES, runtimeClassValidation } from './template-placement.ts';
+import {
+  BINDING_UPDATE,
+  CLAIM_REFERENCE_CREATE,
+  POOL_REACH_RULES,
+  poolReachValidations,
+  unclaimedPoolSandbox,
+} from './pool-reach.ts';
 
 /** The injected sidecar's container name and the capabilities its privileged mode adds beyond baseline's. */
 export const REAPER_CONTAINER_NAME = 'shell-reaper';
@@ -48,11 +55,12 @@ export const REACH_RULES = [
     resources: ['poddisruptionbudgets'],
   },
   { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['events'] },
-  // The Sandbox itself, not its status: the status subresource cannot change spec or metadata.
+  // The Sandbox itself, not its status: the status subresource cannot change spec or metadata. CREATE: a
+  // warm pool's or a sandbox claim's only (pool-reach.ts).
   {
     apiGroups: [GROUP],
     apiVersions: [VERSION],
-    operations: ['UPDATE', 'DELETE'],
+    operations: ['CREATE', 'UPDATE', 'DELETE'],
     resources: [SANDBOX.plural],
   },
   // References: the operator only deletes them (the worktree prune, the erases); any other write, its status
@@ -63,6 +71,7 @@ export const REACH_RULES = [
     operations: ['CREATE', 'UPDATE', 'DELETE'],
     resources: [SESSION_REFERENCE.plural, `${SESSION_REFERENCE.plural}/status`],
   },
+  ...POOL_REACH_RULES,
 ];
 
 /** The eviction guard of the sandbox its label names, exactly as the controller writes it (adapters/pod-api.ts). */
@@ -148,7 +157,9 @@ export function reachValidations(): Validation[] {
   return [
     {
       // A Sandbox someone put there must still get and lose its finalizer: only what the operator makes is kept out.
-      expression: "request.operation == 'DELETE' || variables.onSandboxes || !variables.offLimits",
+      expression:
+        "request.operation == 'DELETE' || (variables.onSandboxes && request.operation != 'CREATE') || " +
+        '!variables.offLimits',
       messageExpression:
         "'the operator creates nothing in ' + request.namespace + ' (a system namespace, or the release’s own: " +
         "the admission parameters’ namespace); refused ' + request.operation + ' of ' + " +
@@ -206,10 +217,13 @@ export function reachValidations(): Validation[] {
     // not an owner reference the garbage collector would act on, not another annotation (an erase request
     // is the administrator's, and guard protection judges it), not a label.
     {
-      expression: `!variables.onSandboxes || request.operation != 'UPDATE' || ${SANDBOX_METADATA_KEPT}`,
+      expression:
+        `!variables.onSandboxes || request.operation != 'UPDATE' || ${SANDBOX_METADATA_KEPT} || ` +
+        BINDING_UPDATE,
       messageExpression:
         `'the operator changes only a Sandbox’s finalizer ${EXCLUSIVITY_FINALIZER} and annotation ` +
-        `${ANNOTATIONS.cleanupFence}; refused the update of sandbox ' + variables.pod`,
+        `${ANNOTATIONS.cleanupFence}, and binds an unclaimed pool sandbox (label ${LABELS.sandboxClaim} added, ` +
+        "its pool owner removed); refused the update of sandbox ' + variables.pod",
       reason: 'Forbidden',
     },
     // It deletes a Sandbox only for automatic cleanup (live/cleanup.ts): the owner chose DeleteWhenUnreferenced,
@@ -219,21 +233,25 @@ export function reachValidations(): Validation[] {
       expression:
         "!variables.onSandboxes || request.operation != 'DELETE' || " +
         `(oldObject.spec.?cleanup.?policy.orValue('Retain') == 'DeleteWhenUnreferenced' && ` +
-        `oldObject.metadata.?annotations[?'${ANNOTATIONS.cleanupFence}'].hasValue())`,
+        `oldObject.metadata.?annotations[?'${ANNOTATIONS.cleanupFence}'].hasValue()) || ` +
+        unclaimedPoolSandbox('oldObject'),
       messageExpression:
         "'the operator deletes a Sandbox only for automatic cleanup (spec.cleanup.policy DeleteWhenUnreferenced, " +
-        `after raising ${ANNOTATIONS.cleanupFence}); refused the deletion of sandbox ' + variables.pod`,
+        `after raising ${ANNOTATIONS.cleanupFence}) or as an unclaimed warm pool sandbox (labelled ` +
+        `${LABELS.warmPool}, not ${LABELS.sandboxClaim}); refused the deletion of sandbox ' + variables.pod`,
       reason: 'Forbidden',
     },
     // The operator deletes references and writes nothing else of them: a detach (state Detached) by its token
     // would make an attached reference a tombstone the worktree prune takes.
     {
-      expression: "!variables.onReferences || request.operation == 'DELETE'",
+      expression: `!variables.onReferences || request.operation == 'DELETE' || (${CLAIM_REFERENCE_CREATE})`,
       messageExpression:
-        "'the operator never creates or changes a SessionReference (or its status), it only deletes them; refused ' + " +
+        "'the operator never creates or changes a SessionReference (or its status), but for a sandbox claim’s " +
+        `reference, created labelled ${LABELS.sandboxClaim}; it only deletes them; refused ' + ` +
         "request.operation + ' of sessionreference ' + variables.pod",
       reason: 'Forbidden',
     },
+    ...poolReachValidations(),
   ];
 }
 

@@ -8,6 +8,7 @@ import type { SandboxStatus } from '../api/sandbox.ts';
 import type { CapacityLatch, ReferenceIndex } from '../exclusivity/reference-index.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
 import { rfc3339 } from './conditions.ts';
+import { waitsInPool } from './pool-exemption.ts';
 
 export type ReconciliationStatus = NonNullable<SandboxStatus['reconciliation']>;
 
@@ -79,6 +80,7 @@ export type CleanupClock =
 /** When the TTL of DeleteWhenUnreferenced runs out; the clock restarts whenever a reference appears. */
 export function cleanupClock(sandbox: SandboxState, index: ReferenceIndex, now: Date): CleanupClock {
   if (index.entries.length > 0 || index.overflowed) return { kind: 'Referenced' };
+  if (waitsInPool(sandbox.metadata)) return { kind: 'Off' };
   const since = sandbox.status?.unreferencedSince ?? rfc3339(now);
   if (sandbox.spec.cleanup.policy !== 'DeleteWhenUnreferenced') return { kind: 'Off' };
   const remainingMs =
@@ -92,6 +94,6 @@ export function unreferencedSince(
   index: ReferenceIndex,
   now: Date,
 ): string | undefined {
-  if (index.entries.length > 0 || index.overflowed) return undefined;
+  if (index.entries.length > 0 || index.overflowed || waitsInPool(sandbox.metadata)) return undefined;
   return sandbox.status?.unreferencedSince ?? rfc3339(now);
 }

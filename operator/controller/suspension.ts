@@ -14,6 +14,7 @@ import type { IdlePolicy } from '../api/suspension.ts';
 import type { ReferenceEntry } from '../exclusivity/reference.ts';
 import type { ReferenceIndex } from '../exclusivity/reference-index.ts';
 import { rfc3339 } from './conditions.ts';
+import { waitsInPool } from './pool-exemption.ts';
 
 export type Suspension =
   | {
@@ -45,7 +46,12 @@ export const keepsAwake = (
 export function judgeSuspension(sandbox: SandboxState, index: ReferenceIndex, now: Date): Suspension {
   const { operatingMode, idle } = sandbox.spec;
   if (operatingMode === 'Suspended') return { kind: 'Suspended', reason: 'Requested', idleSince: undefined };
-  if (idle === undefined || index.overflowed || index.entries.some((entry) => keepsAwake(entry, idle)))
+  if (
+    idle === undefined ||
+    index.overflowed ||
+    waitsInPool(sandbox.metadata) ||
+    index.entries.some((entry) => keepsAwake(entry, idle))
+  )
     return { kind: 'Running', idleSince: undefined, idleInMs: undefined };
   const since = sandbox.status?.idleSince ?? rfc3339(now);
   const idleInMs = Date.parse(since) + idle.suspendAfterSeconds * 1000 - now.getTime();

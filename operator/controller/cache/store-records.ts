@@ -11,7 +11,7 @@ import {
   type MalformedObjectError,
   type Parsed,
 } from '../../api/parse.ts';
-import { GROUP } from '../../api/names.ts';
+import { GROUP, LABELS } from '../../api/names.ts';
 import type { Sandbox, SandboxState } from '../../api/objects.ts';
 import { referenceEntryOf, type ReferenceEntry } from '../../exclusivity/reference.ts';
 import { budgetSummaryOf, type BudgetSummary } from './budget-summary.ts';
@@ -64,7 +64,8 @@ function rawKey(raw: unknown, strings: SharedStrings): string | undefined {
 
 /**
  * A Sandbox parsed whole (a malformed template still makes it malformed: fail closed), kept as its state
- * (objects.ts, `SandboxState`): the template, the labels and annotations not the operator's own are dropped.
+ * (objects.ts, `SandboxState`): the template, the labels but the warm pools' and the annotations not the
+ * operator's own are dropped.
  */
 export function decodeSandbox(
   raw: unknown,
@@ -77,19 +78,28 @@ export function decodeSandbox(
 }
 
 const OWN_ANNOTATION = `${GROUP}/`;
+const POOL_LABELS: readonly string[] = [LABELS.warmPool, LABELS.sandboxClaim];
+
+function ownLabels(labels: Record<string, string>): Record<string, string> | undefined {
+  const kept = Object.entries(labels).filter(([name]) => POOL_LABELS.includes(name));
+  return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
 
 function stateOf(sandbox: Sandbox, strings: SharedStrings): SandboxState {
   const { podTemplate: _template, ...spec } = sandbox.spec;
-  const { labels: _labels, annotations, ...metadata } = sandbox.metadata;
+  const { labels, annotations, ...metadata } = sandbox.metadata;
   // An empty map stays a map: the cleanup fence's patch adds to it, or adds it when there is none.
   const own =
     annotations &&
     Object.fromEntries(Object.entries(annotations).filter(([name]) => name.startsWith(OWN_ANNOTATION)));
+  // Of the labels, only the warm pools' (the live turn's pool exemption, pool-exemption.ts reads them).
+  const pool = labels && ownLabels(labels);
   return {
     ...sandbox,
     metadata: {
       ...metadata,
       namespace: strings.share(metadata.namespace),
+      ...(pool ? { labels: pool } : {}),
       ...(own ? { annotations: own } : {}),
     },
     spec: { ...spec, worktree: strings.share(spec.worktree) },

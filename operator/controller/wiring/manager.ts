@@ -43,6 +43,7 @@ import { managedNamespaces } from '../cache/managed-namespaces.ts';
 import { NodeDrains, nodeDrainResource } from '../cache/node-drains.ts';
 import { storeResources } from '../cache/store-resources.ts';
 import { bindingController } from './binding.ts';
+import { warmPoolController } from './warm-pools.ts';
 
 export type ManagerOptions = {
   readonly kubeConfig: KubeConfig;
@@ -81,6 +82,8 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   });
   // Workspace claims that hold our finalizer: a change brings their sandbox's turn.
   const claims = new HeldClaims((key) => queue.add(key));
+  // The warm pools' controller: its own watches and queue (docs/warm-pools.md).
+  const pools = warmPoolController({ clients, namespace: config.namespace, metrics, log });
   const sinks: [WatchedResource, WatchSink][] = [
     ...storeResources(config.namespace).map(([resource, sink]): [WatchedResource, WatchSink] => [
       resource,
@@ -94,6 +97,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       () => store.sandboxKeys(),
     ),
     [claimResource(config.namespace), claims],
+    ...pools.sinks,
   ];
   const watcherOf = <T>(resource: WatchedResource, sink: WatchSink<T>) =>
     new Watcher(kubeConfig, resource, sink, log.child({ component: 'watcher' }), {
@@ -222,6 +226,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     runner.start(config.workers);
     for (const key of store.sandboxKeys()) queue.add(key);
     binding.start(config.workers);
+    pools.start(config.workers);
     const { workers, namespace = '(all)', managedNamespaceLabel: managedBy } = config;
     log.info(
       { workers, namespace, managedNamespaceLabel: managedBy || '(every namespace)' },
@@ -236,7 +241,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     stopping = true;
     queue.shutDown();
     await withTimeout(
-      Promise.all([runner.drained(), binding.stop()]),
+      Promise.all([runner.drained(), binding.stop(), pools.drain()]),
       config.shutdownGraceMs,
       undefined,
       'in-flight reconciles did not finish',

@@ -7,6 +7,7 @@ import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { sandboxClaim, sandboxTemplate, sandboxWarmPool, type Manifest } from './examples.ts';
 
 const ns = testNamespace('warm-pool-crds');
+const exampleNs = testNamespace('warm-pool-example');
 
 const apply = (manifest: object): Promise<string> =>
   kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(manifest) });
@@ -90,6 +91,18 @@ describe('valid objects', () => {
     expect(listed).toContain('sandboxclaim.sandbox.agents.dev/claim-warm');
     expect(listed).toContain('sandboxwarmpool.sandbox.agents.dev/python-pool');
     expect(listed).toContain('sandboxtemplate.sandbox.agents.dev/python-agent');
+  });
+});
+
+describe('examples/warm-pool.yaml', () => {
+  it('applies, and applies again unchanged, with a clean server-side diff', async () => {
+    const files = ['-n', exampleNs, '-f', 'examples/warm-pool.yaml'];
+    await kubectlOk(['apply', '--server-side', '--field-manager=gitops', ...files]);
+    const again = await kubectlOk(['apply', '--server-side', '--field-manager=gitops', ...files]);
+    expect(again).toContain('sandboxtemplate.sandbox.agents.dev/python-agent serverside-applied');
+    const diff = await kubectl(['diff', '--server-side', '--field-manager=gitops', ...files]);
+    expect(diff.stdout).toBe('');
+    expect(diff.exitCode).toBe(0);
   });
 });
 

@@ -9,7 +9,12 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { parseSandbox, parseSessionReference } from '../../../operator/api/parse.ts';
+import {
+  parseSandbox,
+  parseSandboxTemplate,
+  parseSandboxWarmPool,
+  parseSessionReference,
+} from '../../../operator/api/parse.ts';
 import type { Sandbox, SessionReference } from '../../../operator/api/objects.ts';
 import { isForeignReference } from '../../../operator/exclusivity/foreign.ts';
 import { OPERATOR_RELEASE } from '@sandbox-operator/local-cluster';
@@ -60,7 +65,7 @@ describe('the examples', () => {
     },
   );
 
-  it('are exactly the six documented files', async () => {
+  it('are exactly the seven documented files', async () => {
     expect((await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort()).toEqual([
       'cleanup-policy.yaml',
       'idle-suspend.yaml',
@@ -68,7 +73,26 @@ describe('the examples', () => {
       'persistent-workspace.yaml',
       'real-node-sandbox.yaml',
       'shared-sandbox.yaml',
+      'warm-pool.yaml',
     ]);
+  });
+
+  it('give the warm pool a template it names, both valid by the operator’s schemas', async () => {
+    const [template, pool, ...rest] = await documents('warm-pool.yaml');
+    expect(rest).toEqual([]);
+    const parsedTemplate = parseSandboxTemplate({
+      ...template,
+      metadata: { ...(template?.['metadata'] as object), namespace: 'team-a' },
+    });
+    const parsedPool = parseSandboxWarmPool({
+      ...pool,
+      metadata: { ...(pool?.['metadata'] as object), namespace: 'team-a' },
+    });
+    if (!parsedTemplate.ok) throw parsedTemplate.error;
+    if (!parsedPool.ok) throw parsedPool.error;
+    expect(parsedPool.value.spec.templateRef.name).toBe(parsedTemplate.value.metadata.name);
+    expect(parsedTemplate.value.spec.podTemplate.spec.containers[0]?.image).toBe(EXAMPLE_AGENT_RUNTIME_IMAGE);
+    expect(await readFile(join(dir, 'warm-pool.yaml'), 'utf8')).not.toMatch(/^\s+namespace:/m);
   });
 
   it('keep the persistent workspace’s claim on Retain, mounted by its template name', async () => {

@@ -1,0 +1,166 @@
+/**
+ * The warm pools' labels (docs/warm-pools.md) are the operator's: a tenant with the built-in `edit` role may
+ * not plant a sandbox in a pool, claim a pool's sandbox by label, unclaim a bound one (its pool would then
+ * delete it), nor label a SessionReference as a sandbox claim's. The operator's identity may bind an unclaimed
+ * pool sandbox (claim label on, pool owner off) and delete an unclaimed one, but not a claimed one.
+ */
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  API_VERSION,
+  GROUP,
+  LABELS,
+  SANDBOX,
+  SANDBOX_WARM_POOL,
+  VERSION,
+} from '../../../operator/api/names.ts';
+import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { asTenant, grantTenantEdit } from '../../harness/tenant.ts';
+import { getSandbox, sandboxManifest } from '../controller/fixtures.ts';
+import { grantOperatorRbac, restrictedKubeConfig } from '../controller/operator.ts';
+
+const namespace = testNamespace('pool-labels');
+const REFUSED = 'is the operator’s';
+
+// No operator runs here: the Sandboxes get no finalizer, and go with the namespace.
+beforeAll(async () => {
+  await grantOperatorRbac();
+  await grantTenantEdit(namespace);
+});
+
+const poolOwner = {
+  apiVersion: API_VERSION,
+  kind: SANDBOX_WARM_POOL.kind,
+  name: 'pool',
+  uid: 'u-1',
+  controller: true,
+};
+
+/** An unclaimed pool sandbox, as the pool makes it (created by the admin: no operator runs here). */
+async function poolSandbox(name: string, claim?: string): Promise<void> {
+  const manifest = sandboxManifest(namespace, name);
+  await kubectlOk(['create', '-f', '-'], {
+    input: JSON.stringify({
+      ...manifest,
+      metadata: {
+        ...manifest.metadata,
+        labels: { [LABELS.warmPool]: 'pool', ...(claim ? { [LABELS.sandboxClaim]: claim } : {}) },
+        ownerReferences: claim ? [] : [poolOwner],
+      },
+    }),
+  });
+}
+
+const operatorApi = () => restrictedKubeConfig().makeApiClient(CustomObjectsApi);
+const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
+const claimPath = `/metadata/labels/${LABELS.sandboxClaim.replace('/', '~1')}`;
+
+describe('a tenant with edit', () => {
+  it('may not create a sandbox in a pool, nor one already claimed', async () => {
+    for (const labels of [{ [LABELS.warmPool]: 'pool' }, { [LABELS.sandboxClaim]: 'mine' }]) {
+      const manifest = sandboxManifest(namespace, 'planted');
+      const result = await asTenant(['create', '-f', '-'], {
+        input: JSON.stringify({ ...manifest, metadata: { ...manifest.metadata, labels } }),
+      });
+      expect(result.exitCode, result.stdout).not.toBe(0);
+      expect(result.stderr).toContain(REFUSED);
+      expect(result.stderr).toContain(Object.keys(labels)[0]);
+    }
+  });
+
+  it('may not label a pool sandbox as claimed, nor unclaim a bound one', async () => {
+    await poolSandbox('waiting');
+    const claimed = await asTenant([
+      'label',
+      'sandbox',
+      'waiting',
+      '-n',
+      namespace,
+      `${LABELS.sandboxClaim}=mine`,
+    ]);
+    expect(claimed.exitCode, claimed.stdout).not.toBe(0);
+    expect(claimed.stderr).toContain(REFUSED);
+    await poolSandbox('bound', 'claim-a');
+    const unclaimed = await asTenant([
+      'label',
+      'sandbox',
+      'bound',
+      '-n',
+      namespace,
+      `${LABELS.sandboxClaim}-`,
+    ]);
+    expect(unclaimed.exitCode, unclaimed.stdout).not.toBe(0);
+    expect(unclaimed.stderr).toContain(REFUSED);
+    const moved = await asTenant([
+      'label',
+      'sandbox',
+      'bound',
+      '-n',
+      namespace,
+      '--overwrite',
+      `${LABELS.warmPool}=other`,
+    ]);
+    expect(moved.exitCode, moved.stdout).not.toBe(0);
+    expect((await getSandbox(namespace, 'bound'))?.metadata.labels).toEqual({
+      [LABELS.warmPool]: 'pool',
+      [LABELS.sandboxClaim]: 'claim-a',
+    });
+  });
+
+  it('may not label a SessionReference as a sandbox claim’s', async () => {
+    const result = await asTenant(['create', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: API_VERSION,
+        kind: 'SessionReference',
+        metadata: { name: 'by-claim', namespace, labels: { [LABELS.sandboxClaim]: 'claim-a' } },
+        spec: { sandbox: 'waiting', session: 'workspace_1', route: 'r', role: 'Root' },
+      }),
+    });
+    expect(result.exitCode, result.stdout).not.toBe(0);
+    expect(result.stderr).toContain(REFUSED);
+  });
+});
+
+describe('the operator’s identity', () => {
+  it('binds an unclaimed pool sandbox: claim label on, pool owner off, in one JSON Patch', async () => {
+    await poolSandbox('to-bind');
+    const before = await getSandbox(namespace, 'to-bind');
+    await operatorApi().patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: SANDBOX.plural,
+        name: 'to-bind',
+        body: [
+          { op: 'test', path: '/metadata/resourceVersion', value: before?.metadata.resourceVersion },
+          { op: 'add', path: claimPath, value: 'claim-b' },
+          { op: 'remove', path: '/metadata/ownerReferences/0' },
+        ],
+      },
+      JSON_PATCH,
+    );
+    const after = await getSandbox(namespace, 'to-bind');
+    expect(after?.metadata.labels?.[LABELS.sandboxClaim]).toBe('claim-b');
+  });
+
+  it('may not unclaim a bound sandbox, nor delete it as a pool would', async () => {
+    await poolSandbox('kept', 'claim-c');
+    const unclaim = operatorApi().patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: SANDBOX.plural,
+        name: 'kept',
+        body: [{ op: 'remove', path: claimPath }],
+      },
+      JSON_PATCH,
+    );
+    await expect(unclaim).rejects.toThrow(/the operator changes only a Sandbox’s finalizer/);
+    const deleted = await kubectl(['delete', 'sandbox', 'kept', '-n', namespace], { restricted: true });
+    expect(deleted.stderr).toContain('the operator deletes a Sandbox only for automatic cleanup');
+    await poolSandbox('spare');
+    await kubectlOk(['delete', 'sandbox', 'spare', '-n', namespace, '--wait=false'], { restricted: true });
+  });
+});
