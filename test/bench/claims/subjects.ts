@@ -57,9 +57,13 @@ function objects({ group, version }: Kinds) {
       plural: SANDBOX_WARM_POOL.plural,
       name: POOL,
     })) as { status?: { readyReplicas?: number } };
-    // Both omit a zero readyReplicas; any other status field says a controller has seen the pool.
-    if (pool.status === undefined || Object.keys(pool.status).length === 0) return null;
-    return pool.status.readyReplicas ?? 0;
+    // Both omit a zero readyReplicas; a controller's status has a field the API server does not default
+    // (ours defaults observedGeneration to 0).
+    const status: Record<string, unknown> = pool.status ?? {};
+    const written = Object.entries(status).some(
+      ([key, value]) => key !== 'observedGeneration' || value !== 0,
+    );
+    return written ? (pool.status?.readyReplicas ?? 0) : null;
   };
   /** Whether the API server serves every kind (discovery), else which are missing. */
   const served = async (c: Clients): Promise<string | null> => {
