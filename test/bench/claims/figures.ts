@@ -97,6 +97,7 @@ export function format(value: number | null, unit: Unit): string {
   if (value === null || Number.isNaN(value)) return '—';
   switch (unit) {
     case 'ms':
+      if (value >= 1000) return `${(value / 1000).toFixed(2)} s`;
       return `${value.toFixed(value < 10 ? 1 : 0)} ms`;
     case 's':
       return `${(value / 1000).toFixed(2)} s`;

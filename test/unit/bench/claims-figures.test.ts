@@ -73,6 +73,8 @@ describe('format, ratio and mark', () => {
   it('shows each unit, and a dash for no figure', () => {
     expect(format(4.25, 'ms')).toBe('4.3 ms');
     expect(format(42.4, 'ms')).toBe('42 ms');
+    expect(format(999.4, 'ms')).toBe('999 ms');
+    expect(format(29_233, 'ms')).toBe('29.23 s');
     expect(format(1_234, 's')).toBe('1.23 s');
     expect(format(87.25, '/s')).toBe('87.3/s');
     expect(format(3, 'n')).toBe('3');
