@@ -6,6 +6,8 @@
  * control plane; see test/bench/peer/bench.ts for its settings), real-node (real containers vs kwok), reaper-pod
  * (the shell reaper inside a real pod, issue 12), drain (kubectl drain of sandboxes that move, issue 27), suspend
  * (suspend → pods gone and resume → Ready, p50/p99, beside bare pods' delete and create, issue 27).
+ * (the shell reaper inside a real pod, issue 12), drain (kubectl drain of sandboxes that move, issue 27), claims
+ * (issue 28: warm pools and claims, ours beside agent-sandbox's and a raw label update; test/bench/claims/bench.ts).
  */
 import { controllerBenchmarks } from './controller/bench.ts';
 import { coreBenchmarks } from './core/bench.ts';
@@ -17,6 +19,7 @@ import { realNodeBenchmarks } from './real-node/bench.ts';
 import { reaperPodBenchmarks } from './real-node/reaper-pod.ts';
 import { drainBenchmarks } from './controller/drain.ts';
 import { suspendBenchmarks } from './controller/suspend.ts';
+import { claimsBenchmarks } from './claims/bench.ts';
 
 const suites: Record<string, () => Promise<void>> = {
   core: coreBenchmarks,
@@ -29,6 +32,7 @@ const suites: Record<string, () => Promise<void>> = {
   'reaper-pod': reaperPodBenchmarks,
   drain: drainBenchmarks,
   suspend: suspendBenchmarks,
+  claims: claimsBenchmarks,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

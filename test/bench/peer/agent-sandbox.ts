@@ -14,9 +14,17 @@ import { runStep } from '@sandbox-operator/local-cluster/run-step';
 export const PEER_MODULE = 'sigs.k8s.io/agent-sandbox';
 export const PEER_VERSION = 'v0.5.6';
 const PEER_PACKAGE = `${PEER_MODULE}/cmd/agent-sandbox-controller`;
+/** The extension kinds' plurals, as the module's k8s/crds/ names their files. */
+const EXTENSION_PLURALS = ['sandboxtemplates', 'sandboxwarmpools', 'sandboxclaims'] as const;
 
 export type PeerBuild =
-  | { readonly ok: true; readonly binary: string; readonly crd: Record<string, unknown> }
+  | {
+      readonly ok: true;
+      readonly binary: string;
+      readonly crd: Record<string, unknown>;
+      /** SandboxTemplate, SandboxWarmPool and SandboxClaim (served by `--extensions`), conversion None too. */
+      readonly extensionCrds: readonly Record<string, unknown>[];
+    }
   | { readonly ok: false; readonly reason: string };
 
 const goEnv = (): NodeJS.ProcessEnv => ({
@@ -63,8 +71,16 @@ export async function ensurePeer(root = cacheRoot()): Promise<PeerBuild> {
       await rename(partial, binary);
     }
     const located = await step('go list -m', ['list', '-m', '-f', '{{.Dir}}', PEER_MODULE]);
-    const crdPath = join(located.stdout.trim(), 'k8s', 'crds', 'agents.x-k8s.io_sandboxes.yaml');
-    return { ok: true, binary, crd: peerCrd(await readFile(crdPath, 'utf8')) };
+    const crds = join(located.stdout.trim(), 'k8s', 'crds');
+    const read = async (file: string) => peerCrd(await readFile(join(crds, file), 'utf8'));
+    return {
+      ok: true,
+      binary,
+      crd: await read('agents.x-k8s.io_sandboxes.yaml'),
+      extensionCrds: await Promise.all(
+        EXTENSION_PLURALS.map((plural) => read(`extensions.agents.x-k8s.io_${plural}.yaml`)),
+      ),
+    };
   } catch (error: unknown) {
     const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
     return { ok: false, reason: `agent-sandbox ${PEER_VERSION} could not be built: ${message}` };
@@ -91,13 +107,22 @@ async function executable(path: string): Promise<boolean> {
   }
 }
 
-/** The peer's command line: out of cluster, no webhook, no leader election, loopback listeners only. */
-export function peerArgs(kubeconfig: string, metricsPort: number, probePort: number): string[] {
+/**
+ * The peer's command line: out of cluster, no webhook, no leader election, loopback listeners only;
+ * `extensions` adds its SandboxTemplate, SandboxWarmPool and SandboxClaim controllers (`--extensions`).
+ */
+export function peerArgs(
+  kubeconfig: string,
+  metricsPort: number,
+  probePort: number,
+  { extensions = false }: { readonly extensions?: boolean } = {},
+): string[] {
   return [
     `--kubeconfig=${kubeconfig}`,
     '--enable-webhook=false',
     '--leader-elect=false',
     `--metrics-bind-address=127.0.0.1:${metricsPort}`,
     `--health-probe-bind-address=127.0.0.1:${probePort}`,
+    ...(extensions ? ['--extensions'] : []),
   ];
 }

@@ -11,16 +11,13 @@
  *                              for BENCH_APISERVER_PROFILE_SECONDS (default 10), and its top functions
  */
 import { buildOperatorBundle } from '../../harness/operator-bundle.ts';
-import { cp, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
+import { crdDir } from './crd-dir.ts';
 import { setTimeout as delay } from 'node:timers/promises';
 import { pino } from 'pino';
-import {
-  DEFAULT_CRD_DIR,
-  provisionOperatorIdentity,
-  startLocalCluster,
-} from '@sandbox-operator/local-cluster';
+import { provisionOperatorIdentity, startLocalCluster } from '@sandbox-operator/local-cluster';
 import { clients } from '../controller/cluster.ts';
 import { ensurePeer, PEER_VERSION } from './agent-sandbox.ts';
 import { profileApiserver, topFunctions } from './apiserver-profile.ts';
@@ -41,15 +38,6 @@ const apiserverProfileSeconds = Number(process.env['BENCH_APISERVER_PROFILE_SECO
 async function buildOperator(): Promise<string> {
   const given = process.env['BENCH_OPERATOR_MAIN'];
   return given ? resolve(given) : buildOperatorBundle('bench-bundle');
-}
-
-/** Our CRDs and policies plus the peer's Sandbox CRD, so all are installed before the garbage collector starts. */
-async function crdDir(peerCrd: Record<string, unknown> | null): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'bench-peer-crds-'));
-  await cp(DEFAULT_CRD_DIR, dir, { recursive: true });
-  if (peerCrd !== null)
-    await writeFile(join(dir, 'zz-agent-sandbox-sandboxes.yaml'), JSON.stringify(peerCrd));
-  return dir;
 }
 
 /** SIGUSR2 makes node write a heap snapshot into the diagnostic directory; wait until it is complete. */
@@ -83,7 +71,7 @@ export async function peerBenchmarks(): Promise<void> {
   console.log(
     `  machine: ${cpus().length} cores, load average ${load1?.toFixed(1)} at start; ours: ${main}; agent-sandbox ${PEER_VERSION}${profileDir === null ? '' : `; and ours again under the profiler, into ${profileDir}`}`,
   );
-  const dir = await crdDir(peer.ok ? peer.crd : null);
+  const dir = await crdDir(peer.ok ? [peer.crd] : []);
   const cluster = await startLocalCluster({
     logger: pino({ level: 'warn' }),
     crdDir: dir,

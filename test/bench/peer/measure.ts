@@ -55,7 +55,7 @@ export type Timeline = {
   stop(): void;
 };
 
-type Named = {
+export type Named = {
   metadata?: { name?: string; labels?: Record<string, string>; resourceVersion?: string };
   status?: { phase?: string };
 };
@@ -103,7 +103,7 @@ export async function watchTimeline(
  * A watch that resumes from the last resourceVersion it saw when it ends (client-node ends a watch after 30 s
  * without an event, and a phase can be quieter than that), until stopped.
  */
-async function follow(
+export async function follow(
   watch: Watch,
   path: string,
   what: string,
@@ -116,7 +116,7 @@ async function follow(
     current = await watch.watch(
       path,
       resourceVersion === undefined ? {} : { resourceVersion },
-      (type: string, object: Named & { metadata?: { resourceVersion?: string } }) => {
+      (type: string, object: Named) => {
         resourceVersion = object.metadata?.resourceVersion ?? resourceVersion;
         onEvent(type, object);
       },

@@ -87,18 +87,25 @@ export const raw: Subject = {
   sandboxPath: () => null,
 };
 
+/** The peer's controller as its own process, its log in the cluster's temp dir (`extensions`: `--extensions`). */
+export async function startAgentSandbox(
+  binary: string,
+  cluster: LocalCluster,
+  { extensions = false }: { readonly extensions?: boolean } = {},
+): Promise<Controller> {
+  const [metrics, probe] = [await freePort(), await freePort()];
+  const args = peerArgs(cluster.kubeconfigPath, metrics, probe, { extensions });
+  const log = createWriteStream(join(cluster.tempDir, 'agent-sandbox.log'), { flags: 'a' });
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+  return controllerProcess(child, () => serving(`http://127.0.0.1:${probe}/readyz`));
+}
+
 export function agentSandbox(binary: string): Subject {
   return {
     name: 'agent-sandbox',
-    async start(cluster) {
-      const [metrics, probe] = [await freePort(), await freePort()];
-      const args = peerArgs(cluster.kubeconfigPath, metrics, probe);
-      const log = createWriteStream(join(cluster.tempDir, 'agent-sandbox.log'));
-      const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      child.stdout.pipe(log);
-      child.stderr.pipe(log);
-      return controllerProcess(child, () => serving(`http://127.0.0.1:${probe}/readyz`));
-    },
+    start: (cluster) => startAgentSandbox(binary, cluster),
     create: (c, namespace, name) =>
       c.custom.createNamespacedCustomObject({
         group: 'agents.x-k8s.io',
@@ -136,46 +143,49 @@ export type OursOptions = {
   readonly logFile?: string | undefined;
 };
 
+/** Our operator as its own process, as the image runs it, watching one namespace with 8 workers. */
+export async function startOurs(options: OursOptions, namespace: string): Promise<Controller> {
+  const port = await freePort();
+  const profile =
+    options.profileDir === null
+      ? []
+      : [
+          '--cpu-prof',
+          `--cpu-prof-dir=${options.profileDir}`,
+          `--diagnostic-dir=${options.profileDir}`,
+          '--heapsnapshot-signal=SIGUSR2',
+        ];
+  const args = [
+    ...IMAGE_NODE_OPTIONS,
+    ...profile,
+    options.main,
+    '--workers',
+    '8',
+    '--leader-elect',
+    'false',
+    '--log-level',
+    options.logFile === undefined ? 'warn' : 'debug',
+    '--probe-bind',
+    `127.0.0.1:${port}`,
+    '--metrics-bind',
+    `127.0.0.1:${port}`,
+    '--namespace',
+    namespace,
+  ];
+  const log = options.logFile === undefined ? 'ignore' : openSync(options.logFile, 'a');
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, KUBECONFIG: options.kubeconfig, SANDBOX_OPERATOR_LOG_FORMAT: 'json' },
+    stdio: ['ignore', log, 'inherit'],
+  });
+  if (typeof log === 'number') closeSync(log);
+  // Ready (caches synced); the bench then waits for its CPU to go quiet.
+  return controllerProcess(child, () => serving(`http://127.0.0.1:${port}/readyz`));
+}
+
 export function ours(options: OursOptions): Subject {
   return {
     name: options.profileDir === null ? 'ours' : 'ours (profiled)',
-    async start(cluster, namespace) {
-      const port = await freePort();
-      const profile =
-        options.profileDir === null
-          ? []
-          : [
-              '--cpu-prof',
-              `--cpu-prof-dir=${options.profileDir}`,
-              `--diagnostic-dir=${options.profileDir}`,
-              '--heapsnapshot-signal=SIGUSR2',
-            ];
-      const args = [
-        ...IMAGE_NODE_OPTIONS,
-        ...profile,
-        options.main,
-        '--workers',
-        '8',
-        '--leader-elect',
-        'false',
-        '--log-level',
-        options.logFile === undefined ? 'warn' : 'debug',
-        '--probe-bind',
-        `127.0.0.1:${port}`,
-        '--metrics-bind',
-        `127.0.0.1:${port}`,
-        '--namespace',
-        namespace,
-      ];
-      const log = options.logFile === undefined ? 'ignore' : openSync(options.logFile, 'a');
-      const child = spawn(process.execPath, args, {
-        env: { ...process.env, KUBECONFIG: options.kubeconfig, SANDBOX_OPERATOR_LOG_FORMAT: 'json' },
-        stdio: ['ignore', log, 'inherit'],
-      });
-      if (typeof log === 'number') closeSync(log);
-      // Ready (caches synced); the bench then waits for its CPU to go quiet.
-      return controllerProcess(child, () => serving(`http://127.0.0.1:${port}/readyz`));
-    },
+    start: (_cluster, namespace) => startOurs(options, namespace),
     create: (c, namespace, name) => createSandbox(c, sandboxBody(namespace, name, 1)),
     remove: (c, namespace, name) =>
       c.custom.deleteNamespacedCustomObject({

@@ -1,0 +1,107 @@
+/**
+ * `npm run bench -- claims`: issue 28's figures in one run on one local control plane (kwok nodes make pods
+ * Ready): a raw baseline (a label update on a ready pod, observed by a watch), kubernetes-sigs/agent-sandbox's
+ * warm pool and claims (its controller with `--extensions`, built by ensurePeer), and ours (the operator as the
+ * image runs it), each a pool of N, claims one at a time, then N claims at once.
+ *   BENCH_CLAIMS_POOL=100          the pool and burst size N (default 1000; 100 for a quick or CI run)
+ *   BENCH_CLAIMS_SEQUENTIAL=20     claims one at a time (default 50)
+ *   BENCH_CLAIMS_SUBJECTS=raw,ours a subset of raw,agent-sandbox,ours
+ *   BENCH_PROFILE=DIR              ours under --cpu-prof into DIR, summarized at the end (the table says so)
+ *   BENCH_OPERATOR_MAIN=FILE       another operator entry point instead of the bundle
+ *   BENCH_OPERATOR_LOG=FILE        our operator's log, at debug level, appended to FILE
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { pino } from 'pino';
+import { provisionOperatorIdentity, startLocalCluster } from '@sandbox-operator/local-cluster';
+import { clients, operatorEntry } from '../controller/cluster.ts';
+import { ensurePeer, PEER_VERSION } from '../peer/agent-sandbox.ts';
+import { crdDir } from '../peer/crd-dir.ts';
+import { summarizeProfile } from '../peer/profile.ts';
+import { aheadOfPeer, table, type Outcome } from './figures.ts';
+import { BURST_IN_FLIGHT, runClaims, runRaw, type Sizes } from './run.ts';
+import { ourClaims, peerClaims } from './subjects.ts';
+
+/** A positive whole number from the environment, or a clear error naming the variable. */
+function count(variable: string, fallback: number, max: number): number {
+  const given = process.env[variable];
+  if (given === undefined || given === '') return fallback;
+  const value = Number(given);
+  if (!Number.isInteger(value) || value < 1 || value > max)
+    throw new Error(`${variable} must be a whole number from 1 to ${max}; got "${given}"`);
+  return value;
+}
+
+const notRun = (why: string): Outcome => ({ ok: false, failed: false, reason: `not run: ${why}` });
+const failed = (error: unknown): Outcome => ({
+  ok: false,
+  failed: true,
+  reason: `failed: ${error instanceof Error ? error.message : String(error)}`,
+});
+
+export async function claimsBenchmarks(): Promise<void> {
+  const sizes: Sizes = {
+    pool: count('BENCH_CLAIMS_POOL', 1000, 10_000),
+    sequential: count('BENCH_CLAIMS_SEQUENTIAL', 50, 10_000),
+  };
+  const wanted = new Set((process.env['BENCH_CLAIMS_SUBJECTS'] ?? 'raw,agent-sandbox,ours').split(','));
+  const profileDir = process.env['BENCH_PROFILE'] ? resolve(process.env['BENCH_PROFILE']) : null;
+  if (profileDir !== null) await mkdir(profileDir, { recursive: true });
+
+  const peer = wanted.has('agent-sandbox')
+    ? await ensurePeer()
+    : ({ ok: false, reason: 'not selected (BENCH_CLAIMS_SUBJECTS)' } as const);
+  const main = await operatorEntry();
+  console.log(
+    `  machine: ${cpus().length} cores, load average ${loadavg()[0]?.toFixed(1)} at start; pool and burst ${sizes.pool}, ${sizes.sequential} claims one at a time, ${BURST_IN_FLIGHT} requests in flight in a burst; agent-sandbox ${PEER_VERSION}; ours: ${main}${profileDir === null ? '' : ` under --cpu-prof into ${profileDir}`}`,
+  );
+  const dir = await crdDir(peer.ok ? [peer.crd, ...peer.extensionCrds] : []);
+  const cluster = await startLocalCluster({ logger: pino({ level: 'warn' }), crdDir: dir });
+  try {
+    const c = clients(cluster);
+    // Ours runs as the chart's ServiceAccount with the chart's RBAC, as `npm start` runs it.
+    const operatorKubeconfig = await provisionOperatorIdentity(cluster);
+    const raw = wanted.has('raw')
+      ? await runRaw(cluster, c, sizes).catch(failed)
+      : notRun('not selected (BENCH_CLAIMS_SUBJECTS)');
+    const peerOutcome = wanted.has('agent-sandbox')
+      ? await runClaims(
+          cluster,
+          c,
+          peerClaims(peer.ok ? peer.binary : null, peer.ok ? '' : peer.reason),
+          sizes,
+        )
+      : notRun('not selected (BENCH_CLAIMS_SUBJECTS)');
+    const ours = wanted.has('ours')
+      ? await runClaims(
+          cluster,
+          c,
+          ourClaims({
+            main,
+            profileDir,
+            kubeconfig: operatorKubeconfig,
+            logFile: process.env['BENCH_OPERATOR_LOG'],
+          }),
+          sizes,
+        )
+      : notRun('not selected (BENCH_CLAIMS_SUBJECTS)');
+    const subjects = { raw, peer: peerOutcome, ours };
+    console.log(
+      `\n## Warm pools and claims: a pool of ${sizes.pool}, ${sizes.sequential} claims one at a time, then ${sizes.pool} at once`,
+    );
+    for (const line of table(sizes.pool, sizes.sequential, subjects)) console.log(line);
+    console.log("\n  Issue 28's goals beside the peer, on this run's figures:");
+    for (const line of aheadOfPeer(sizes.pool, subjects)) console.log(line);
+    console.log(
+      `  load average at the end: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
+    if (Object.values(subjects).some((o) => !o.ok && o.failed)) process.exitCode = 1;
+  } finally {
+    await cluster.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  if (profileDir !== null) await summarizeProfile(profileDir);
+}
