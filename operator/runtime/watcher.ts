@@ -120,7 +120,7 @@ export class Watcher<T = unknown> {
         failures += 1;
         const delay = Math.min(30_000, 800 * 2 ** (failures - 1)) * (0.8 + Math.random() * 0.4);
         this.observer.onRestart?.(this.resource.name, 'error', error);
-        const misconfiguration = misconfigurationOf(error);
+        const misconfiguration = misconfigurationOf(error, this.resource);
         if (misconfiguration === undefined) {
           this.log.warn(
             { err: error, resource: this.resource.name, retryInMs: Math.round(delay) },
@@ -208,9 +208,19 @@ export class Watcher<T = unknown> {
 /** Read through a call: the signal flips while we await, which flow analysis cannot see. */
 const isAborted = (signal: AbortSignal) => signal.aborted;
 
-/** A 403 (RBAC, an admission policy): retrying alone never lists; a person must change a setting. */
-function misconfigurationOf(error: unknown): Misconfiguration | undefined {
-  return error instanceof KubeRequestError && error.status === 403
-    ? forbiddenMisconfiguration(error)
-    : undefined;
+/**
+ * A 403 (RBAC, an admission policy), or a 404 of the collection (no CustomResourceDefinition serves it):
+ * retrying alone never lists; a person must change a setting.
+ */
+function misconfigurationOf(error: unknown, resource: WatchedResource): Misconfiguration | undefined {
+  if (!(error instanceof KubeRequestError)) return undefined;
+  if (error.status === 403) return forbiddenMisconfiguration(error);
+  if (error.status !== 404 || error.step !== 'List') return undefined;
+  return {
+    reason: 'ResourceNotServed',
+    refused: `the API server serves no ${resource.kind} (${resource.apiVersion}, ${resource.name})`,
+    fix:
+      `install its CustomResourceDefinition (kubectl apply -f crds/ of the release; helm upgrade does not ` +
+      `install CRDs a release added, nor change them)`,
+  };
 }

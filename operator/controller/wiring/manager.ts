@@ -97,7 +97,6 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       () => store.sandboxKeys(),
     ),
     [claimResource(config.namespace), claims],
-    ...pools.sinks,
   ];
   const watcherOf = <T>(resource: WatchedResource, sink: WatchSink<T>) =>
     new Watcher(kubeConfig, resource, sink, log.child({ component: 'watcher' }), {
@@ -106,8 +105,12 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const events = kubeEventRecorder(clients, 'sandbox-operator', log);
   // SandboxClaims: their own cache, queue and workers (binding.ts), beside the Sandboxes'.
   const binding = bindingController(clients, events, metrics, config.namespace, log);
-  sinks.push(...binding.sinks);
   const watchers = sinks.map(([resource, sink]) => watcherOf(resource, sink));
+  // The pools' and claims' caches gate only their own controllers: a cluster without their CRDs (a release
+  // upgraded before its CRDs: helm upgrade does not install new ones) still has its Sandboxes reconciled, and
+  // the watcher says the missing CRD once, with the fix.
+  const poolWatchers = pools.sinks.map(([resource, sink]) => watcherOf(resource, sink));
+  const bindingWatchers = binding.sinks.map(([resource, sink]) => watcherOf(resource, sink));
   // A drain's start or end may change DisruptionBlocked on the sandboxes with pods on that node. The node
   // watch only informs (it protects nothing): readiness and the start do not wait on it, and a 403 on Nodes
   // is said once by the watcher while everything else goes on.
@@ -161,7 +164,9 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   registerStateGauges(metrics.registry, () => cachedSandboxes(store));
 
   const watching = new AbortController();
-  const watchRuns = [...watchers, nodeWatcher].map((watcher) => watcher.run(watching.signal));
+  const watchRuns = [...watchers, ...poolWatchers, ...bindingWatchers, nodeWatcher].map((watcher) =>
+    watcher.run(watching.signal),
+  );
   let stopping = false;
   const params = admissionParamsRef(config.admissionParams);
   const identity = await checkIdentity(clients.json, params);
@@ -225,8 +230,8 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     metrics.maxWorkers.set({ controller: CONTROLLER }, config.workers);
     runner.start(config.workers);
     for (const key of store.sandboxKeys()) queue.add(key);
-    binding.start(config.workers);
-    pools.start(config.workers);
+    startWhenSynced(bindingWatchers, signal, () => binding.start(config.workers), log);
+    startWhenSynced(poolWatchers, signal, () => pools.start(config.workers), log);
     const { workers, namespace = '(all)', managedNamespaceLabel: managedBy } = config;
     log.info(
       { workers, namespace, managedNamespaceLabel: managedBy || '(every namespace)' },
@@ -285,4 +290,21 @@ async function withTimeout<T>(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Starts a controller once its own caches have synced (never, if this replica stops first). */
+function startWhenSynced(
+  watchers: readonly Watcher[],
+  signal: AbortSignal,
+  start: () => void,
+  log: Logger,
+): void {
+  void Promise.all(watchers.map((watcher) => watcher.hasSynced())).then(
+    () => {
+      if (signal.aborted) return;
+      log.info({ resources: watchers.map((watcher) => watcher.resourceName) }, 'caches synced');
+      start();
+    },
+    (error: unknown) => log.error({ err: error }, 'a cache never synced; its controller does not start'),
+  );
 }

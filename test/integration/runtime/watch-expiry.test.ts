@@ -233,6 +233,40 @@ describe('the watcher', () => {
     );
   });
 
+  it('says once, with the fix, that no CRD serves a resource it cannot list (404), and is not synced', async () => {
+    const lines: LogLine[] = [];
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: url, skipTLSVerify: true }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    const resource = {
+      name: 'sandboxwarmpools',
+      apiVersion: 'sandbox.agents.dev/v1alpha1',
+      kind: 'SandboxWarmPool',
+      path: '/apis/sandbox.agents.dev/v1alpha1/sandboxwarmpools',
+    };
+    const sink = { replace: () => undefined, apply: () => undefined };
+    const w = new Watcher(kc, resource, sink, logTo(lines));
+    const stop = new AbortController();
+    const running = w.run(stop.signal);
+    await eventually('a second refused list', () =>
+      Promise.resolve(
+        lines.filter((l) => l.msg.startsWith('list/watch of sandboxwarmpools still refused')).length > 0
+          ? true
+          : pending({ lines: lines.map((l) => l.msg) }),
+      ),
+    );
+    stop.abort();
+    await running;
+    expect(w.isSynced).toBe(false);
+    const said = lines.filter((l) => l.level >= 40);
+    expect(said.map((l) => l.level)).toEqual([50]);
+    expect(said[0]?.fix).toContain('install its CustomResourceDefinition');
+  });
+
   it('stops when asked, even while a watch is open: it closes the watch itself', async () => {
     seen.length = 0;
     closedByClient.length = 0;
