@@ -217,7 +217,8 @@ describe('the operator under the chart’s RBAC', () => {
       restricted: true,
       input: JSON.stringify(sandboxManifest(namespace, 'not-mine')),
     });
+    // RBAC grants the create for warm pools (docs/warm-pools.md); admission refuses any other Sandbox.
     expect(create.exitCode).not.toBe(0);
-    expect(create.stderr).toContain('cannot create resource "sandboxes"');
+    expect(create.stderr).toContain('the operator creates only a warm pool’s or a sandbox claim’s Sandboxes');
   });
 });
