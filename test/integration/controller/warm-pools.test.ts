@@ -16,6 +16,7 @@ import {
   SANDBOX,
   SANDBOX_TEMPLATE,
   SANDBOX_WARM_POOL,
+  SESSION_REFERENCE,
   VERSION,
 } from '../../../operator/api/names.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
@@ -116,8 +117,10 @@ async function untilReady(name: string, count: number): Promise<Sandbox[]> {
 }
 
 /**
- * The binding's first step (docs/warm-pools.md), as the operator's identity: claim label on, pool owner off,
- * testing the version read. The operator may write the sandbox's status meanwhile: then read it again.
+ * The binding's first two steps (docs/warm-pools.md), as the operator's identity: claim label on, pool owner
+ * off, testing the version read (the operator may write the sandbox's status meanwhile: then read it again);
+ * then the claim's SessionReference, so the claimed sandbox is referenced as a bound one is (without it, the
+ * template's 1 s cleanup TTL would rightly take it).
  */
 async function bind(sandbox: Sandbox, claim: string): Promise<void> {
   const api = restrictedKubeConfig().makeApiClient(CustomObjectsApi);
@@ -148,6 +151,18 @@ async function bind(sandbox: Sandbox, claim: string): Promise<void> {
       if (code === 409 || code === 422) return pending({ changedSince: current.metadata.resourceVersion });
       throw error;
     }
+  });
+  await api.createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: SESSION_REFERENCE.plural,
+    body: {
+      apiVersion: API_VERSION,
+      kind: SESSION_REFERENCE.kind,
+      metadata: { name: `${claim}-reference`, namespace, labels: { [LABELS.sandboxClaim]: claim } },
+      spec: { sandbox: sandbox.metadata.name, session: `session-${claim}`, route: 'r', role: 'Root' },
+    },
   });
 }
 
