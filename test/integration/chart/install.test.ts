@@ -218,6 +218,7 @@ describe('the operator under the chart’s RBAC', () => {
       input: JSON.stringify(sandboxManifest(namespace, 'not-mine')),
     });
     expect(create.exitCode).not.toBe(0);
-    expect(create.stderr).toContain('cannot create resource "sandboxes"');
+    // RBAC grants create (a pool's and a cold claim's sandboxes); admission refuses any other.
+    expect(create.stderr).toContain('the operator creates only a warm pool’s or a sandbox claim’s Sandboxes');
   });
 });
