@@ -219,6 +219,7 @@ describe('the operator under the chart’s RBAC', () => {
     });
     // RBAC grants the create for warm pools (docs/warm-pools.md); admission refuses any other Sandbox.
     expect(create.exitCode).not.toBe(0);
+    // RBAC grants create (a pool's and a cold claim's sandboxes); admission refuses any other.
     expect(create.stderr).toContain('the operator creates only a warm pool’s or a sandbox claim’s Sandboxes');
   });
 });
