@@ -111,8 +111,6 @@ describe('installing the rendered chart', () => {
       ['watch', 'sandboxwarmpools.sandbox.agents.dev', ['-n', namespace]],
       ['watch', 'sandboxtemplates.sandbox.agents.dev', ['-n', namespace]],
       ['patch', 'sandboxwarmpools.sandbox.agents.dev', ['--subresource=status', '-n', namespace]],
-      ['watch', 'sandboxclaims.sandbox.agents.dev', ['-n', namespace]],
-      ['patch', 'sandboxclaims.sandbox.agents.dev', ['--subresource=status', '-n', namespace]],
       ['create', 'pods', ['-n', namespace]],
       ['create', 'poddisruptionbudgets.policy', ['-n', namespace]],
       // The eviction guard is watched, repaired and removed at release (it has no owner to cascade from).
@@ -127,8 +125,6 @@ describe('installing the rendered chart', () => {
       expect(await canI(RESTRICTED_USER, verb, resource, ...flags), `${verb} ${resource}`).toBe(true);
     const refused: [string, string, string[]][] = [
       ['update', 'sandboxes.sandbox.agents.dev', ['-n', namespace]],
-      ['create', 'sandboxclaims.sandbox.agents.dev', ['-n', namespace]],
-      ['delete', 'sandboxclaims.sandbox.agents.dev', ['-n', namespace]],
       ['update', 'sandboxwarmpools.sandbox.agents.dev', ['-n', namespace]],
       ['delete', 'sandboxwarmpools.sandbox.agents.dev', ['-n', namespace]],
       ['list', 'secrets', ['-A']],
@@ -219,7 +215,6 @@ describe('the operator under the chart’s RBAC', () => {
     });
     // RBAC grants the create for warm pools (docs/warm-pools.md); admission refuses any other Sandbox.
     expect(create.exitCode).not.toBe(0);
-    // RBAC grants create (a pool's and a cold claim's sandboxes); admission refuses any other.
     expect(create.stderr).toContain('the operator creates only a warm pool’s or a sandbox claim’s Sandboxes');
   });
 });
