@@ -10,7 +10,9 @@
  * bound to it, and its token is also mounted into the agent containers; a list of names would miss every
  * account an administrator binds by hand. Narrowed is any ServiceAccount that holds the reaper's rights
  * without the agent host's — it may not create SessionReferences, which every agent host must
- * (docs/client.md) — and always the reaper's own account. An agent host, in a pod or not, keeps writing
+ * (docs/client.md) — nor the operator's (it may not delete them: the operator's account patches references'
+ * status too, for the drain notice, and the operator-bounds policy bounds it instead) — and always the reaper's
+ * own account. An agent host, in a pod or not, keeps writing
  * `status.turn` and `status.endedTurns` of any reference. An account holding the host's rights too is not
  * narrowed: its agent could as well delete another sandbox's references, so a template must never keep an
  * agent host's account (docs/security.md).
@@ -28,6 +30,8 @@ export const DEFAULT_REAPER_ACCOUNT_LITERAL = `'${SHELL_REAPER_ACCOUNT}'`;
 const serviceAccount = "request.userInfo.username.startsWith('system:serviceaccount:')";
 const references = `authorizer.group('${GROUP}').resource('${SESSION_REFERENCE.plural}').namespace(request.namespace)`;
 const mayCreateReferences = `${references}.check('create').allowed()`;
+/** The operator's right (it deletes references, and writes their status.disruption): never a reaper's. */
+const mayDeleteReferences = `${references}.check('delete').allowed()`;
 const mayPatchStatus = `${references}.subresource('status').check('patch').allowed()`;
 
 const variables = (narrowed: string, reaperAccount: string) => [
@@ -79,7 +83,7 @@ export function reaperStatusPolicy(
       ],
     },
     // The request already holds the status right (RBAC answered first): without the host's create, a reaper.
-    variables: variables(`!${mayCreateReferences}`, reaperAccount),
+    variables: variables(`!${mayCreateReferences} && !${mayDeleteReferences}`, reaperAccount),
     validations: [
       {
         expression:
@@ -117,7 +121,10 @@ export function reaperEventsPolicy(
       ],
     },
     // Every service account's Event passes here; only one holding the reaper's status right is asked further.
-    variables: variables(`${mayPatchStatus} && !${mayCreateReferences}`, reaperAccount),
+    variables: variables(
+      `${mayPatchStatus} && !${mayCreateReferences} && !${mayDeleteReferences}`,
+      reaperAccount,
+    ),
     validations: [
       {
         expression:

@@ -92,12 +92,29 @@ describe.runIf(inject('clusterKind') === 'local')(
       const made = await bash('kubectl create namespace team-a', userEnv);
       expect(made).toMatchObject({ code: 0 });
 
+      // What a failure needs to be understood: each command's output, and the operator's lines about the sandbox.
+      ctx.onTestFailed(() => {
+        const about = output
+          .split('\n')
+          .filter((l) => l.includes('research-notes') || l.includes('127.0.0.1'));
+        console.info(`npm start, about the sandbox and the node:\n${about.slice(-80).join('\n')}`);
+      });
+      const podUid = async () =>
+        (await bash('kubectl get pod research-notes-0 -n team-a -o jsonpath={.metadata.uid}', userEnv))
+          .output;
       const outputs: string[] = [];
+      const uids: string[] = [];
       for (const line of commands) {
+        if (line.startsWith('kubectl drain ')) uids.push(await podUid());
         const result = await bash(line, userEnv);
+        console.info(`$ ${line}\n${result.output}`);
         expect({ line, code: result.code, output: result.output }).toMatchObject({ line, code: 0 });
         outputs.push(result.output);
+        if (line.startsWith('kubectl uncordon ')) uids.push(await podUid());
       }
+      // The drain moved the pod: the one read back is a new pod (a new container on the same claim).
+      expect(uids[0]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(uids[1]).not.toBe(uids[0]);
       const said = (prefix: string) => outputs.filter((_, i) => commands[i]?.startsWith(prefix));
       // The file, read back from the container after the drain's move and after the resume.
       expect(
