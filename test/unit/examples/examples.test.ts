@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import {
   parseSandbox,
+  parseSandboxClaim,
   parseSandboxTemplate,
   parseSandboxWarmPool,
   parseSessionReference,
@@ -65,16 +66,30 @@ describe('the examples', () => {
     },
   );
 
-  it('are exactly the seven documented files', async () => {
+  it('are exactly the eight documented files', async () => {
     expect((await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort()).toEqual([
       'cleanup-policy.yaml',
       'idle-suspend.yaml',
       'isolated-sandbox.yaml',
       'persistent-workspace.yaml',
       'real-node-sandbox.yaml',
+      'sandbox-claim.yaml',
       'shared-sandbox.yaml',
       'warm-pool.yaml',
     ]);
+  });
+
+  it('give the sandbox claim the warm pool of warm-pool.yaml, valid by the operator’s schemas', async () => {
+    const [claim, ...rest] = await documents('sandbox-claim.yaml');
+    expect(rest).toEqual([]);
+    const parsed = parseSandboxClaim({
+      ...claim,
+      metadata: { ...(claim?.['metadata'] as object), namespace: 'team-a' },
+    });
+    if (!parsed.ok) throw parsed.error;
+    const [, pool] = await documents('warm-pool.yaml');
+    expect(parsed.value.spec.warmPoolRef?.name).toBe((pool?.['metadata'] as { name?: string }).name);
+    expect(await readFile(join(dir, 'sandbox-claim.yaml'), 'utf8')).not.toMatch(/^\s+namespace:/m);
   });
 
   it('give the warm pool a template it names, both valid by the operator’s schemas', async () => {
