@@ -20,16 +20,37 @@ interface Example {
   readonly file: string;
   readonly namespace: string;
   readonly sandboxes: readonly string[];
+  /** Warm pools (issue 28), and their replicas. */
+  readonly pools: readonly { readonly name: string; readonly replicas: number }[];
+  readonly claims: readonly string[];
 }
 
+type Doc = {
+  kind?: string;
+  metadata?: { name?: string };
+  spec?: { replicas?: number; warmPoolRef?: { name?: string } };
+};
+const docsOf = (file: string) =>
+  parseAllDocuments(readFileSync(`examples/${file}`, 'utf8')).map((doc) => doc.toJS() as Doc);
+const namesOf = (docs: readonly Doc[], kind: string) =>
+  docs.filter((doc) => doc.kind === kind).map((doc) => doc.metadata?.name ?? '');
+const namespaceOf = (file: string) => `ex-${file.replace(/\.yaml$/, '')}`;
+
+/** A claim is applied beside the pool it names, as a user would: a pool serves claims of its namespace. */
 function example(file: string): Example {
-  const docs = parseAllDocuments(readFileSync(`examples/${file}`, 'utf8')).map(
-    (doc) => doc.toJS() as { kind?: string; metadata?: { name?: string } },
+  const docs = docsOf(file);
+  const pool = docs.find((doc) => doc.kind === 'SandboxClaim')?.spec?.warmPoolRef?.name;
+  const home = EXAMPLES.find(
+    (other) => pool !== undefined && namesOf(docsOf(other), 'SandboxWarmPool').includes(pool),
   );
   return {
     file,
-    namespace: `ex-${file.replace(/\.yaml$/, '')}`,
-    sandboxes: docs.filter((doc) => doc.kind === 'Sandbox').map((doc) => doc.metadata?.name ?? ''),
+    namespace: namespaceOf(home ?? file),
+    sandboxes: namesOf(docs, 'Sandbox'),
+    pools: docs
+      .filter((doc) => doc.kind === 'SandboxWarmPool')
+      .map((doc) => ({ name: doc.metadata?.name ?? '', replicas: doc.spec?.replicas ?? 1 })),
+    claims: namesOf(docs, 'SandboxClaim'),
   };
 }
 
@@ -111,11 +132,32 @@ describe.runIf(inject('clusterKind') === 'local')('the examples under npm start 
       expect(readFileSync(`examples/${file}`, 'utf8')).toContain(
         `kubectl apply --server-side -n team-a -f examples/${file}`,
       );
-      await ok(['create', 'namespace', namespace]);
+      if ((await kubectl(['get', 'namespace', namespace])).exitCode !== 0)
+        await ok(['create', 'namespace', namespace]);
       await ok(['apply', '--server-side', '-n', namespace, '-f', `examples/${file}`]);
     }
+    // The pool first (filled), then its claims (bound: Ready), then the pool again (refilled), so the re-apply
+    // below finds nothing moving.
+    const waitPools = async (pools: Example['pools'], namespace: string) => {
+      for (const { name, replicas } of pools)
+        await ok([
+          'wait',
+          `--for=jsonpath={.status.readyReplicas}=${replicas}`,
+          `sbwp/${name}`,
+          '-n',
+          namespace,
+          '--timeout=300s',
+        ]);
+    };
+    for (const { file, namespace, sandboxes, pools, claims } of examples) {
+      expect(sandboxes.length + pools.length + claims.length, file).toBeGreaterThan(0);
+      await waitPools(pools, namespace);
+      for (const claim of claims)
+        await ok(['wait', '--for=condition=Ready', `sbc/${claim}`, '-n', namespace, '--timeout=180s']);
+    }
+    for (const { pools, namespace } of examples) await waitPools(pools, namespace);
     for (const { file, namespace, sandboxes } of examples) {
-      expect(sandboxes.length, file).toBeGreaterThan(0);
+      if (sandboxes.length === 0) continue;
       await eventually(
         `every Sandbox of ${file} Ready`,
         async () => {
