@@ -40,8 +40,11 @@ type Live = {
 
 /**
  * The examples for kwok nodes. real-node-sandbox.yaml needs the real node (its shell image, the sidecar image)
- * and is applied by test/e2e/real-node/npm-start.test.ts.
+ * and is applied by test/e2e/real-node/npm-start.test.ts; the warm pool and its claim
+ * (warm-pool.yaml, sandbox-claim.yaml) by test/e2e/real-node/examples.test.ts, which re-applies them with a
+ * clean server-side diff, and by the README's walkthrough of them.
  */
+const ELSEWHERE = ['real-node-sandbox.yaml', 'sandbox-claim.yaml', 'warm-pool.yaml'];
 const KWOK_EXAMPLES = [
   'cleanup-policy.yaml',
   'idle-suspend.yaml',
@@ -83,7 +86,7 @@ afterAll(async () => {
 describe('the examples under GitOps', () => {
   it('are taken up by the operator: finalizer, status and pods', async () => {
     expect((await readdir(EXAMPLES)).filter((f) => f.endsWith('.yaml')).sort()).toEqual(
-      [...KWOK_EXAMPLES, 'real-node-sandbox.yaml'].sort(),
+      [...KWOK_EXAMPLES, ...ELSEWHERE].sort(),
     );
     await apply();
     // Settled: every sandbox has the finalizer, its pod, and a status that counts both pod and references.
