@@ -83,8 +83,10 @@ export function referenceBody(namespace: string, sandbox: string, i: number, wor
   };
 }
 
-export const createSandbox = ({ custom }: Clients, body: ReturnType<typeof sandboxBody>) =>
-  custom.createNamespacedCustomObject({
+// As the sessions' user: where the operator runs as admin, the bounds let admin create only a warm pool's or
+// a sandbox claim's Sandboxes (issue 28).
+export const createSandbox = ({ user }: Clients, body: ReturnType<typeof sandboxBody>) =>
+  user.createNamespacedCustomObject({
     group: GROUP,
     version: VERSION,
     namespace: body.metadata.namespace,

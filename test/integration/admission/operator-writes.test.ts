@@ -208,7 +208,7 @@ describe('SessionReferences the operator’s identity writes', () => {
     ]) {
       const refused = await patchStatus({ disruption: { ...notice, nodes: ['node-b'] }, ...other });
       expect(refused.stderr, JSON.stringify(other)).toContain(
-        'the operator never creates or changes a SessionReference, it only deletes them and writes their status.disruption',
+        'it only deletes them and writes their status.disruption',
       );
     }
     // The turn removed (not only changed) is refused too.

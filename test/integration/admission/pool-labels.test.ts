@@ -163,7 +163,9 @@ describe('the operator’s identity', () => {
     expect(after?.metadata.labels?.[LABELS.sandboxClaim]).toBe('claim-b');
   });
 
-  it('may not unclaim a bound sandbox, nor delete it as a pool would', async () => {
+  // A claimed sandbox's DELETE is the claim's release (issue 28's binding): allowed, and decided as every
+  // deletion is (other sessions' references keep it). Only the pool controller keeps a pool off it.
+  it('may not unclaim a bound sandbox; may delete it, as its claim’s release', async () => {
     await poolSandbox('kept', 'claim-c');
     const unclaim = operatorApi().patchNamespacedCustomObject(
       {
@@ -177,8 +179,10 @@ describe('the operator’s identity', () => {
       JSON_PATCH,
     );
     await expect(unclaim).rejects.toThrow(/the operator changes only a Sandbox’s finalizer/);
-    const deleted = await kubectl(['delete', 'sandbox', 'kept', '-n', namespace], { restricted: true });
-    expect(deleted.stderr).toContain('the operator deletes a Sandbox only for automatic cleanup');
+    const deleted = await kubectl(['delete', 'sandbox', 'kept', '-n', namespace, '--wait=false'], {
+      restricted: true,
+    });
+    expect(deleted).toMatchObject({ exitCode: 0 });
     await poolSandbox('spare');
     await kubectlOk(['delete', 'sandbox', 'spare', '-n', namespace, '--wait=false'], { restricted: true });
   });

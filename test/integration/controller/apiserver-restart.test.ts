@@ -103,7 +103,7 @@ const until = (what: string, name: string, wanted: (sandbox: Sandbox | undefined
 
 describe('an API server restart', () => {
   it('is survived: watches come back and decisions go on', async () => {
-    await custom.createNamespacedCustomObject({ ...at(SANDBOX.plural), body: sandbox('shared') });
+    await deleter.createNamespacedCustomObject({ ...at(SANDBOX.plural), body: sandbox('shared') });
     await deleter.createNamespacedCustomObject({
       ...at(SESSION_REFERENCE.plural),
       body: reference('blocker', 'shared', 'wt-2'),
@@ -117,7 +117,7 @@ describe('an API server restart', () => {
     await deleter.deleteNamespacedCustomObject({ ...at(SESSION_REFERENCE.plural), name: 'blocker' });
     await until('shared destroyed after the restart', 'shared', (s) => s === undefined, 60_000);
 
-    await custom.createNamespacedCustomObject({ ...at(SANDBOX.plural), body: sandbox('after') });
+    await deleter.createNamespacedCustomObject({ ...at(SANDBOX.plural), body: sandbox('after') });
     await until('new sandbox reconciled', 'after', (s) => s?.status?.reconciliation?.marker === true, 60_000);
     // The marker is written before any pod exists (status first), so wait for the pod, then check it is the only one.
     const pods = await eventually('the new sandbox’s pod', async () => {
