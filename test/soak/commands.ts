@@ -33,6 +33,7 @@ import {
   deleteGuard,
   deletePod,
   deleteSandbox,
+  deleteWorkspaceClaim,
   evictPod,
   pause,
   relabelPod,
@@ -187,6 +188,7 @@ export function stepArbs(setup: Setup): fc.Arbitrary<Step>[] {
       .tuple(box, fc.constantFrom('user', 'gitops'))
       .map(([b, by]) => op(`${by} replaces ${b} from its manifest`, (c) => replace(c, b, by))),
     box.map((b) => op(`gitops applies ${b}`, (c) => apply(c, b))),
+    box.map((b) => op(`user deletes the workspace claim of ${b}`, (c) => deleteWorkspaceClaim(c, b))),
     // A node drain: the node a pod runs on (one of the sequence's two) cordoned for a while, then uncordoned. Reschedule sandboxes (those
     // with a workspace) move off it; the others' pods stay, their drain Blocked.
     ...weighted(

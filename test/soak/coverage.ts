@@ -34,6 +34,7 @@ export type CoverageKey =
   | 'suspensionsRefused'
   | 'podsStoppedBySuspension'
   | 'workspaceClaimsDeleted'
+  | 'workspaceClaimDeletesRefused'
   | 'drains'
   | 'podsMovedByDrains'
   | 'podsStoppedWhileIdle';
@@ -146,6 +147,12 @@ export function coverageOf(model: SoakModel, events: readonly TimedEvent[], oper
     ).length,
     workspaceClaimsDeleted: sorted.filter(
       (e) => e.objectRef?.resource === 'persistentvolumeclaims' && e.verb === 'delete' && ok(e),
+    ).length,
+    workspaceClaimDeletesRefused: sorted.filter(
+      (e) =>
+        opOf(e)?.kind === 'delete-claim' &&
+        e.objectRef?.resource === 'persistentvolumeclaims' &&
+        e.responseStatus?.code === 403,
     ).length,
     drains: model.ops.filter((op) => op.kind === 'drain' && op.outcome === 'ok').length,
     podsMovedByDrains: moved.length,

@@ -371,6 +371,7 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
       case 'suspend':
       case 'resume':
       case 'drain':
+      case 'delete-claim':
       case 'harness':
         return `${op.kind} #${op.id} is no way to remove a reference`;
     }

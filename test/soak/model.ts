@@ -81,6 +81,7 @@ export type OpKind =
   | 'suspend'
   | 'resume'
   | 'drain'
+  | 'delete-claim'
   | 'harness';
 
 export type OpRecord = {

@@ -107,6 +107,18 @@ export const deletePod = (ctx: SequenceContext, sandbox: string, ordinal: number
     core.deleteNamespacedPod({ namespace: ctx.namespace, name: `${sandbox}-${ordinal}` }),
   );
 
+/**
+ * A user (or a GitOps prune) deletes a sandbox's workspace claim: claim protection refuses it but for the
+ * operator or the deletion override, and workspace-kept judges any that the API server accepted.
+ */
+export const deleteWorkspaceClaim = (ctx: SequenceContext, sandbox: string) =>
+  act(ctx, 'delete-claim', `user deletes the workspace claim of ${sandbox}`, sandbox, ({ core }) =>
+    core.deleteNamespacedPersistentVolumeClaim({
+      namespace: ctx.namespace,
+      name: `${WORKSPACE_CLAIM.metadata.name}-${sandbox}`,
+    }),
+  );
+
 export const evictPod = (ctx: SequenceContext, sandbox: string, ordinal: number) =>
   act(ctx, 'evict-pod', `drain evicts pod ${sandbox}-${ordinal}`, sandbox, ({ core }) =>
     core.createNamespacedPodEviction({
