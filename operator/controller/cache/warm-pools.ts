@@ -20,14 +20,18 @@ import type { SandboxWarmPool } from '../../api/sandbox-warm-pool.ts';
 import type { WatchEventType, WatchSink, WatchedResource } from '../../runtime/watcher.ts';
 import { keyOf } from './store-records.ts';
 
+/** What the pool's turn reads of one of its sandboxes (warm-pool/plan.ts), and the pool it belongs to. */
 export type PoolSandboxRecord = {
   readonly pool: string;
   readonly name: string;
   readonly uid: string;
   readonly resourceVersion: string;
   readonly ready: boolean;
+  /** Carries the sandbox-claim label: bound to a SandboxClaim, no longer the pool's. */
   readonly claimed: boolean;
+  /** Has a deletionTimestamp: on its way out, whatever the pool does. */
   readonly deleting: boolean;
+  /** The template label and template-generation annotation it was made with. */
   readonly template: string | undefined;
   readonly templateGeneration: string | undefined;
   readonly createdAt: string | undefined;

@@ -6,22 +6,10 @@
  * there, so a stale cache never makes too many; sandboxes it deleted that the cache still shows count as gone.
  */
 import type { UpdateStrategy } from '../../api/sandbox-warm-pool.ts';
+import type { PoolSandboxRecord } from '../cache/warm-pools.ts';
 
 /** What the pool's turn reads of one of its sandboxes (cache/warm-pools.ts). */
-export type PoolSandbox = {
-  readonly name: string;
-  readonly uid: string;
-  readonly resourceVersion: string;
-  readonly ready: boolean;
-  /** Carries the sandbox-claim label: bound to a SandboxClaim, no longer the pool's. */
-  readonly claimed: boolean;
-  /** Has a deletionTimestamp: on its way out, whatever the pool does. */
-  readonly deleting: boolean;
-  /** The template label and template-generation annotation it was made with. */
-  readonly template: string | undefined;
-  readonly templateGeneration: string | undefined;
-  readonly createdAt: string | undefined;
-};
+export type PoolSandbox = Omit<PoolSandboxRecord, 'pool'>;
 
 export type PoolWant = {
   readonly replicas: number;
