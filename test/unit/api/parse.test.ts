@@ -6,6 +6,11 @@ import {
   parseSessionReference,
   type Parsed,
 } from '../../../operator/api/index.ts';
+import {
+  parseSandboxClaim,
+  parseSandboxTemplate,
+  parseSandboxWarmPool,
+} from '../../../operator/api/parse.ts';
 
 const failure = (parsed: Parsed<unknown>): MalformedObjectError => {
   if (parsed.ok) throw new Error('expected a malformed object');
@@ -23,6 +28,9 @@ describe('parsing what is not an object', () => {
     const parsers: [string, (raw: unknown) => Parsed<unknown>][] = [
       ['Sandbox', parseSandbox],
       ['SessionReference', parseSessionReference],
+      ['SandboxTemplate', parseSandboxTemplate],
+      ['SandboxWarmPool', parseSandboxWarmPool],
+      ['SandboxClaim', parseSandboxClaim],
     ];
     for (const [kind, parse] of parsers) {
       const error = failure(parse(raw));
