@@ -3,14 +3,14 @@
 // reaper's ServiceAccount), applied with the command its header prints, and every Sandbox in it Ready, its
 // pods running as real containers. Applied again, as a GitOps engine does on every sync, it changes nothing.
 // The image the examples name is what a real cluster would pull; here it is a local stand-in, and says so.
+import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { endLeftoverGroups } from '../../harness/process-groups.ts';
+import { endLeftoverGroups, spawnGroup } from '../../harness/process-groups.ts';
 import { parseAllDocuments } from 'yaml';
 import { runKubectl } from '@sandbox-operator/local-cluster';
 import { eventually, pending } from '../../integration/controller/operator.ts';
 import { requireRealNode } from './node.ts';
-import { startAsUser } from './readme-block.ts';
 
 const EXAMPLES = readdirSync('examples')
   .filter((file) => file.endsWith('.yaml'))
@@ -84,10 +84,38 @@ describe.runIf(inject('clusterKind') === 'local')('the examples under npm start 
   it('every example becomes Ready, and re-applying it changes nothing', { timeout: 900_000 }, async (ctx) => {
     requireRealNode(ctx);
     expect(EXAMPLES.length).toBeGreaterThanOrEqual(4);
-    // npm start as the user runs it, stopped when the test ends (a timeout included): it never outlives it.
-    const started = await startAsUser(ctx);
-    const kubeconfig = started.env['KUBECONFIG'] ?? '';
-    const output = started.output();
+    // Ports of its own: another operator on this machine (a test's npm start) must not keep this one from starting.
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      SANDBOX_OPERATOR_PROBE_BIND: '127.0.0.1:0',
+      SANDBOX_OPERATOR_METRICS_BIND: '127.0.0.1:0',
+    };
+    delete env['KUBECONFIG'];
+    delete env['KUBERNETES_SERVICE_HOST'];
+    const child = spawnGroup('npm', ['start'], { env });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = once(child, 'exit');
+    // Also when the test times out: npm start and its control plane never outlive it.
+    ctx.onTestFinished(async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      process.kill(-(child.pid ?? 0), 'SIGINT');
+      const stopped = await Promise.race([
+        exited.then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), 90_000)),
+      ]);
+      // Still there: the group goes; the local control plane's watchdog removes what it started.
+      if (!stopped) process.kill(-(child.pid ?? 0), 'SIGKILL');
+    }, 120_000);
+    const kubeconfig = await eventually(
+      'the banner',
+      () => {
+        if (child.exitCode !== null) throw new Error(`npm start exited early:\n${output.slice(-3000)}`);
+        return Promise.resolve(/export KUBECONFIG=(\S+)/.exec(output)?.[1]);
+      },
+      300_000,
+    );
     expect(output).toContain('Sandbox pods run as real containers on node 127.0.0.1');
     expect(output).toContain(
       "The examples' image ghcr.io/agent-platform/agent-runtime:1.8.2 is a local stand-in on that node",

@@ -1,8 +1,8 @@
 /**
- * What the real-node tests that use `npm start` as a user does share (the README's walkthroughs of issue 27's
- * workspace and issue 28's warm pool, the examples): the lines of the first `sh` block under a README heading;
- * `npm start` as the quick start runs it, on its real node, with ports of its own, stopped when the test
- * ends; and each line run as printed (bash, from the repository root, the built kubectl and the user's PATH).
+ * What the README's real-node walkthroughs share (issue 27's workspace, issue 28's warm pool): the lines of
+ * the first `sh` block under a heading, taken from the file; `npm start` as the quick start runs it, on its
+ * real node, with ports of its own; and each line run as printed (bash, from the repository root, the built
+ * kubectl and the user's PATH).
  */
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
