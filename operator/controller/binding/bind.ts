@@ -127,11 +127,16 @@ async function acquire(
   let templateName = templateRef?.name;
   let templateField = 'spec.templateRef.name';
   if (warmPoolRef !== undefined) {
-    const pool = await ctx.ports.blueprints.readPool(claim.namespace, warmPoolRef.name);
-    if (pool === undefined)
+    // The pool's identity from the cache, like its candidates: the binding's patch tests the candidate's
+    // owner reference against this uid, so a stale one costs a retry, never a wrong binding. Read live only
+    // when the cache has not seen the pool (just created, or missing: the claim then waits for its event).
+    const pool =
+      ctx.cache.pool(claim.namespace, warmPoolRef.name) ??
+      (await ctx.ports.blueprints.readPool(claim.namespace, warmPoolRef.name));
+    if (pool === undefined || pool.deleting)
       return {
         reason: 'WarmPoolNotFound',
-        message: `spec.warmPoolRef.name: SandboxWarmPool ${claim.namespace}/${warmPoolRef.name} does not exist`,
+        message: `spec.warmPoolRef.name: SandboxWarmPool ${claim.namespace}/${warmPoolRef.name} ${pool === undefined ? 'does not exist' : 'is being deleted'}`,
       };
     const warm = await bindWarm(ctx, claim, { name: warmPoolRef.name, uid: pool.uid }, tried, log);
     if (warm !== undefined) return { sandbox: warm, launchType: 'Warm', pool: warmPoolRef.name };

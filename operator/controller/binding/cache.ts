@@ -1,13 +1,21 @@
 /**
- * The binding's cache: SandboxClaims, and the Sandboxes labelled with a pool or a claim (two label-selected
- * watches, so the binding never holds the other sandboxes). Watchers write; the claim reconciler reads. A
- * change of a claim, or of a sandbox bound to one, brings that claim's turn.
+ * The binding's cache: SandboxClaims, SandboxWarmPools (their identity only), and the Sandboxes labelled with
+ * a pool or a claim (two label-selected watches, so the binding never holds the other sandboxes). Watchers
+ * write; the claim reconciler reads. A change of a claim, or of a sandbox bound to one, brings that claim's
+ * turn; a pool that appears brings the turns of the unbound claims that name it (they waited for it).
  *
  * Like every cache it can be stale: it only suggests a candidate, and the binding's patch tests the version
  * it read, so a stale candidate costs a retry, never a double binding.
  */
 import type { WatchEventType, WatchSink } from '../../runtime/watcher.ts';
-import { bindingSandboxOf, claimRecordOf, type BindingSandbox, type ClaimRecord } from './records.ts';
+import {
+  bindingSandboxOf,
+  claimRecordOf,
+  poolRecordOf,
+  type BindingSandbox,
+  type ClaimRecord,
+  type PoolRecord,
+} from './records.ts';
 
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 
@@ -18,6 +26,8 @@ export interface BindingCacheReader {
   sandbox(namespace: string, name: string): BindingSandbox | undefined;
   /** The sandboxes the pool made (claimed or not), as last seen. */
   poolSandboxes(namespace: string, pool: string): BindingSandbox[];
+  /** The pool as last seen; undefined when this cache has not seen it (yet). */
+  pool(namespace: string, name: string): PoolRecord | undefined;
   /** When this replica first saw the claim (ms since the epoch): where its claim → Ready latency starts. */
   firstSeen(key: string): number | undefined;
 }
@@ -30,6 +40,7 @@ export class BindingCache implements BindingCacheReader {
   private readonly claimed = new Map<string, BindingSandbox>();
   private readonly pooled = new Map<string, BindingSandbox>();
   private readonly byPool = new Map<string, Set<string>>();
+  private readonly pools = new Map<string, PoolRecord>();
 
   constructor(
     /** Called with the claim keys an event may change. */
@@ -89,6 +100,21 @@ export class BindingCache implements BindingCacheReader {
     },
   );
 
+  /** SandboxWarmPools: a new one (or one recreated under its name) is what unbound claims naming it wait for. */
+  readonly poolSink: WatchSink<Keyed<PoolRecord>> = this.sink(
+    this.pools,
+    poolRecordOf,
+    (key, pool) => {
+      const before = this.pools.get(key);
+      this.pools.set(key, pool);
+      return before?.uid === pool.uid ? [] : this.waitingFor(pool);
+    },
+    (key) => {
+      this.pools.delete(key);
+      return [];
+    },
+  );
+
   claim(key: string): ClaimRecord | undefined {
     return this.claims.get(key);
   }
@@ -106,6 +132,9 @@ export class BindingCache implements BindingCacheReader {
       return sandbox ? [sandbox] : [];
     });
   }
+  pool(namespace: string, name: string): PoolRecord | undefined {
+    return this.pools.get(keyOf(namespace, name));
+  }
   firstSeen(key: string): number | undefined {
     return this.seen.get(key);
   }
@@ -114,6 +143,18 @@ export class BindingCache implements BindingCacheReader {
       claims: this.claims.size,
       sandboxes: new Set([...this.claimed.keys(), ...this.pooled.keys()]).size,
     };
+  }
+
+  /** The unbound claims that name this pool: each waited for it (reason WarmPoolNotFound), looked at now. */
+  private waitingFor(pool: PoolRecord): string[] {
+    return [...this.claims.entries()]
+      .filter(
+        ([, claim]) =>
+          claim.namespace === pool.namespace &&
+          claim.spec.warmPoolRef?.name === pool.name &&
+          claim.status.sandbox === undefined,
+      )
+      .map(([key]) => key);
   }
 
   private unindex(key: string): void {

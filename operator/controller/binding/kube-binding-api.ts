@@ -15,7 +15,7 @@ import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.
 import { segment, type JsonClient } from '../../kube/plain-json.ts';
 import type { EventRecorder } from '../ports.ts';
 import type { BindingPorts, StoredReference } from './ports.ts';
-import { bindingSandboxOf, type BindingSandbox } from './records.ts';
+import { bindingSandboxOf, poolRecordOf, type BindingSandbox } from './records.ts';
 
 const collection = (namespace: string, plural: string) =>
   `/apis/${GROUP}/${VERSION}/namespaces/${segment(namespace)}/${plural}`;
@@ -173,15 +173,10 @@ export function kubeBindingPorts({ json }: KubeClients, events: EventRecorder): 
     },
     blueprints: {
       async readPool(namespace, name) {
-        const pool = (await requestUnlessGone('Get', `sandboxwarmpool ${namespace}/${name}`, () =>
+        const pool = await requestUnlessGone('Get', `sandboxwarmpool ${namespace}/${name}`, () =>
           json({ method: 'GET', path: item(namespace, SANDBOX_WARM_POOL.plural, name) }),
-        )) as (Meta & { spec?: { templateRef?: { name?: unknown } } }) | undefined;
-        if (pool === undefined) return undefined;
-        const templateName = pool.spec?.templateRef?.name;
-        return {
-          uid: pool.metadata?.uid ?? '',
-          templateName: typeof templateName === 'string' ? templateName : undefined,
-        };
+        );
+        return pool === undefined ? undefined : poolRecordOf(pool);
       },
       async readTemplate(namespace, name) {
         const template = (await requestUnlessGone('Get', `sandboxtemplate ${namespace}/${name}`, () =>

@@ -1,6 +1,7 @@
 /**
  * The binding's I/O, as role interfaces (kube-binding-api.ts implements them on the plain-JSON client). Every
- * read the binding decides a write on is live (a consistent read), never the cache's.
+ * read the binding decides a write on is live (a consistent read), never the cache's — but for the pool's
+ * identity and the candidates, which only suggest: the binding's patch tests what they said (bind.ts).
  */
 import type { JsonPatchOp } from '../finalizer.ts';
 import type { EventRecorder } from '../ports.ts';
@@ -49,7 +50,11 @@ export interface ClaimReferences {
   delete(namespace: string, reference: StoredReference): Promise<boolean>;
 }
 
-export type PoolRead = { readonly uid: string; readonly templateName: string | undefined };
+export type PoolRead = {
+  readonly uid: string;
+  readonly templateName: string | undefined;
+  readonly deleting: boolean;
+};
 export type TemplateRead = { readonly generation: number; readonly spec: Record<string, unknown> };
 
 export interface Blueprints {

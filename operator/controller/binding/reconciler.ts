@@ -31,7 +31,10 @@ export type ClaimReconcilerContext = BindingContext & {
   readonly written: Map<string, ClaimStatus>;
 };
 
-/** A missing pool or template is created by a person: looked at again this often, not at once. */
+/**
+ * A missing pool or template is created by a person: looked at again this often, not at once. A pool that
+ * appears brings the claims naming it sooner (the cache's pool watch); this is the backstop, and templates'.
+ */
 export const MISSING_RETRY_MS = 15_000;
 /** A binding that lost every race of its turn tries again soon. */
 export const BINDING_RETRY_MS = 250;

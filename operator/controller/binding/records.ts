@@ -76,6 +76,15 @@ export type BindingSandbox = {
   readonly ready: { readonly status: string; readonly reason?: string; readonly message?: string };
 };
 
+/** What the binding keeps of a SandboxWarmPool: the identity its sandboxes' owner references carry. */
+export type PoolRecord = {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly templateName: string | undefined;
+  readonly deleting: boolean;
+};
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
@@ -187,5 +196,20 @@ export function bindingSandboxOf(raw: unknown): BindingSandbox | undefined {
     ready: ready
       ? { status: ready.status, reason: ready.reason, message: ready.message }
       : { status: 'Unknown', reason: 'NotObserved' },
+  };
+}
+
+/** Undefined when the object has no name and namespace. */
+export function poolRecordOf(raw: unknown): PoolRecord | undefined {
+  const metadata = record(record(raw)['metadata']);
+  const name = text(metadata['name']);
+  const namespace = text(metadata['namespace']);
+  if (name === undefined || namespace === undefined) return undefined;
+  return {
+    namespace,
+    name,
+    uid: text(metadata['uid']) ?? '',
+    templateName: named(record(record(raw)['spec'])['templateRef'])?.name,
+    deleting: metadata['deletionTimestamp'] !== undefined && metadata['deletionTimestamp'] !== null,
   };
 }

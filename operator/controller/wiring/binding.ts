@@ -1,11 +1,19 @@
 /**
- * The SandboxClaim reconciler's wiring, beside the Sandbox reconciler's (manager.ts): its own cache (claims and
- * the pool- or claim-labelled Sandboxes), its own work queue keyed by claim, and its own runner, started
+ * The SandboxClaim reconciler's wiring, beside the Sandbox reconciler's (manager.ts): its own cache (claims,
+ * pools, and the pool- or claim-labelled Sandboxes), its own work queue keyed by claim, and its own runner, started
  * when this replica leads and drained on shutdown with the other.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { API_VERSION, GROUP, LABELS, SANDBOX, SANDBOX_CLAIM, VERSION } from '../../api/names.ts';
+import {
+  API_VERSION,
+  GROUP,
+  LABELS,
+  SANDBOX,
+  SANDBOX_CLAIM,
+  SANDBOX_WARM_POOL,
+  VERSION,
+} from '../../api/names.ts';
 import type { KubeClients } from '../../kube/clients.ts';
 import { DEFAULT_BACKOFF, WorkQueue } from '../../runtime/queue.ts';
 import { Runner } from '../../runtime/runner.ts';
@@ -69,6 +77,16 @@ export function bindingController(
         ...ns,
       },
       cache.claimSink,
+    ],
+    [
+      {
+        name: `${SANDBOX_WARM_POOL.plural} (binding)`,
+        apiVersion: API_VERSION,
+        kind: SANDBOX_WARM_POOL.kind,
+        path: `/apis/${GROUP}/${VERSION}${scope}/${SANDBOX_WARM_POOL.plural}`,
+        ...ns,
+      },
+      cache.poolSink,
     ],
     [sandboxes('sandboxes (warm pools)', LABELS.warmPool), cache.poolSandboxSink],
     [sandboxes('sandboxes (sandbox claims)', LABELS.sandboxClaim), cache.claimedSandboxSink],

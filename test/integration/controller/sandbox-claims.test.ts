@@ -3,12 +3,14 @@
  * claim binds a ready pool sandbox and its SessionReference exists from the bind; an empty pool goes cold and
  * says so; deleting a claim forgets its reference and destroys its sandbox, unless another session attached
  * meanwhile (Blocked, as for any sandbox); claims racing for one sandbox never share it, and a pool's shrink
- * racing a bind never deletes the bound sandbox (both writes carry a resourceVersion precondition).
+ * racing a bind never deletes the bound sandbox (both writes carry a resourceVersion precondition); a claim
+ * waiting for its pool binds once the pool is created.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
 import { sessionReferenceName } from '../../../operator/client/names.ts';
 import { SandboxClaims } from '../../../operator/client/sandbox-claims.ts';
+import { MISSING_RETRY_MS } from '../../../operator/controller/binding/reconciler.ts';
 import { SessionReferences } from '../../../operator/client/session-references.ts';
 import { JSON_PATCH, kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { eventually, pending } from '../../harness/eventually.ts';
@@ -182,6 +184,28 @@ describe('sandbox claims', () => {
       return condition?.reason === 'WarmPoolNotFound' ? condition : pending(claim.status);
     });
     expect(bound.message).toContain('spec.warmPoolRef.name');
+    // The pool created now brings the claim's turn through the binding's pool watch, not the 15 s backstop:
+    // an empty pool, so it binds Cold at once. The deadline is shorter than the backstop (MISSING_RETRY_MS).
+    const created = Date.now();
+    await template('missing-template');
+    await create('sandboxwarmpools', {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'SandboxWarmPool',
+      metadata: { name: 'missing', namespace },
+      spec: { templateRef: { name: 'missing-template' }, replicas: 0 },
+    });
+    const late = await eventually(
+      'claim bound once its pool exists',
+      async () => {
+        const claim = (await customObjects().getNamespacedCustomObject({
+          ...objects('sandboxclaims'),
+          name: 'nowhere',
+        })) as { status?: { sandbox?: string; launchType?: string } };
+        return claim.status?.sandbox === undefined ? pending(claim.status) : claim.status;
+      },
+      MISSING_RETRY_MS - 3_000 - (Date.now() - created),
+    );
+    expect(late.launchType).toBe('Cold');
     await deleteClaim('nowhere');
   });
 

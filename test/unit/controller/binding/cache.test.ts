@@ -72,4 +72,38 @@ describe('the binding cache', () => {
     expect(store.poolSandboxes('team-a', 'pool')).toEqual([]);
     expect(store.counts).toEqual({ claims: 0, sandboxes: 0 });
   });
+
+  it('keeps pools’ identity; a pool that appears (or is recreated) brings the unbound claims naming it', () => {
+    const { store, queued } = cache();
+    const { claimSink, poolSink } = store;
+    const pool = (uid: string, extra: object = {}) => ({
+      metadata: { name: 'pool', namespace: 'team-a', uid, ...extra },
+      spec: { templateRef: { name: 't' } },
+    });
+    claimSink.replace([
+      claimSink.decode(claim('waiting')),
+      claimSink.decode({ ...claim('bound'), status: { sandbox: 'p-1' } }),
+      claimSink.decode({ ...claim('other-pool'), spec: { warmPoolRef: { name: 'other' } } }),
+      claimSink.decode({ ...claim('elsewhere'), metadata: { name: 'elsewhere', namespace: 'team-b' } }),
+    ]);
+    queued.length = 0;
+    poolSink.apply('ADDED', poolSink.decode(pool('u-1')));
+    expect(store.pool('team-a', 'pool')).toEqual({
+      namespace: 'team-a',
+      name: 'pool',
+      uid: 'u-1',
+      templateName: 't',
+      deleting: false,
+    });
+    expect(queued).toEqual(['team-a/waiting']);
+    // Its status changing (the same pool) brings nobody; its deletion starting is kept (bind.ts refuses it).
+    poolSink.apply('MODIFIED', poolSink.decode(pool('u-1', { deletionTimestamp: '2026-12-03T07:00:00Z' })));
+    expect(queued).toEqual(['team-a/waiting']);
+    expect(store.pool('team-a', 'pool')?.deleting).toBe(true);
+    poolSink.apply('DELETED', poolSink.decode(pool('u-1')));
+    expect(store.pool('team-a', 'pool')).toBeUndefined();
+    poolSink.replace([poolSink.decode(pool('u-2'))]);
+    expect(queued).toEqual(['team-a/waiting', 'team-a/waiting']);
+    expect(store.pool('team-b', 'pool')).toBeUndefined();
+  });
 });

@@ -22,7 +22,7 @@ export class FakeCluster {
     string,
     { uid: string; raw: { metadata: { labels?: Record<string, string> }; spec: Record<string, unknown> } }
   >();
-  readonly pools = new Map<string, { uid: string; templateName?: string }>();
+  readonly pools = new Map<string, { uid: string; templateName?: string; deleting?: boolean }>();
   readonly templates = new Map<string, TemplateRead>();
   readonly statuses: ClaimStatus[] = [];
   readonly patches: JsonPatchOp[][] = [];
@@ -152,7 +152,10 @@ export class FakeCluster {
       blueprints: {
         readPool: (_ns, name) => {
           const pool = this.pools.get(name);
-          return Promise.resolve(pool && { uid: pool.uid, templateName: pool.templateName });
+          this.log.push(`pool:read:${name}`);
+          return Promise.resolve(
+            pool && { uid: pool.uid, templateName: pool.templateName, deleting: pool.deleting ?? false },
+          );
         },
         readTemplate: (_ns, name) => Promise.resolve(this.templates.get(name)),
       },

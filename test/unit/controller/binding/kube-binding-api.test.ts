@@ -122,14 +122,28 @@ describe('the binding’s Kubernetes ports', () => {
 
   it('reads a pool’s uid and template, a template’s generation and spec; a missing one is undefined', async () => {
     const { ports } = scripted([
-      { metadata: { uid: 'pu' }, spec: { templateRef: { name: 't' } } },
+      { metadata: { name: 'pool', namespace: 'team-a', uid: 'pu' }, spec: { templateRef: { name: 't' } } },
       failing(404),
+      {
+        metadata: { name: 'old', namespace: 'team-a', uid: 'po', deletionTimestamp: '2026-12-03T07:00:00Z' },
+      },
       { metadata: { generation: 4 }, spec: { podTemplate: {} } },
       failing(404),
       { metadata: {}, spec: 'x' },
     ]);
-    expect(await ports.blueprints.readPool('team-a', 'pool')).toEqual({ uid: 'pu', templateName: 't' });
+    expect(await ports.blueprints.readPool('team-a', 'pool')).toEqual({
+      namespace: 'team-a',
+      name: 'pool',
+      uid: 'pu',
+      templateName: 't',
+      deleting: false,
+    });
     expect(await ports.blueprints.readPool('team-a', 'gone')).toBeUndefined();
+    expect(await ports.blueprints.readPool('team-a', 'old')).toMatchObject({
+      uid: 'po',
+      templateName: undefined,
+      deleting: true,
+    });
     expect(await ports.blueprints.readTemplate('team-a', 't')).toEqual({
       generation: 4,
       spec: { podTemplate: {} },

@@ -14,7 +14,11 @@ import { claimRecord, POOL, poolSandbox } from './fixtures.ts';
 const FINALIZER = 'sandbox.agents.dev/sandbox-claim';
 const log = pino({ level: 'silent' });
 
-function setup(claim: ClaimRecord = claimRecord(), poolNames: string[] = ['python-pool-a', 'python-pool-b']) {
+function setup(
+  claim: ClaimRecord = claimRecord(),
+  poolNames: string[] = ['python-pool-a', 'python-pool-b'],
+  { poolCached = true }: { poolCached?: boolean } = {},
+) {
   const cluster = new FakeCluster();
   for (const name of poolNames) cluster.sandboxes.set(name, poolSandbox(name));
   cluster.pools.set(POOL.name, { uid: POOL.uid, templateName: 'python-agent' });
@@ -30,6 +34,13 @@ function setup(claim: ClaimRecord = claimRecord(), poolNames: string[] = ['pytho
     claimKeys: () => ['team-a/claim-1'],
     sandbox: (_ns, name) => cluster.sandboxes.get(name),
     poolSandboxes: () => [...cluster.sandboxes.values()].filter((s) => s.pool === POOL.name),
+    // The pool watch's view: what the cluster holds, unless the test says the watch has not shown it yet.
+    pool: (namespace, name) => {
+      const pool = poolCached ? cluster.pools.get(name) : undefined;
+      return (
+        pool && { namespace, name, uid: pool.uid, templateName: pool.templateName, deleting: !!pool.deleting }
+      );
+    },
     firstSeen: () => Date.parse('2026-12-03T07:00:00Z'),
   };
   const ctx: ClaimReconcilerContext = {
@@ -130,6 +141,30 @@ describe('the SandboxClaim reconciler', () => {
     expect(await turn()).toEqual({ kind: 'RequeueAfter', ms: MISSING_RETRY_MS });
     expect(cluster.events).toHaveLength(1);
     expect(cluster.statuses).toHaveLength(1);
+  });
+
+  it('a pool its cache has not shown yet is read live once, and the binding goes on', async () => {
+    const { cluster, turn } = setup(claimRecord(), ['python-pool-a'], { poolCached: false });
+    expect(await turn()).toEqual({ kind: 'AwaitChange' });
+    expect(cluster.log).toEqual([
+      'claim:patch',
+      'pool:read:python-pool',
+      'sandbox:bind:python-pool-a',
+      'reference:create:python-pool-a',
+      'claim:status',
+    ]);
+  });
+
+  it('a pool being deleted binds nothing: a condition naming the field, looked at again later', async () => {
+    const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }), ['python-pool-a']);
+    cluster.pools.set(POOL.name, { uid: POOL.uid, templateName: 'python-agent', deleting: true });
+    expect(await turn()).toEqual({ kind: 'RequeueAfter', ms: MISSING_RETRY_MS });
+    expect(cluster.log).toEqual(['claim:status']);
+    expect(cluster.sandboxes.get('python-pool-a')?.claim).toBeUndefined();
+    expect(cluster.statuses.at(-1)?.conditions?.[0]).toMatchObject({
+      reason: 'WarmPoolNotFound',
+      message: 'spec.warmPoolRef.name: SandboxWarmPool team-a/python-pool is being deleted',
+    });
   });
 
   it('a templateRef claim whose template is missing names spec.templateRef.name', async () => {
