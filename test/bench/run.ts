@@ -5,9 +5,9 @@
  * Sandbox, compiled, against keeping it whole), peer (issue 13: ours compiled vs kubernetes-sigs/agent-sandbox vs raw pod requests, on a local
  * control plane; see test/bench/peer/bench.ts for its settings), real-node (real containers vs kwok), reaper-pod
  * (the shell reaper inside a real pod, issue 12), drain (kubectl drain of sandboxes that move, issue 27), suspend
- * (suspend → pods gone and resume → Ready, p50/p99, beside bare pods' delete and create, issue 27).
- * (the shell reaper inside a real pod, issue 12), drain (kubectl drain of sandboxes that move, issue 27), claims
- * (issue 28: warm pools and claims, ours beside agent-sandbox's and a raw label update; test/bench/claims/bench.ts).
+ * (suspend → pods gone and resume → Ready, p50/p99, beside bare pods' delete and create, issue 27), claims
+ * (issue 28: warm pools and claims, ours beside agent-sandbox's and a raw label update; test/bench/claims/bench.ts;
+ * it ends with claim-exec), claim-exec (issue 28 on the real node: claim → first command run in the sandbox).
  */
 import { controllerBenchmarks } from './controller/bench.ts';
 import { coreBenchmarks } from './core/bench.ts';
@@ -20,6 +20,7 @@ import { reaperPodBenchmarks } from './real-node/reaper-pod.ts';
 import { drainBenchmarks } from './controller/drain.ts';
 import { suspendBenchmarks } from './controller/suspend.ts';
 import { claimsBenchmarks } from './claims/bench.ts';
+import { claimExecBenchmarks } from './real-node/claim-exec.ts';
 
 const suites: Record<string, () => Promise<void>> = {
   core: coreBenchmarks,
@@ -33,6 +34,7 @@ const suites: Record<string, () => Promise<void>> = {
   drain: drainBenchmarks,
   suspend: suspendBenchmarks,
   claims: claimsBenchmarks,
+  'claim-exec': claimExecBenchmarks,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

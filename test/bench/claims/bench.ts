@@ -9,6 +9,7 @@
  *   BENCH_PROFILE=DIR              ours under --cpu-prof into DIR, summarized at the end (the table says so)
  *   BENCH_OPERATOR_MAIN=FILE       another operator entry point instead of the bundle
  *   BENCH_OPERATOR_LOG=FILE        our operator's log, at debug level, appended to FILE
+ *   BENCH_CLAIMS_REAL_NODE=0       without the last rows, claim → first command on the real node (claim-exec)
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -22,6 +23,7 @@ import { summarizeProfile } from '../peer/profile.ts';
 import { aheadOfPeer, table, type Outcome } from './figures.ts';
 import { BURST_IN_FLIGHT, runClaims, runRaw, type Sizes } from './run.ts';
 import { ourClaims, peerClaims } from './subjects.ts';
+import { claimExecBenchmarks } from '../real-node/claim-exec.ts';
 
 /** A positive whole number from the environment, or a clear error naming the variable. */
 function count(variable: string, fallback: number, max: number): number {
@@ -104,4 +106,6 @@ export async function claimsBenchmarks(): Promise<void> {
     await rm(dir, { recursive: true, force: true });
   }
   if (profileDir !== null) await summarizeProfile(profileDir);
+  // The real node's row, on a control plane of its own (the kwok one is stopped): one run prints them all.
+  if (process.env['BENCH_CLAIMS_REAL_NODE'] !== '0') await claimExecBenchmarks();
 }
