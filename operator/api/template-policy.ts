@@ -1,7 +1,8 @@
 /**
- * The pod-template policy (issue 15): a Sandbox's `spec.podTemplate` is checked against the Pod Security
- * Standards at admission, on CREATE and UPDATE, so a namespace editor cannot have the operator create a
- * privileged, host-namespace or hostPath pod for them. The operator's own additions (the shell reaper) are
+ * The pod-template policy (issue 15): a Sandbox's or a SandboxTemplate's `spec.podTemplate` is checked against
+ * the Pod Security Standards at admission, on CREATE and UPDATE, so a namespace editor cannot have the operator
+ * create a privileged, host-namespace or hostPath pod for them — nor have a warm pool do it (issue 28: the
+ * operator creates pool and cold-claim Sandboxes itself, so their author's rights are the template's). The operator's own additions (the shell reaper) are
  * not in the template and are not judged here.
  *
  * The level, per Sandbox namespace:
@@ -13,7 +14,7 @@
  * An unknown level refuses every Sandbox in the namespace (fail closed) with a message naming it. The
  * operator's reserved names and a namespace's pinned runtime classes apply at every level (template-placement.ts).
  */
-import { GROUP, SANDBOX, VERSION } from './names.ts';
+import { GROUP, SANDBOX, SANDBOX_TEMPLATE, VERSION } from './names.ts';
 import { policyBinding, type Validation, type Variable, validatingPolicy } from './admission.ts';
 import { TEMPLATE_CHECKS, type TemplateCheck } from './template-checks.ts';
 import {
@@ -134,7 +135,7 @@ export function checkValidation(check: TemplateCheck, target: CheckTarget): Vali
 
 /**
  * The template's author may create pods in the namespace (issue 26, #9): the operator creates the Sandbox's
- * pods from it, so a persona allowed Sandboxes but not pods would otherwise get, through the operator, pods —
+ * pods from it (and a pool's or a cold claim's Sandboxes from a SandboxTemplate), so a persona allowed Sandboxes but not pods would otherwise get, through the operator, pods —
  * and with them the namespace's Secrets and ServiceAccounts, which any pod may mount. Kubernetes lets whoever
  * may create a pod mount those, so this one right is exactly what the author must already hold; nothing more
  * is reachable through the operator. Asked of every CREATE, and of an UPDATE only when it changes the
@@ -157,7 +158,9 @@ export function templatePolicy(name: string = TEMPLATE_POLICY_NAME) {
           apiGroups: [GROUP],
           apiVersions: [VERSION],
           operations: ['CREATE', 'UPDATE'],
-          resources: [SANDBOX.plural],
+          // A SandboxTemplate is the same blueprint (spec.podTemplate at the same path): the operator creates a
+          // warm pool's or a cold claim's Sandboxes from it itself, so its author is judged when it is written.
+          resources: [SANDBOX.plural, SANDBOX_TEMPLATE.plural],
         },
       ],
     },

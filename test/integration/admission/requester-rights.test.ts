@@ -1,11 +1,12 @@
 /**
  * A Sandbox's author holds the rights its pods need (issue 26, #9): a persona allowed to create Sandboxes but
  * not pods would get pods through the operator — and with them the namespace's Secrets and ServiceAccounts.
+ * So does a SandboxTemplate's (issue 28): a warm pool's Sandboxes are created by the operator from it.
  * Against the real API server, each persona a ServiceAccount with its own Role.
  */
 import { CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GROUP, SANDBOX, VERSION } from '../../../operator/api/names.ts';
+import { GROUP, SANDBOX, SANDBOX_TEMPLATE, VERSION } from '../../../operator/api/names.ts';
 import { JSON_PATCH, kubeConfig, serviceAccountKubeConfig, testNamespace } from '../../harness/kube.ts';
 import { sandboxManifest } from '../controller/fixtures.ts';
 
@@ -34,7 +35,7 @@ async function persona(account: string, rules: { apiGroups: string[]; resources:
   return serviceAccountKubeConfig(namespace, account);
 }
 
-const sandboxes = { apiGroups: [GROUP], resources: [SANDBOX.plural] };
+const sandboxes = { apiGroups: [GROUP], resources: [SANDBOX.plural, SANDBOX_TEMPLATE.plural] };
 const pods = { apiGroups: [''], resources: ['pods'] };
 
 beforeAll(async () => {
@@ -76,6 +77,43 @@ const patch = (kc: KubeConfig, name: string, body: object) =>
     ),
     'patched',
   );
+
+const createTemplate = (kc: KubeConfig, name: string, podSpec?: Record<string, unknown>) => {
+  const { spec } = sandboxManifest(namespace, name);
+  const { podTemplate } = spec as { podTemplate: { spec: Record<string, unknown> } };
+  return outcome(
+    kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: SANDBOX_TEMPLATE.plural,
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: SANDBOX_TEMPLATE.kind,
+        metadata: { name, namespace },
+        spec: { podTemplate: { ...podTemplate, spec: { ...podTemplate.spec, ...podSpec } } },
+      },
+    }),
+    'created',
+  );
+};
+
+describe('the author of a SandboxTemplate', () => {
+  it('may not write one without the right to create pods (a pool would create its pods), and is told which right', async () => {
+    const said = await createTemplate(sandboxOnly, 'no-pods');
+    expect(said).toContain('spec.podTemplate');
+    expect(said).toContain(
+      `system:serviceaccount:${namespace}:sandbox-only may not create pods in namespace`,
+    );
+    expect(await createTemplate(podAuthor, 'with-pods')).toBe('created');
+  });
+
+  it('is held to the namespace’s pod-template level when the template is written, not when a pool uses it', async () => {
+    const said = await createTemplate(podAuthor, 'host-pid', { hostPID: true });
+    expect(said).toContain('spec.podTemplate.spec.hostPID');
+    expect(said).toContain('pod-template level baseline');
+  });
+});
 
 describe('the author of a Sandbox', () => {
   it('may not create one without the right to create pods in its namespace, and is told which right', async () => {
