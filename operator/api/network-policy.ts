@@ -8,6 +8,7 @@
  * the Service's DNAT, so its endpoints, not its ClusterIP), and the peers the spec lists. Ingress: only
  * the spec's peers.
  */
+import { createHash } from 'node:crypto';
 import { API_VERSION, LABELS, MANAGED_BY, SANDBOX } from './names.ts';
 import type { NetworkManagement, SandboxNetwork } from './network.ts';
 
@@ -205,36 +206,80 @@ export type StoredNetworkPolicy = {
 };
 
 /**
+ * What the operator's comparisons read of a stored policy, and no more (the cache keeps this, docs/adr/0009):
+ * its two labels, its controller references, whether it is being deleted, and a digest of its spec.
+ */
+export type PolicySummary = {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly controllers: readonly OwnerPick[];
+  readonly deleting: boolean;
+  /** SHA-256 of the spec's JSON, keys sorted: equal digests, equal specs (key order aside). */
+  readonly spec: string;
+};
+
+type OwnerPick = { apiVersion: unknown; kind: unknown; name: unknown; uid: unknown };
+
+/** The operator's labels: the desired policy carries exactly these (desiredNetworkPolicy). */
+const OWN_LABELS = [LABELS.sandbox, LABELS.managedBy] as const;
+
+export function summarizePolicy(stored: StoredNetworkPolicy): PolicySummary {
+  const { labels = {}, ownerReferences = [], deletionTimestamp } = stored.metadata ?? {};
+  return {
+    labels: Object.fromEntries(
+      OWN_LABELS.flatMap((key) => {
+        const value = labels[key];
+        return value === undefined ? [] : [[key, value] as const];
+      }),
+    ),
+    controllers: ownerReferences
+      .filter((r) => (r as { controller?: boolean }).controller === true)
+      .map((r) => pick(r)),
+    deleting: (deletionTimestamp ?? undefined) !== undefined,
+    spec: specDigest(stored.spec),
+  };
+}
+
+/**
  * Whether the stored policy is the desired one: same spec (as the API server returns it, defaults included:
  * the desired spec spells every default out), the operator's labels and the Sandbox as its only controller.
  */
 export function policyHolds(stored: StoredNetworkPolicy, desired: DesiredNetworkPolicy): boolean {
-  const { labels = {}, ownerReferences = [], deletionTimestamp } = stored.metadata ?? {};
+  return summaryHolds(summarizePolicy(stored), desired);
+}
+
+/** policyHolds on what the cache keeps of the stored policy. */
+export function summaryHolds(stored: PolicySummary, desired: DesiredNetworkPolicy): boolean {
   const [owner] = desired.metadata.ownerReferences;
-  const controlled = ownerReferences.filter((r) => (r as { controller?: boolean }).controller === true);
   return (
-    (deletionTimestamp ?? undefined) === undefined &&
-    Object.entries(desired.metadata.labels).every(([key, value]) => labels[key] === value) &&
-    controlled.length === 1 &&
-    sameJson(pick(controlled[0]), pick(owner)) &&
-    sameJson(stored.spec, desired.spec)
+    !stored.deleting &&
+    Object.entries(desired.metadata.labels).every(([key, value]) => stored.labels[key] === value) &&
+    stored.controllers.length === 1 &&
+    sameJson(stored.controllers[0], pick(owner)) &&
+    stored.spec === specDigest(desired.spec)
   );
 }
 
 /** Whether a stored policy is the operator's own for this sandbox incarnation (so it may delete it). */
 export function ownedBy(stored: StoredNetworkPolicy, sandbox: SandboxIdentity): boolean {
-  const { labels = {}, ownerReferences = [] } = stored.metadata ?? {};
+  return summaryOwnedBy(summarizePolicy(stored), sandbox);
+}
+
+/** ownedBy on what the cache keeps of the stored policy. */
+export function summaryOwnedBy(stored: PolicySummary, sandbox: SandboxIdentity): boolean {
   return (
-    labels[LABELS.managedBy] === MANAGED_BY &&
-    labels[LABELS.sandbox] === sandbox.name &&
-    ownerReferences.some((r) => {
-      const ref = r as { kind?: string; uid?: string; controller?: boolean };
-      return ref.kind === SANDBOX.kind && ref.uid === sandbox.uid && ref.controller === true;
-    })
+    stored.labels[LABELS.managedBy] === MANAGED_BY &&
+    stored.labels[LABELS.sandbox] === sandbox.name &&
+    stored.controllers.some((ref) => ref.kind === SANDBOX.kind && ref.uid === sandbox.uid)
   );
 }
 
-function pick(ref: unknown) {
+/** No spec (an object that is no policy) digests to '', which no spec's digest equals. */
+function specDigest(spec: unknown): string {
+  if (spec === undefined) return '';
+  return createHash('sha256').update(JSON.stringify(spec, sortedKeys)).digest('base64');
+}
+
+function pick(ref: unknown): OwnerPick {
   const { apiVersion, kind, name, uid } = (ref ?? {}) as Record<string, unknown>;
   return { apiVersion, kind, name, uid };
 }

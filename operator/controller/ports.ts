@@ -171,11 +171,15 @@ export interface NamespaceApi {
 export interface NetworkPolicyApi {
   /** Whether an administrator labelled the namespace `sandbox.agents.dev/network-unmanaged=allowed` (live read). */
   unmanagedAllowed(namespace: string): Promise<boolean>;
-  /** The `kubernetes` Service's endpoints, from its EndpointSlice in `default`
-   * (kept for a minute once found).
+  /**
+   * The `kubernetes` Service's endpoints, from its EndpointSlice in `default`: as its watch has them once
+   * synced, else read live (kept for a minute once found).
    */
   apiServerEndpoints(): Promise<readonly ApiServerEndpoint[]>;
-  /** Creates the policy, or puts back a changed one (a PUT preconditioned on the version it read). */
+  /**
+   * Creates the policy, or puts back a changed one (a PUT preconditioned on the version it read or cached);
+   * compared with the watch's cache once synced, else read live.
+   */
   ensure(policy: DesiredNetworkPolicy): Promise<'Created' | 'Repaired' | 'Unchanged'>;
   /** Deletes the sandbox's policy if it is the operator's, preconditioned on its uid and version. */
   removeOwned(sandbox: SandboxIdentity): Promise<'Removed' | 'Absent' | 'NotOurs'>;

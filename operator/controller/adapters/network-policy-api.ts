@@ -1,16 +1,27 @@
 /**
  * NetworkPolicyApi over the API server, as plain JSON: the sandbox's NetworkPolicy, its namespace's opt-out
- * label and the API server's endpoints the policy lets the shell reaper reach.
+ * label and the API server's endpoints the policy lets the shell reaper reach. Once their watches have listed,
+ * the policy and the endpoints are read from the caches (cache/network-watches.ts), and a policy that stands
+ * costs no request; a write the cache was stale for (409, 404) reads the policy live and decides again.
  */
 import { NETWORK_UNMANAGED_ALLOWED, NETWORK_UNMANAGED_LABEL } from '../../api/network.ts';
 import {
   networkPolicyName,
   ownedBy,
   policyHolds,
+  summaryHolds,
   type ApiServerEndpoint,
+  type DesiredNetworkPolicy,
   type StoredNetworkPolicy,
 } from '../../api/network-policy.ts';
-import { request, requestUnlessGone } from '../../kube/errors.ts';
+import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
+import {
+  API_SERVER_SLICE,
+  endpointsOf,
+  type ApiServerEndpointsView,
+  type EndpointSlice,
+} from '../cache/api-server-endpoints.ts';
+import type { NetworkPolicyView } from '../cache/network-policies.ts';
 import { FIELD_MANAGER, type KubeClients } from '../../kube/clients.ts';
 import { segment } from '../../kube/plain-json.ts';
 import type { NetworkPolicyApi } from '../ports.ts';
@@ -21,30 +32,69 @@ const ENDPOINTS_TTL_MS = 60_000;
 type Versioned = StoredNetworkPolicy & {
   readonly metadata?: { readonly resourceVersion?: string; readonly uid?: string };
 };
-type EndpointSlice = {
-  addressType?: string;
-  endpoints?: { addresses?: string[]; conditions?: { ready?: boolean } }[];
-  ports?: { port?: number; protocol?: string }[];
+
+/** The watch-fed caches the adapter reads once they are synced; without them (tests) it reads live. */
+export type NetworkCaches = {
+  readonly policies: NetworkPolicyView;
+  readonly endpoints: ApiServerEndpointsView;
 };
 
 const policiesPath = (namespace: string) =>
   `/apis/networking.k8s.io/v1/namespaces/${segment(namespace)}/networkpolicies`;
 
-/** Every ready address × TCP port of the `kubernetes` Service's slices (IPv4 and IPv6 alike). */
-export function endpointsOf(slices: readonly EndpointSlice[]): ApiServerEndpoint[] {
-  return slices.flatMap((slice) => {
-    if (slice.addressType !== 'IPv4' && slice.addressType !== 'IPv6') return [];
-    const ports = (slice.ports ?? []).flatMap((p) =>
-      p.port !== undefined && (p.protocol ?? 'TCP') === 'TCP' ? [p.port] : [],
-    );
-    return (slice.endpoints ?? [])
-      .filter((e) => e.conditions?.ready !== false)
-      .flatMap((e) => (e.addresses ?? []).flatMap((address) => ports.map((port) => ({ address, port }))));
-  });
-}
+/** A write the cache's stale view made: created meanwhile (409), changed since (409) or gone (404). */
+const staleWrite = (error: unknown) =>
+  error instanceof KubeRequestError && (error.conflict || error.notFound);
 
-export function kubeNetworkPolicyApi({ json }: KubeClients, now: () => number = Date.now): NetworkPolicyApi {
+export function kubeNetworkPolicyApi(
+  { json }: KubeClients,
+  caches?: NetworkCaches,
+  now: () => number = Date.now,
+): NetworkPolicyApi {
   let endpoints: { read: number; value: readonly ApiServerEndpoint[] } | undefined;
+  const query = { fieldManager: FIELD_MANAGER };
+  const noted = (answer: unknown) => caches?.policies.wrote(answer);
+
+  const create = async (policy: DesiredNetworkPolicy, target: string) => {
+    noted(
+      await request('Create', target, () =>
+        json({ method: 'POST', path: policiesPath(policy.metadata.namespace), query, body: policy }),
+      ),
+    );
+    return 'Created' as const;
+  };
+  // The desired form back, on the version read only.
+  const replace = async (policy: DesiredNetworkPolicy, target: string, resourceVersion: string) => {
+    const { namespace, name } = policy.metadata;
+    noted(
+      await request('Replace', target, () =>
+        json({
+          method: 'PUT',
+          path: `${policiesPath(namespace)}/${segment(name)}`,
+          query,
+          body: { ...policy, metadata: { ...policy.metadata, resourceVersion } },
+        }),
+      ),
+    );
+    return 'Repaired' as const;
+  };
+  const readLive = async (namespace: string, name: string, target: string) =>
+    (await requestUnlessGone('Get', target, () =>
+      json({ method: 'GET', path: `${policiesPath(namespace)}/${segment(name)}` }),
+    )) as Versioned | undefined;
+
+  /** Today's way, and the way back from a stale cache: read the policy live, then decide. */
+  const ensureLive = async (policy: DesiredNetworkPolicy, target: string) => {
+    const { namespace, name } = policy.metadata;
+    const current = await readLive(namespace, name, target);
+    // Created meanwhile (another turn, or someone else's under the name): the 409 fails this turn, which is
+    // retried from fresh state and compares what is there; no pod is created on the strength of it.
+    if (current === undefined) return create(policy, target);
+    if (policyHolds(current, policy)) return 'Unchanged' as const;
+    // Changed (or someone else's under the name).
+    return replace(policy, target, current.metadata?.resourceVersion ?? '');
+  };
+
   return {
     async unmanagedAllowed(namespace) {
       const found = (await requestUnlessGone('Get', `namespace ${namespace}`, () =>
@@ -53,13 +103,15 @@ export function kubeNetworkPolicyApi({ json }: KubeClients, now: () => number = 
       return found?.metadata?.labels?.[NETWORK_UNMANAGED_LABEL] === NETWORK_UNMANAGED_ALLOWED;
     },
     async apiServerEndpoints() {
+      if (caches?.endpoints.synced === true) return caches.endpoints.endpoints;
       if (endpoints !== undefined && now() - endpoints.read < ENDPOINTS_TTL_MS) return endpoints.value;
-      // The API server keeps this one slice itself, under the Service's name: a GET of one named object is
-      // all the operator's RBAC grants (charts/sandbox-operator/templates/rbac.yaml).
-      const slice = (await requestUnlessGone('Get', 'endpointslice default/kubernetes', () =>
+      // The API server keeps this one slice itself, under the Service's name: a GET of one named object (or a
+      // watch selecting it by name) is all the operator's RBAC grants (charts/sandbox-operator/templates/rbac.yaml).
+      const { namespace, name } = API_SERVER_SLICE;
+      const slice = (await requestUnlessGone('Get', `endpointslice ${namespace}/${name}`, () =>
         json({
           method: 'GET',
-          path: '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes',
+          path: `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices/${name}`,
         }),
       )) as EndpointSlice | undefined;
       const value = endpointsOf(slice === undefined ? [] : [slice]);
@@ -70,37 +122,24 @@ export function kubeNetworkPolicyApi({ json }: KubeClients, now: () => number = 
     async ensure(policy) {
       const { namespace, name } = policy.metadata;
       const target = `networkpolicy ${namespace}/${name}`;
-      const query = { fieldManager: FIELD_MANAGER };
-      const path = `${policiesPath(namespace)}/${segment(name)}`;
-      const current = (await requestUnlessGone('Get', target, () => json({ method: 'GET', path }))) as
-        Versioned | undefined;
-      if (current === undefined) {
-        // Created meanwhile (another turn, or someone else's under the name): the 409 fails this turn, which is
-        // retried from fresh state and compares what is there; no pod is created on the strength of it.
-        await request('Create', target, () =>
-          json({ method: 'POST', path: policiesPath(namespace), query, body: policy }),
-        );
-        return 'Created';
+      if (caches?.policies.synced !== true) return ensureLive(policy, target);
+      const cached = caches.policies.policy(namespace, name);
+      if (cached !== undefined && summaryHolds(cached.summary, policy)) return 'Unchanged';
+      try {
+        return cached === undefined
+          ? await create(policy, target)
+          : await replace(policy, target, cached.resourceVersion);
+      } catch (error) {
+        // The cache was behind the API server: what is there now decides.
+        if (!staleWrite(error)) throw error;
+        return ensureLive(policy, target);
       }
-      if (policyHolds(current, policy)) return 'Unchanged';
-      // Changed (or someone else's under the name): the desired form back, on the version read only.
-      const resourceVersion = current.metadata?.resourceVersion ?? '';
-      await request('Replace', target, () =>
-        json({
-          method: 'PUT',
-          path,
-          query,
-          body: { ...policy, metadata: { ...policy.metadata, resourceVersion } },
-        }),
-      );
-      return 'Repaired';
     },
     async removeOwned(sandbox) {
       const name = networkPolicyName(sandbox.name);
       const target = `networkpolicy ${sandbox.namespace}/${name}`;
       const path = `${policiesPath(sandbox.namespace)}/${segment(name)}`;
-      const current = (await requestUnlessGone('Get', target, () => json({ method: 'GET', path }))) as
-        Versioned | undefined;
+      const current = await readLive(sandbox.namespace, name, target);
       if (current === undefined) return 'Absent';
       if (!ownedBy(current, sandbox)) return 'NotOurs';
       const { uid, resourceVersion } = current.metadata ?? {};

@@ -84,6 +84,13 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const claims = new HeldClaims((key) => queue.add(key));
   // The warm pools' controller: its own watches and queue (docs/warm-pools.md).
   const pools = warmPoolController({ clients, namespace: config.namespace, metrics, log });
+  // Each sandbox's NetworkPolicy and the API server's endpoints it opens: cached, so a turn whose policy
+  // stands reads neither; a change to either brings the turns that put the policies back.
+  const network = networkWatches(
+    config.namespace,
+    (key) => queue.add(key),
+    () => store.sandboxKeys(),
+  );
   const sinks: [WatchedResource, WatchSink][] = [
     ...storeResources(config.namespace).map(([resource, sink]): [WatchedResource, WatchSink] => [
       resource,
@@ -91,11 +98,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     ]),
     ...namespaces.sinks,
     ...managed.sinks,
-    ...networkWatches(
-      config.namespace,
-      (key) => queue.add(key),
-      () => store.sandboxKeys(),
-    ),
+    ...network.labelSinks,
     [claimResource(config.namespace), claims],
   ];
   const watcherOf = <T>(resource: WatchedResource, sink: WatchSink<T>) =>
@@ -105,7 +108,13 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const events = kubeEventRecorder(clients, 'sandbox-operator', log);
   // SandboxClaims: their own cache, queue and workers (binding.ts), beside the Sandboxes'.
   const binding = bindingController(clients, events, metrics, config.namespace, log);
-  const watchers = sinks.map(([resource, sink]) => watcherOf(resource, sink));
+  // The policies' watch gates readiness as the store's do (the turn reads its cache once it has listed).
+  const policyWatcher = watcherOf(network.policyResource, network.policies);
+  network.policies.watchedBy(policyWatcher);
+  const watchers: Pick<Watcher, 'isSynced' | 'resourceName' | 'hasSynced' | 'run'>[] = [
+    ...sinks.map(([resource, sink]) => watcherOf(resource, sink)),
+    policyWatcher,
+  ];
   // The pools' and claims' caches gate only their own controllers: a cluster without their CRDs (a release
   // upgraded before its CRDs: helm upgrade does not install new ones) still has its Sandboxes reconciled, and
   // the watcher says the missing CRD once, with the fix.
@@ -119,6 +128,9 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       if (store.pods(key).some((pod) => pod.node === node)) queue.add(key);
   });
   const nodeWatcher = watcherOf(nodeDrainResource, nodes);
+  // The API server's slice gates nothing: until it lists, each turn reads it live, as before it was watched.
+  const sliceWatcher = watcherOf(network.sliceResource, network.endpoints);
+  network.endpoints.watchedBy(sliceWatcher);
   const misconfigurations = new Misconfigurations();
   const ctx: ReconcilerContext = {
     store,
@@ -129,7 +141,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       pods: kubePodApi(clients),
       claims: kubeClaimApi(clients),
       guards: kubeGuardApi(clients),
-      networkPolicies: kubeNetworkPolicyApi(clients),
+      networkPolicies: kubeNetworkPolicyApi(clients, network),
       namespaces: kubeNamespaceApi(clients),
       events,
     }),
@@ -164,8 +176,8 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   registerStateGauges(metrics.registry, () => cachedSandboxes(store));
 
   const watching = new AbortController();
-  const watchRuns = [...watchers, ...poolWatchers, ...bindingWatchers, nodeWatcher].map((watcher) =>
-    watcher.run(watching.signal),
+  const watchRuns = [...watchers, ...poolWatchers, ...bindingWatchers, nodeWatcher, sliceWatcher].map(
+    (watcher) => watcher.run(watching.signal),
   );
   let stopping = false;
   const params = admissionParamsRef(config.admissionParams);

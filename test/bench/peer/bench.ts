@@ -19,6 +19,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { pino } from 'pino';
 import { provisionOperatorIdentity, startLocalCluster } from '@sandbox-operator/local-cluster';
 import { clients } from '../controller/cluster.ts';
+import { sandboxDeleter } from '../../harness/admission.ts';
 import { ensurePeer, PEER_VERSION } from './agent-sandbox.ts';
 import { profileApiserver, topFunctions } from './apiserver-profile.ts';
 import { summarizeProfile } from './profile.ts';
@@ -79,6 +80,8 @@ export async function peerBenchmarks(): Promise<void> {
   });
   try {
     const c = clients(cluster);
+    // Ours's Sandboxes are created as the sessions' user (controller/cluster.ts createSandbox): it needs its rights.
+    await sandboxDeleter(c.kc);
     // Ours runs as the chart's ServiceAccount with the chart's RBAC, as `npm start` runs it: the admission
     // policies trust it as they trust the Deployment, and the raw client and the peer (admin) stay outside them.
     const operatorKubeconfig = await provisionOperatorIdentity(cluster);

@@ -10,6 +10,8 @@ import { GROUP, LABELS, SANDBOX, VERSION } from '../../../operator/api/names.ts'
 import { BLOCKED_IPV4 } from '../../../operator/api/network-policy.ts';
 import { NETWORK_UNMANAGED_LABEL } from '../../../operator/api/network.ts';
 import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { startHoldingProxy, type HoldingProxy } from '../../harness/holding-proxy.ts';
+import { parseExposition, series } from '../../harness/prometheus-text.ts';
 import { createSandbox, sandboxManifest, untilSandbox } from './fixtures.ts';
 import {
   customObjects,
@@ -23,6 +25,9 @@ import {
 
 const namespace = testNamespace('netpol');
 let operator: RunningOperator;
+/** The operator reaches the API server through a proxy that notes each request (method and URL). */
+let proxy: HoldingProxy;
+const requests: string[] = [];
 const networking = () => kubeConfig().makeApiClient(NetworkingV1Api);
 
 const policyOf = (sandbox: string): Promise<V1NetworkPolicy | undefined> =>
@@ -90,11 +95,16 @@ async function apiServerSlice(): Promise<{ address: string; port: number }> {
 
 beforeAll(async () => {
   await grantOperatorRbac();
-  operator = startOperator(namespace);
+  proxy = await startHoldingProxy(restrictedKubeConfig(), (method, url) => {
+    requests.push(`${method} ${url}`);
+    return undefined;
+  });
+  operator = startOperator(namespace, [], undefined, proxy.kubeConfig);
   await createSandbox(namespace, 'isolated');
 });
 afterAll(async () => {
   await operator.stop();
+  await proxy.close();
   if (wroteSlice) await kubectlOk(['delete', 'endpointslice', 'kubernetes', '-n', 'default']);
 });
 
@@ -144,6 +154,114 @@ describe('a Managed sandbox', () => {
     ]);
     const policy = await untilPolicy('isolated', 'the policy put back', (p) => p.spec?.ingress === undefined);
     expect(policy.spec?.egress?.[0]?.to?.[0]?.ipBlock?.except).toEqual([...BLOCKED_IPV4]);
+  });
+});
+
+/** The live reads the cache spares: a GET of the sandbox's policy by name, or of the API server's slice. */
+const liveReads = (sandbox: string) =>
+  requests.filter(
+    (r) =>
+      r.startsWith(
+        `GET /apis/networking.k8s.io/v1/namespaces/${namespace}/networkpolicies/${sandbox}-sandbox`,
+      ) || r.startsWith('GET /apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes'),
+  );
+const writes = (sandbox: string) =>
+  requests.filter(
+    (r) =>
+      (r.startsWith('POST ') || r.startsWith('PUT ')) &&
+      r.includes(`/namespaces/${namespace}/networkpolicies`) &&
+      (r.startsWith('POST ') || r.includes(`/networkpolicies/${sandbox}-sandbox`)),
+  );
+
+/** The sandbox controller's reconciles so far, and whether it has work queued or under way. */
+const turns = async () => {
+  const port = await operator.port;
+  const samples = parseExposition(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+  const sum = (name: string, labels: Record<string, string>) =>
+    series(samples, name, labels).reduce((total, sample) => total + sample.value, 0);
+  return {
+    reconciles: sum('controller_runtime_reconcile_total', { controller: 'sandbox' }),
+    busy:
+      sum('workqueue_depth', { name: 'sandbox' }) +
+      sum('controller_runtime_active_workers', { controller: 'sandbox' }),
+  };
+};
+
+describe('the policy from the watch’s cache', () => {
+  it('is re-created when deleted, at its watch event, without reading it or the slice live', async () => {
+    const before = await untilPolicy('isolated', 'the policy', () => true);
+    requests.length = 0;
+    await networking().deleteNamespacedNetworkPolicy({ namespace, name: 'isolated-sandbox' });
+    await untilPolicy('isolated', 'the policy re-created', (p) => p.metadata?.uid !== before.metadata?.uid);
+    expect(writes('isolated')).toEqual([
+      expect.stringMatching(
+        new RegExp(`^POST /apis/networking.k8s.io/v1/namespaces/${namespace}/networkpolicies`),
+      ),
+    ]);
+    expect(liveReads('isolated')).toEqual([]);
+  });
+
+  it('is put back when changed, on the cached version, without reading it live', async () => {
+    await untilPolicy('isolated', 'the policy', () => true);
+    requests.length = 0;
+    await kubectlOk([
+      'patch',
+      'networkpolicy',
+      'isolated-sandbox',
+      '-n',
+      namespace,
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ spec: { ingress: [{}] } }),
+    ]);
+    await untilPolicy('isolated', 'the policy put back', (p) => p.spec?.ingress === undefined);
+    expect(writes('isolated')).toEqual([expect.stringMatching(/^PUT .*\/networkpolicies\/isolated-sandbox/)]);
+    expect(liveReads('isolated')).toEqual([]);
+  });
+
+  it('costs a turn of a sandbox whose policy stands no request for it', async () => {
+    const policy = await untilPolicy('isolated', 'the policy', () => true);
+    await eventually('the queue idle', async () => {
+      const now = await turns();
+      return now.busy === 0 ? now : pending(now);
+    });
+    const before = await turns();
+    requests.length = 0;
+    await touch('isolated', 'cached');
+    // The touch's turn, finished: one more reconcile counted and the queue idle.
+    await eventually('the touch’s turn', async () => {
+      const now = await turns();
+      return now.reconciles > before.reconciles && now.busy === 0 ? now : pending(now);
+    });
+    expect(liveReads('isolated')).toEqual([]);
+    expect(writes('isolated')).toEqual([]);
+    expect((await policyOf('isolated'))?.metadata?.resourceVersion).toBe(policy.metadata?.resourceVersion);
+  });
+
+  it('follows the API server’s endpoints when they change, with no change to the Sandbox', async () => {
+    const { address, port } = await apiServerSlice();
+    if (!wroteSlice) return; // a real cluster's slice is not the test's to change
+    await kubectlOk([
+      'patch',
+      'endpointslice',
+      'kubernetes',
+      '-n',
+      'default',
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({
+        endpoints: [{ addresses: [address, '192.0.2.11'], conditions: { ready: true } }],
+      }),
+    ]);
+    const policy = await untilPolicy('isolated', 'the new address opened', (p) =>
+      (p.spec?.egress ?? []).some((r) => r.to?.some((peer) => peer.ipBlock?.cidr === '192.0.2.11/32')),
+    );
+    expect(policy.spec?.egress?.[2]).toEqual({
+      to: [{ ipBlock: { cidr: `${address}/32` } }, { ipBlock: { cidr: '192.0.2.11/32' } }],
+      ports: [{ protocol: 'TCP', port }],
+    });
   });
 });
 

@@ -11,6 +11,9 @@ import {
   networkPolicyName,
   ownedBy,
   policyHolds,
+  summarizePolicy,
+  summaryHolds,
+  summaryOwnedBy,
   type DesiredNetworkPolicy,
   type StoredNetworkPolicy,
 } from '../../../operator/api/network-policy.ts';
@@ -329,4 +332,51 @@ describe('ownedBy', () => {
   ])('is not when %s', (_, metadata) => expect(own(metadata)).toBe(false));
 
   it('is not without metadata', () => expect(ownedBy({}, sandbox)).toBe(false));
+});
+
+describe('summarizePolicy (what the cache keeps)', () => {
+  it('keeps the operator’s two labels, the controller only, and a digest of the spec', () => {
+    const summary = summarizePolicy(stored());
+    expect(summary.labels).toEqual({
+      'sandbox.agents.dev/sandbox': 'box',
+      'app.kubernetes.io/managed-by': 'sandbox-operator',
+    });
+    expect(summary.controllers).toEqual([
+      { apiVersion: 'sandbox.agents.dev/v1alpha1', kind: 'Sandbox', name: 'box', uid: 'uid-1' },
+    ]);
+    expect(summary.deleting).toBe(false);
+    expect(summary.spec).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    expect(JSON.stringify(summary)).not.toContain('0.0.0.0/0');
+  });
+
+  it('digests equal specs equally, key order aside, and different ones differently', () => {
+    const desired = policy();
+    expect(summarizePolicy(stored()).spec).toBe(summarizePolicy(desired).spec);
+    expect(summarizePolicy({ ...stored(), spec: { ...desired.spec, ingress: [{}] } }).spec).not.toBe(
+      summarizePolicy(desired).spec,
+    );
+    expect(summarizePolicy({ metadata: {} }).spec).toBe('');
+  });
+
+  it('says a policy being deleted, and keeps no label it lacks', () => {
+    const summary = summarizePolicy({ metadata: { deletionTimestamp: 'now' } });
+    // Strictly: a label it lacks is no key at all (a key holding undefined would be kept for nothing).
+    expect(summary).toStrictEqual({ labels: {}, controllers: [], deleting: true, spec: '' });
+  });
+
+  it('answers as the stored policy does, for holding and owning alike', () => {
+    const cases: StoredNetworkPolicy[] = [
+      stored(),
+      { ...stored(), spec: { ...policy().spec, egress: [{}] } },
+      { metadata: { ...stored().metadata, deletionTimestamp: 'now' } },
+      { metadata: { ...stored().metadata, labels: {} }, spec: policy().spec },
+      {},
+    ];
+    for (const c of cases) {
+      expect(summaryHolds(summarizePolicy(c), policy())).toBe(policyHolds(c, policy()));
+      expect(summaryOwnedBy(summarizePolicy(c), sandbox)).toBe(ownedBy(c, sandbox));
+    }
+    expect(summaryHolds(summarizePolicy(stored()), policy())).toBe(true);
+    expect(summaryOwnedBy(summarizePolicy(stored()), sandbox)).toBe(true);
+  });
 });
