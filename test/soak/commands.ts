@@ -25,6 +25,7 @@ import {
 import type { SandboxSpec, SessionSpec, SoakModel } from './model.ts';
 import { drainNode } from './nodes.ts';
 import { refuseGuards } from './platform.ts';
+import { attachToClaimed, claim, CLAIMS, deleteClaim, deletePool, rollout, scalePool } from './pools.ts';
 import type { Setup } from './sequence.ts';
 import {
   annotate,
@@ -92,6 +93,17 @@ export const setupArb: fc.Arbitrary<Setup> = fc
     stripAfterNamespaceDeleteMs: fc.oneof(
       { weight: 3, arbitrary: fc.constant(undefined) },
       { weight: 1, arbitrary: fc.integer({ min: 0, max: 3000 }) },
+    ),
+    // Issue 28: a warm pool of 1–3 in half the sequences.
+    pool: fc.oneof(
+      { weight: 1, arbitrary: fc.constant(undefined) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          replicas: fc.integer({ min: 1, max: 3 }),
+          updateStrategy: fc.constantFrom<'OnReplenish' | 'Recreate'>('OnReplenish', 'Recreate'),
+        }),
+      },
     ),
   })
   .map(({ sandboxes, sessions, ...rest }) => ({
@@ -206,6 +218,45 @@ export function stepArbs(setup: Setup): fc.Arbitrary<Step>[] {
       fc.integer({ min: 200, max: 2500 }).map((ms) => op(`pause ${ms} ms`, (c) => pause(c, ms))),
     ),
     ...issue25Moves(box, session, ordinal),
+    ...(setup.pool === undefined ? [] : poolMoves(session)),
+  ];
+}
+
+/**
+ * Issue 28's moves (pools.ts): claims made (warm, or cold from the template) and deleted, other sessions
+ * attaching to a claimed sandbox, the pool resized through /scale and its spec, the template rolled out under
+ * either strategy, the pool deleted.
+ */
+function poolMoves(session: fc.Arbitrary<string>): fc.Arbitrary<Step>[] {
+  const op = (label: string, action: (ctx: SequenceContext) => Promise<unknown>) =>
+    new Operation(label, action);
+  const name = fc.constantFrom(...CLAIMS);
+  const weighted = (weight: number, arb: fc.Arbitrary<Step>) => Array.from({ length: weight }, () => arb);
+  return [
+    ...weighted(
+      3,
+      fc
+        .tuple(name, session, fc.integer({ min: 0, max: 3 }))
+        .map(([c, s, n]) =>
+          op(`user claims ${c} for ${s}${n === 0 ? ' (cold)' : ''}`, (x) => claim(x, c, s, n === 0)),
+        ),
+    ),
+    name.map((c) => op(`user deletes ${c}`, (x) => deleteClaim(x, c))),
+    ...weighted(
+      2,
+      fc
+        .tuple(session, name)
+        .map(([s, c]) => op(`${s} attaches to the sandbox of ${c}`, (x) => attachToClaimed(x, s, c))),
+    ),
+    fc
+      .tuple(fc.integer({ min: 0, max: 3 }), fc.constantFrom<'scale' | 'spec'>('scale', 'spec'))
+      .map(([n, via]) =>
+        op(`administrator scales the pool to ${n} through ${via}`, (x) => scalePool(x, n, via)),
+      ),
+    fc
+      .constantFrom<'OnReplenish' | 'Recreate'>('OnReplenish', 'Recreate')
+      .map((st) => op(`administrator rolls the template out (${st})`, (x) => rollout(x, st))),
+    fc.constant(op('administrator deletes the pool', (x) => deletePool(x))),
   ];
 }
 

@@ -7,6 +7,7 @@
  */
 import { isForeignReference } from '../../operator/exclusivity/index.ts';
 import type { TimedEvent } from './audit-log.ts';
+import { poolCoverage } from './claims.ts';
 import type { SoakModel } from './model.ts';
 import { eraseWindows, sandboxVersions, within } from './versions.ts';
 import {
@@ -37,7 +38,15 @@ export type CoverageKey =
   | 'workspaceClaimDeletesRefused'
   | 'drains'
   | 'podsMovedByDrains'
-  | 'podsStoppedWhileIdle';
+  | 'podsStoppedWhileIdle'
+  | 'claimsBoundWarm'
+  | 'claimsBoundCold'
+  | 'claimsDeleted'
+  | 'poolShrinkDeletions'
+  | 'rolloutReplacements'
+  | 'claimsDeletedSandboxShared'
+  | 'poolResizes'
+  | 'attachesToClaimed';
 
 const ok = (e: TimedEvent) => (e.responseStatus?.code ?? 0) >= 200 && (e.responseStatus?.code ?? 0) < 300;
 
@@ -157,6 +166,23 @@ export function coverageOf(model: SoakModel, events: readonly TimedEvent[], oper
     drains: model.ops.filter((op) => op.kind === 'drain' && op.outcome === 'ok').length,
     podsMovedByDrains: moved.length,
     podsStoppedWhileIdle: idled.length,
+    // Issue 28 (claims.ts): claims bound warm and cold and deleted, the pool's deletions by shrink and by
+    // rollout, claims deleted whose sandbox another session shared (kept), resizes, attaches to claimed ones.
+    ...poolCoverage(
+      sorted,
+      versions,
+      operatorUser,
+      new Map(
+        [...model.sandboxes.values()].flatMap((s) => (s.claim === undefined ? [] : [[s.name, s.claim]])),
+      ),
+    ),
+    poolResizes: model.ops.filter((op) => op.kind === 'scale-pool' && op.outcome === 'ok').length,
+    attachesToClaimed: model.ops.filter(
+      (op) =>
+        op.kind === 'attach' &&
+        op.outcome === 'attached' &&
+        model.sandboxes.get(op.sandbox ?? '')?.claim !== undefined,
+    ).length,
   };
 }
 
