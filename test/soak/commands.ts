@@ -25,7 +25,16 @@ import {
 import type { SandboxSpec, SessionSpec, SoakModel } from './model.ts';
 import { drainNode } from './nodes.ts';
 import { refuseGuards } from './platform.ts';
-import { attachToClaimed, claim, CLAIMS, deleteClaim, deletePool, rollout, scalePool } from './pools.ts';
+import {
+  attachToClaimed,
+  claim,
+  CLAIMS,
+  deleteClaim,
+  deletePool,
+  forgetClaimed,
+  rollout,
+  scalePool,
+} from './pools.ts';
 import type { Setup } from './sequence.ts';
 import {
   annotate,
@@ -223,7 +232,7 @@ export function stepArbs(setup: Setup): fc.Arbitrary<Step>[] {
 }
 
 /**
- * Issue 28's moves (pools.ts): claims made (warm, or cold from the template) and deleted, other sessions
+ * Issue 28's moves (pools.ts), weighted to be about a third of a pool sequence's operations: claims made (warm, or cold from the template) and deleted, other sessions
  * attaching to a claimed sandbox, the pool resized through /scale and its spec, the template rolled out under
  * either strategy, the pool deleted.
  */
@@ -234,28 +243,43 @@ function poolMoves(session: fc.Arbitrary<string>): fc.Arbitrary<Step>[] {
   const weighted = (weight: number, arb: fc.Arbitrary<Step>) => Array.from({ length: weight }, () => arb);
   return [
     ...weighted(
-      3,
+      6,
       fc
         .tuple(name, session, fc.integer({ min: 0, max: 3 }))
         .map(([c, s, n]) =>
           op(`user claims ${c} for ${s}${n === 0 ? ' (cold)' : ''}`, (x) => claim(x, c, s, n === 0)),
         ),
     ),
-    name.map((c) => op(`user deletes ${c}`, (x) => deleteClaim(x, c))),
     ...weighted(
-      2,
+      3,
+      name.map((c) => op(`user deletes ${c}`, (x) => deleteClaim(x, c))),
+    ),
+    ...weighted(
+      4,
       fc
         .tuple(session, name)
         .map(([s, c]) => op(`${s} attaches to the sandbox of ${c}`, (x) => attachToClaimed(x, s, c))),
     ),
-    fc
-      .tuple(fc.integer({ min: 0, max: 3 }), fc.constantFrom<'scale' | 'spec'>('scale', 'spec'))
-      .map(([n, via]) =>
-        op(`administrator scales the pool to ${n} through ${via}`, (x) => scalePool(x, n, via)),
-      ),
-    fc
-      .constantFrom<'OnReplenish' | 'Recreate'>('OnReplenish', 'Recreate')
-      .map((st) => op(`administrator rolls the template out (${st})`, (x) => rollout(x, st))),
+    ...weighted(
+      2,
+      fc
+        .tuple(session, name)
+        .map(([s, c]) => op(`${s} forgets the sandbox of ${c}`, (x) => forgetClaimed(x, s, c))),
+    ),
+    ...weighted(
+      3,
+      fc
+        .tuple(fc.integer({ min: 0, max: 3 }), fc.constantFrom<'scale' | 'spec'>('scale', 'spec'))
+        .map(([n, via]) =>
+          op(`administrator scales the pool to ${n} through ${via}`, (x) => scalePool(x, n, via)),
+        ),
+    ),
+    ...weighted(
+      2,
+      fc
+        .constantFrom<'OnReplenish' | 'Recreate'>('OnReplenish', 'Recreate')
+        .map((st) => op(`administrator rolls the template out (${st})`, (x) => rollout(x, st))),
+    ),
     fc.constant(op('administrator deletes the pool', (x) => deletePool(x))),
   ];
 }

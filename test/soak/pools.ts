@@ -18,7 +18,7 @@ import {
   VERSION,
 } from '../../operator/api/names.ts';
 import { sandboxManifest } from '../integration/controller/fixtures.ts';
-import { attach, outcomeOf, type SequenceContext } from './agent-host.ts';
+import { attach, forget, outcomeOf, type SequenceContext } from './agent-host.ts';
 import type { Violation } from './invariants.ts';
 import { actorClients } from './kube.ts';
 import type { PoolSpec } from './model.ts';
@@ -264,6 +264,20 @@ export async function attachToClaimed(ctx: SequenceContext, session: string, nam
     return;
   }
   await attach(ctx, session, known.sandbox);
+}
+
+/** That session's host forgets the claimed sandbox: once the claim is deleted too, it may be released. */
+export async function forgetClaimed(ctx: SequenceContext, session: string, name: string): Promise<void> {
+  const known = ctx.model.claims.get(name);
+  if (known?.sandbox === undefined || known.session === session) {
+    const op = ctx.model.begin('forget', `${session} forgets the sandbox of ${name}`);
+    ctx.model.end(
+      op,
+      known?.sandbox === undefined ? 'skipped: not bound' : "skipped: the claim's own session",
+    );
+    return;
+  }
+  await forget(ctx, session, known.sandbox);
 }
 
 /**
