@@ -280,6 +280,21 @@ function poolMoves(session: fc.Arbitrary<string>): fc.Arbitrary<Step>[] {
         .constantFrom<'OnReplenish' | 'Recreate'>('OnReplenish', 'Recreate')
         .map((st) => op(`administrator rolls the template out (${st})`, (x) => rollout(x, st))),
     ),
+    // A shared claimed sandbox: its claim's deletion must leave it (Blocked) while the other session holds it.
+    ...weighted(
+      2,
+      fc.tuple(name, session, session, fc.integer({ min: 0, max: 1500 })).map(([c, s, other, ms]) =>
+        op(
+          `user claims ${c} for ${s}, ${other} attaches to its sandbox, ${ms} ms later ${c} is deleted`,
+          async (x) => {
+            await claim(x, c, s, false);
+            await attachToClaimed(x, other, c);
+            await pause(x, ms);
+            await deleteClaim(x, c);
+          },
+        ),
+      ),
+    ),
     fc.constant(op('administrator deletes the pool', (x) => deletePool(x))),
   ];
 }

@@ -2,7 +2,9 @@
  * How often issue 25's and 27's judgements had something to judge in a sequence: a clean run proves only as much
  * as its moves reached (refused protected writes, refused guards, recorded Exclusive decisions, late references
  * the operator erased and reported, erases acted on, pods released after a strip; suspensions stored and
- * refused, pods they stopped, workspace claims deleted; drains, pods they moved, pods stopped while idle).
+ * refused, pods they stopped, workspace claims deleted; drains, pods they moved, pods stopped while idle; issue
+ * 28's claims bound warm and cold and deleted, the pool's shrink and rollout deletions, shared claimed sandboxes
+ * kept after their claim's deletion, resizes and attaches to claimed sandboxes).
  * Summed in the run's summary.
  */
 import { isForeignReference } from '../../operator/exclusivity/index.ts';
