@@ -1,7 +1,8 @@
 /**
  * What the soak's API server records: every write to Sandboxes (their status included: the decision, the
  * erase recorded), SessionReferences, pods (and their evictions), PodDisruptionBudgets and namespaces, with
- * workspace claims' writes (who deleted which, when), with
+ * workspace claims' writes (who deleted which, when), issue 28's sandbox claims (their status: what was bound,
+ * warm or cold), templates (their generation) and pools (resizes, through /scale too), with
  * request and response bodies where an invariant reads them (the deleted object's state, a pod's labels at
  * creation, a Sandbox's annotations and status at each version); the users' status-subresource writes to pods
  * and budgets (the protected writes the soak attempts); and the operator's Events (LateReferencesErased).
@@ -45,7 +46,7 @@ rules:
   - level: None
     resources:
       - group: sandbox.agents.dev
-        resources: [sessionreferences/status]
+        resources: [sessionreferences/status, sandboxwarmpools/status]
       - group: ""
         resources: [pods/status, pods/binding, events]
       - group: policy
@@ -54,7 +55,7 @@ rules:
     verbs: ${JSON.stringify(WRITES)}
     resources:
       - group: sandbox.agents.dev
-        resources: [sandboxes, sessionreferences]
+        resources: [sandboxes, sessionreferences, sandboxclaims, sandboxclaims/status, sandboxtemplates]
       - group: ""
         resources: [pods, pods/eviction]
   - level: Metadata
@@ -62,6 +63,8 @@ rules:
     resources:
       - group: policy
         resources: [poddisruptionbudgets]
+      - group: sandbox.agents.dev
+        resources: [sandboxwarmpools, sandboxwarmpools/scale]
       - group: ""
         resources: [namespaces, namespaces/finalize, persistentvolumeclaims]
   - level: None

@@ -25,6 +25,16 @@ import {
 import type { SandboxSpec, SessionSpec, SoakModel } from './model.ts';
 import { drainNode } from './nodes.ts';
 import { refuseGuards } from './platform.ts';
+import {
+  attachToClaimed,
+  claim,
+  CLAIMS,
+  deleteClaim,
+  deletePool,
+  forgetClaimed,
+  rollout,
+  scalePool,
+} from './pools.ts';
 import type { Setup } from './sequence.ts';
 import {
   annotate,
@@ -92,6 +102,17 @@ export const setupArb: fc.Arbitrary<Setup> = fc
     stripAfterNamespaceDeleteMs: fc.oneof(
       { weight: 3, arbitrary: fc.constant(undefined) },
       { weight: 1, arbitrary: fc.integer({ min: 0, max: 3000 }) },
+    ),
+    // Issue 28: a warm pool of 1–3 in half the sequences.
+    pool: fc.oneof(
+      { weight: 1, arbitrary: fc.constant(undefined) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          replicas: fc.integer({ min: 1, max: 3 }),
+          updateStrategy: fc.constantFrom<'OnReplenish' | 'Recreate'>('OnReplenish', 'Recreate'),
+        }),
+      },
     ),
   })
   .map(({ sandboxes, sessions, ...rest }) => ({
@@ -206,6 +227,75 @@ export function stepArbs(setup: Setup): fc.Arbitrary<Step>[] {
       fc.integer({ min: 200, max: 2500 }).map((ms) => op(`pause ${ms} ms`, (c) => pause(c, ms))),
     ),
     ...issue25Moves(box, session, ordinal),
+    ...(setup.pool === undefined ? [] : poolMoves(session)),
+  ];
+}
+
+/**
+ * Issue 28's moves (pools.ts), weighted to be about a third of a pool sequence's operations: claims made (warm, or cold from the template) and deleted, other sessions
+ * attaching to a claimed sandbox, the pool resized through /scale and its spec, the template rolled out under
+ * either strategy, the pool deleted.
+ */
+function poolMoves(session: fc.Arbitrary<string>): fc.Arbitrary<Step>[] {
+  const op = (label: string, action: (ctx: SequenceContext) => Promise<unknown>) =>
+    new Operation(label, action);
+  const name = fc.constantFrom(...CLAIMS);
+  const weighted = (weight: number, arb: fc.Arbitrary<Step>) => Array.from({ length: weight }, () => arb);
+  return [
+    ...weighted(
+      6,
+      fc
+        .tuple(name, session, fc.integer({ min: 0, max: 3 }))
+        .map(([c, s, n]) =>
+          op(`user claims ${c} for ${s}${n === 0 ? ' (cold)' : ''}`, (x) => claim(x, c, s, n === 0)),
+        ),
+    ),
+    ...weighted(
+      3,
+      name.map((c) => op(`user deletes ${c}`, (x) => deleteClaim(x, c))),
+    ),
+    ...weighted(
+      4,
+      fc
+        .tuple(session, name)
+        .map(([s, c]) => op(`${s} attaches to the sandbox of ${c}`, (x) => attachToClaimed(x, s, c))),
+    ),
+    ...weighted(
+      2,
+      fc
+        .tuple(session, name)
+        .map(([s, c]) => op(`${s} forgets the sandbox of ${c}`, (x) => forgetClaimed(x, s, c))),
+    ),
+    ...weighted(
+      3,
+      fc
+        .tuple(fc.integer({ min: 0, max: 3 }), fc.constantFrom<'scale' | 'spec'>('scale', 'spec'))
+        .map(([n, via]) =>
+          op(`administrator scales the pool to ${n} through ${via}`, (x) => scalePool(x, n, via)),
+        ),
+    ),
+    ...weighted(
+      2,
+      fc
+        .constantFrom<'OnReplenish' | 'Recreate'>('OnReplenish', 'Recreate')
+        .map((st) => op(`administrator rolls the template out (${st})`, (x) => rollout(x, st))),
+    ),
+    // A shared claimed sandbox: its claim's deletion must leave it (Blocked) while the other session holds it.
+    ...weighted(
+      2,
+      fc.tuple(name, session, session, fc.integer({ min: 0, max: 1500 })).map(([c, s, other, ms]) =>
+        op(
+          `user claims ${c} for ${s}, ${other} attaches to its sandbox, ${ms} ms later ${c} is deleted`,
+          async (x) => {
+            await claim(x, c, s, false);
+            await attachToClaimed(x, other, c);
+            await pause(x, ms);
+            await deleteClaim(x, c);
+          },
+        ),
+      ),
+    ),
+    fc.constant(op('administrator deletes the pool', (x) => deletePool(x))),
   ];
 }
 

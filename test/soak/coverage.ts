@@ -2,11 +2,14 @@
  * How often issue 25's and 27's judgements had something to judge in a sequence: a clean run proves only as much
  * as its moves reached (refused protected writes, refused guards, recorded Exclusive decisions, late references
  * the operator erased and reported, erases acted on, pods released after a strip; suspensions stored and
- * refused, pods they stopped, workspace claims deleted; drains, pods they moved, pods stopped while idle).
+ * refused, pods they stopped, workspace claims deleted; drains, pods they moved, pods stopped while idle; issue
+ * 28's claims bound warm and cold and deleted, the pool's shrink and rollout deletions, shared claimed sandboxes
+ * kept after their claim's deletion, resizes and attaches to claimed sandboxes).
  * Summed in the run's summary.
  */
 import { isForeignReference } from '../../operator/exclusivity/index.ts';
 import type { TimedEvent } from './audit-log.ts';
+import { poolCoverage } from './claims.ts';
 import type { SoakModel } from './model.ts';
 import { eraseWindows, sandboxVersions, within } from './versions.ts';
 import {
@@ -37,7 +40,15 @@ export type CoverageKey =
   | 'workspaceClaimDeletesRefused'
   | 'drains'
   | 'podsMovedByDrains'
-  | 'podsStoppedWhileIdle';
+  | 'podsStoppedWhileIdle'
+  | 'claimsBoundWarm'
+  | 'claimsBoundCold'
+  | 'claimsDeleted'
+  | 'poolShrinkDeletions'
+  | 'rolloutReplacements'
+  | 'claimsDeletedSandboxShared'
+  | 'poolResizes'
+  | 'attachesToClaimed';
 
 const ok = (e: TimedEvent) => (e.responseStatus?.code ?? 0) >= 200 && (e.responseStatus?.code ?? 0) < 300;
 
@@ -157,6 +168,23 @@ export function coverageOf(model: SoakModel, events: readonly TimedEvent[], oper
     drains: model.ops.filter((op) => op.kind === 'drain' && op.outcome === 'ok').length,
     podsMovedByDrains: moved.length,
     podsStoppedWhileIdle: idled.length,
+    // Issue 28 (claims.ts): claims bound warm and cold and deleted, the pool's deletions by shrink and by
+    // rollout, claims deleted whose sandbox another session shared (kept), resizes, attaches to claimed ones.
+    ...poolCoverage(
+      sorted,
+      versions,
+      operatorUser,
+      new Map(
+        [...model.sandboxes.values()].flatMap((s) => (s.claim === undefined ? [] : [[s.name, s.claim]])),
+      ),
+    ),
+    poolResizes: model.ops.filter((op) => op.kind === 'scale-pool' && op.outcome === 'ok').length,
+    attachesToClaimed: model.ops.filter(
+      (op) =>
+        op.kind === 'attach' &&
+        op.outcome === 'attached' &&
+        model.sandboxes.get(op.sandbox ?? '')?.claim !== undefined,
+    ).length,
   };
 }
 

@@ -12,6 +12,8 @@
  * 5 cleanup-unreferenced: the operator deletes a Sandbox only by its cleanup policy, and never while a
  *   reference whose attach succeeded exists.
  * 6 fence: no attach succeeds that began after its Sandbox's deletion was recorded.
+ * 12 pool-settled (judged live, pools.ts) and 13 pool-kept (claims.ts): nothing stuck; a claimed or referenced
+ *   sandbox is never destroyed by a pool operation, and only a claim's release deletes a claimed one.
  * 11 workspace-kept: a workspace claim is deleted only after an Exclusive verdict of its sandbox, or by its
  *   namespace's deletion (workspace.ts). A suspension, idleness with no session attached, and a drain of a
  *   Reschedule sandbox's node let the operator stop a live sandbox's pods (1; workspace.ts says when).
@@ -32,6 +34,7 @@ import {
 } from '../../operator/exclusivity/index.ts';
 import type { ReferenceEntry } from '../../operator/exclusivity/index.ts';
 import type { TimedEvent } from './audit-log.ts';
+import { claimRelease, poolLosses, poolOrClaimDelete } from './claims.ts';
 import { Incarnations } from './incarnations.ts';
 import { judge, NO_LOSSES, type JudgementId, type Losses } from './judgements.ts';
 import type { ModelReference, OpRecord, SandboxSpec, SoakModel } from './model.ts';
@@ -53,6 +56,8 @@ export type InvariantId =
   | 'clean-namespace'
   | 'cleanup-unreferenced'
   | 'workspace-kept'
+  | 'pool-settled'
+  | 'pool-kept'
   | JudgementId;
 
 /** `signature` groups violations by invariant, actor and reason: `<invariant>/<actor>/<reason>`. */
@@ -72,7 +77,7 @@ export function actorOf(event: TimedEvent, operatorUser: string): string {
 }
 
 type RefObject = {
-  metadata?: { name?: string; uid?: string };
+  metadata?: { name?: string; uid?: string; labels?: Record<string, string> };
   spec?: { sandbox?: string; worktree?: string; state?: string; session?: string };
 };
 
@@ -243,8 +248,17 @@ export function checkSequence(
       message: `workspace claim ${loss.claim} of Sandbox ${loss.sandbox} deleted before any Exclusive verdict of it; ${evidence(loss.event)}`,
     });
 
+  for (const loss of poolLosses(sorted, versions, operatorUser, terminating, new Set(opByAgent.keys())))
+    violations.push({
+      invariant: 'pool-kept',
+      signature: `pool-kept/${actorOf(loss.event, operatorUser)}/${loss.reason}`,
+      message: `${loss.detail}; ${evidence(loss.event)}`,
+    });
+
   for (const e of sorted) {
     if (!on(e, 'sandboxes') || e.verb !== 'delete' || !ok(e) || e.user.username !== operatorUser) continue;
+    // A pool's shrink or rollout, or a sandbox claim's release: judged by pool-kept (claims.ts).
+    if (poolOrClaimDelete(e, versions)) continue;
     const sandbox = model.sandboxes.get(e.objectRef?.name ?? '');
     if (sandbox?.cleanupTtlSeconds === undefined)
       violations.push({
@@ -372,11 +386,18 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
       case 'resume':
       case 'drain':
       case 'delete-claim':
+      case 'scale-pool':
+      case 'rollout':
+      case 'claim':
+      case 'delete-sandbox-claim':
+      case 'delete-pool':
       case 'harness':
         return `${op.kind} #${op.id} is no way to remove a reference`;
     }
   }
   if (e.user.username === ctx.operatorUser) {
+    // Issue 28: a sandbox claim's release forgets the reference made for it (claims.ts says when).
+    if (claimRelease(object, e, ctx.events)) return undefined;
     const sandbox = ctx.sandbox;
     if (sandbox === undefined) return 'the operator deleted a reference of an unknown sandbox';
     // An administrator asked for every reference to go: any of them, while the request is pending.

@@ -37,6 +37,25 @@ export type SandboxSpec = {
   readonly workspace: boolean;
   /** spec.idle.suspendAfterSeconds (only with a workspace, which the CRD requires for it), or none. */
   readonly idleSeconds: number | undefined;
+  /** A sandbox the operator bound to this SandboxClaim (issue 28): learnt from the claim's status. */
+  readonly claim?: string;
+};
+
+/** The sequence's warm pool (issue 28): `pool` of template `tpl`, made by an administrator at the start. */
+export type PoolSpec = {
+  readonly replicas: number;
+  readonly updateStrategy: 'OnReplenish' | 'Recreate';
+};
+
+/** A SandboxClaim a user made, and what the operator bound it to (from its status), once seen. */
+export type ModelClaim = {
+  readonly name: string;
+  readonly session: string;
+  sandbox: string | undefined;
+  reference: string | undefined;
+  launchType: string | undefined;
+  /** A successful DELETE of it was answered (or it was never made). */
+  deleted: boolean;
 };
 
 /** When a reference certainly existed: from its writer's success, until a legitimate removal began. */
@@ -82,6 +101,11 @@ export type OpKind =
   | 'resume'
   | 'drain'
   | 'delete-claim'
+  | 'scale-pool'
+  | 'rollout'
+  | 'claim'
+  | 'delete-sandbox-claim'
+  | 'delete-pool'
   | 'harness';
 
 export type OpRecord = {
@@ -106,6 +130,8 @@ export const open = (presence: Presence | undefined): boolean =>
 export class SoakModel {
   readonly sandboxes = new Map<string, SandboxSpec>();
   readonly references = new Map<string, ModelReference>();
+  /** Issue 28: the sequence's SandboxClaims by name. */
+  readonly claims = new Map<string, ModelClaim>();
   readonly ops: OpRecord[] = [];
   /** Set when the harness deletes the namespace. */
   namespaceDeleteAt: number | undefined;
@@ -141,6 +167,26 @@ export class SoakModel {
   end(op: OpRecord, outcome: string): void {
     op.endedAt = Date.now();
     op.outcome = outcome;
+  }
+
+  /**
+   * A claim's bound sandbox, seen in its status: an ordinary sandbox of the model from then on (no worktree, one
+   * pod, Retain), so every invariant judges it as it judges the others.
+   */
+  bound(claim: string, sandbox: string, replicas: number): void {
+    if (this.sandboxes.has(sandbox)) return;
+    this.sandboxes.set(sandbox, {
+      name: sandbox,
+      worktree: undefined,
+      replicas,
+      adopted: false,
+      manifestKeepsAdoption: false,
+      cleanupTtlSeconds: undefined,
+      manifestErase: false,
+      workspace: false,
+      idleSeconds: undefined,
+      claim,
+    });
   }
 
   session(id: string): SessionSpec {

@@ -75,7 +75,7 @@ export function summary(t: SoakTotals, extra: Readonly<Record<string, unknown>>)
     ...Object.entries(t.bySignature).map(
       ([signature, seeds]) => `  ${signature}: ${seeds.length} seed(s): ${seeds.slice(0, 20).join(', ')}`,
     ),
-    `  issues 25 and 27 judged: ${Object.entries(t.coverage)
+    `  issues 25, 27 and 28 judged: ${Object.entries(t.coverage)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
     `  release after exclusive: p50 ${t.releaseMsP50} ms, max ${t.releaseMsMax} ms; namespace gone: p50 ${t.namespaceMsP50} ms, max ${t.namespaceMsMax} ms`,

@@ -47,6 +47,7 @@ export type SoakPlan = {
 /** The invariants in the order a failure is named by: a stopped pod first, a stuck namespace last. */
 const PRIORITY = [
   'no-wrongful-stop',
+  'pool-kept',
   'guarded-write',
   'guarded-pods',
   'no-lost-reference',
@@ -55,6 +56,7 @@ const PRIORITY = [
   'final-decision',
   'late-reference',
   'bounded-release',
+  'pool-settled',
   'clean-namespace',
 ];
 

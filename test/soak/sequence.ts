@@ -6,7 +6,16 @@
  */
 import * as fc from 'fast-check';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { ANNOTATIONS, GROUP, LABELS, SANDBOX, SESSION_REFERENCE, VERSION } from '../../operator/api/names.ts';
+import {
+  ANNOTATIONS,
+  GROUP,
+  LABELS,
+  SANDBOX,
+  SANDBOX_CLAIM,
+  SANDBOX_WARM_POOL,
+  SESSION_REFERENCE,
+  VERSION,
+} from '../../operator/api/names.ts';
 import { buildReferenceIndex, hasForeignReference } from '../../operator/exclusivity/index.ts';
 import { INDEX_LIMITS } from '../../operator/api/limits.ts';
 import type { SequenceContext } from './agent-host.ts';
@@ -16,7 +25,8 @@ import type { Losses } from './judgements.ts';
 import { coverageOf, type Coverage } from './coverage.ts';
 import { REFUSE_LABEL } from './platform.ts';
 import { actorClients, type ActorClients, type Connections } from './kube.ts';
-import { SoakModel, type SandboxSpec, type SessionSpec } from './model.ts';
+import { SoakModel, type PoolSpec, type SandboxSpec, type SessionSpec } from './model.ts';
+import { createPool, settleClaims } from './pools.ts';
 import { gitManifest } from './users.ts';
 import { createSequenceNodes, deleteSequenceNodes } from './nodes.ts';
 import { stripSandboxFinalizer } from './admin.ts';
@@ -31,6 +41,8 @@ export type Setup = {
    * Sandbox's finalizer (allowed once the namespace terminates); undefined: the namespace's deletion alone.
    */
   readonly stripAfterNamespaceDeleteMs: number | undefined;
+  /** Issue 28: an administrator's template and warm pool in the namespace, or none. */
+  readonly pool: PoolSpec | undefined;
 };
 
 export type SoakEnv = {
@@ -128,6 +140,7 @@ async function createAll(ctx: SequenceContext, setup: Setup): Promise<void> {
       body: { ...manifest, metadata: { ...manifest.metadata, annotations } },
     });
   }
+  if (setup.pool !== undefined) await createPool(ctx, setup.pool);
   const pods = setup.sandboxes.reduce((sum, s) => sum + s.replicas, 0);
   // A sandbox whose 1–3 s cleanup TTL deleted it before all its pods existed needs none: that deletion is the
   // operator at work too. Nor does one whose guard the platform refuses, once it says so (Misconfigured): its
@@ -290,7 +303,14 @@ async function teardown(
 
 async function leftovers(clients: ActorClients, namespace: string): Promise<string[]> {
   const selector = { fieldSelector: `metadata.namespace=${namespace}` };
-  const [pods, budgets, boxes, refs, claims] = await Promise.all([
+  const custom = (plural: string) =>
+    clients.custom.listCustomObjectForAllNamespaces({
+      group: GROUP,
+      version: VERSION,
+      resourcePlural: plural,
+      ...selector,
+    }) as Promise<{ items: { metadata?: { name?: string; finalizers?: string[] } }[] }>;
+  const [pods, budgets, boxes, refs, claims, sandboxClaims, pools] = await Promise.all([
     clients.core.listPodForAllNamespaces(selector),
     clients.policy.listPodDisruptionBudgetForAllNamespaces(selector),
     clients.custom.listCustomObjectForAllNamespaces({
@@ -306,6 +326,8 @@ async function leftovers(clients: ActorClients, namespace: string): Promise<stri
       ...selector,
     }),
     clients.core.listPersistentVolumeClaimForAllNamespaces(selector),
+    custom(SANDBOX_CLAIM.plural),
+    custom(SANDBOX_WARM_POOL.plural),
   ]);
   const names = (kind: string, items: readonly { metadata?: { name?: string; finalizers?: string[] } }[]) =>
     items.map(
@@ -318,6 +340,8 @@ async function leftovers(clients: ActorClients, namespace: string): Promise<stri
     ...names('sandbox', (boxes as { items: { metadata?: { name?: string } }[] }).items),
     ...names('sessionreference', (refs as { items: { metadata?: { name?: string } }[] }).items),
     ...names('persistentvolumeclaim', claims.items),
+    ...names('sandboxclaim', sandboxClaims.items),
+    ...names('sandboxwarmpool', pools.items),
   ];
 }
 
@@ -342,6 +366,14 @@ async function forceClean(ctx: SequenceContext): Promise<void> {
         { namespace: ctx.namespace, name: claim.metadata?.name ?? '', body: overridden },
         asMerge,
       )
+      .catch(() => undefined);
+  const claimsOf = { ...sandboxes(ctx.namespace), plural: SANDBOX_CLAIM.plural };
+  const sandboxClaims = (await clients.custom.listNamespacedCustomObject(claimsOf)) as {
+    items: { metadata: { name: string } }[];
+  };
+  for (const claim of sandboxClaims.items)
+    await clients.custom
+      .patchNamespacedCustomObject({ ...claimsOf, name: claim.metadata.name, body: merge }, asMerge)
       .catch(() => undefined);
   const list = (await clients.custom.listNamespacedCustomObject(sandboxes(ctx.namespace))) as {
     items: { metadata: { name: string } }[];
@@ -371,6 +403,7 @@ export async function runSequence(
   await createAll(ctx, setup);
   await fc.asyncModelRun(() => ({ model, real: ctx }), commands);
   await settle(ctx, env, violations, releaseMs);
+  if (setup.pool !== undefined) await settleClaims(ctx, env.bounds.releaseMs, violations);
   const namespaceMs = await teardown(ctx, env, violations, setup.stripAfterNamespaceDeleteMs);
   await deleteSequenceNodes(actorClients(env.connections, `soak/${namespace}/nodes`), namespace);
   await sleep(1_000); // the audit log is written as requests complete; let the last lines land

@@ -17,6 +17,8 @@ export type SandboxVersion = {
   readonly revision: number;
   readonly uid: string;
   readonly annotations: Readonly<Record<string, string>>;
+  /** Its labels (issue 28: a pool's and a sandbox claim's, which say whether a pool may delete it). */
+  readonly labels?: Readonly<Record<string, string>>;
   readonly finalizers: readonly string[];
   readonly deleting: boolean;
   /** spec.operatingMode as stored (the CRD defaults it to Running). */
@@ -41,6 +43,7 @@ type RawSandbox = {
     uid?: string;
     resourceVersion?: string;
     annotations?: Record<string, string>;
+    labels?: Record<string, string>;
     finalizers?: string[];
     deletionTimestamp?: string;
   };
@@ -68,6 +71,7 @@ export function sandboxVersions(sorted: readonly TimedEvent[]): Map<string, Sand
       revision: Number(object.metadata?.resourceVersion ?? Number.NaN),
       uid,
       annotations: object.metadata?.annotations ?? {},
+      labels: object.metadata?.labels ?? {},
       finalizers: object.metadata?.finalizers ?? [],
       deleting: object.metadata?.deletionTimestamp !== undefined,
       operatingMode: object.spec?.operatingMode,

@@ -263,7 +263,7 @@ describe('what a binding creates', () => {
     });
   });
 
-  it('a cold sandbox: the template’s spec, the claim and template labels, the generation, no pool owner', () => {
+  it('a cold sandbox: the template’s spec, the claim and template labels, the generation, our finalizer, no pool owner', () => {
     const body = coldSandboxBody(
       claimRecord(),
       'python-agent',
@@ -281,6 +281,9 @@ describe('what a binding creates', () => {
           'sandbox.agents.dev/template': 'python-agent',
         },
         annotations: { 'sandbox.agents.dev/template-generation': '3' },
+        // Born with it: the claim may be deleted (and its sandbox with it) before the Sandbox reconciler's
+        // first turn, and a Sandbox without it would go at once, with no decision (soak seed 20261228).
+        finalizers: ['sandbox.agents.dev/exclusivity'],
       },
       spec: { podTemplate: { spec: {} } },
     });
