@@ -7,12 +7,12 @@
  *   BENCH_CLAIM_EXEC_N=10    claims, one at a time, each on a full pool (default 10)
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { startLocalCluster, type LocalCluster } from '@sandbox-operator/local-cluster';
-import { pino } from 'pino';
+import type { LocalCluster } from '@sandbox-operator/local-cluster';
 import { API_VERSION, SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from '../../../operator/api/names.ts';
 import { SandboxClaims } from '../../../operator/client/sandbox-claims.ts';
 import { podName } from '../../../operator/controller/pod-template.ts';
-import { allowAdmin, clients, startOperator, waitFor, type Clients } from '../controller/cluster.ts';
+import { waitFor, type Clients } from '../controller/cluster.ts';
+import { withRealNode } from './bench.ts';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';
 
 const POOL = 'exec-pool';
@@ -171,22 +171,7 @@ export function printClaimExec(figures: ClaimExecFigures, n: number): void {
 
 export async function claimExecBenchmarks(): Promise<void> {
   const n = claimsCount();
-  const cluster = await startLocalCluster({ logger: pino({ level: 'warn' }), realNode: { taint: false } });
-  try {
-    if (cluster.realNode === null) {
-      console.log(`  (skipped: no real node: ${cluster.realNodeSkipReason ?? ''})`);
-      return;
-    }
-    const c = clients(cluster);
-    await allowAdmin(c);
-    const operator = await startOperator(cluster, undefined, 8);
-    try {
-      await operator.startup;
-      printClaimExec(await measureClaimExec(cluster, c, cluster.realNode.images.shell, n), n);
-    } finally {
-      await operator.stop();
-    }
-  } finally {
-    await cluster.stop();
-  }
+  await withRealNode(async (cluster, c, shellImage) =>
+    printClaimExec(await measureClaimExec(cluster, c, shellImage, n), n),
+  );
 }
