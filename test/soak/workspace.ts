@@ -26,7 +26,9 @@ export const SUSPEND_LAG_MS = 5_000;
 
 /** Whether the operator may stop the sandbox's pods at `t` because its spec suspends it. */
 export function suspendedAt(versions: readonly SandboxVersion[], t: number): boolean {
-  const stored = versions.filter((v) => v.at < t);
+  // From the write's arrival, not its answer: the operator acts on the watch event of the stored version, which
+  // can come before the API server completes the answer (seed 20261327). Nothing unstored is ever seen.
+  const stored = versions.filter((v) => v.received < t);
   const last = stored.findLastIndex((v) => v.operatingMode === 'Suspended');
   if (last < 0) return false;
   const resumed = stored.slice(last + 1).find((v) => v.operatingMode !== 'Suspended');

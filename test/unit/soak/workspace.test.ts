@@ -52,6 +52,18 @@ describe('a suspension', () => {
     expect(signatures(m, [setMode(m, 1000, 'Suspended'), podStop(1200)])).toEqual([]);
   });
 
+  it('counts from the suspension’s arrival: the watch can bring it before the API server completes the answer', () => {
+    // Seed 20261327: the operator stopped the pod on the watch event of the stored suspension, before the
+    // user's PATCH was answered (the audit's stageTimestamp) — the pod stop lies inside the write's span.
+    const m = model();
+    const slow = {
+      ...setMode(m, 1000, 'Suspended'),
+      stageTimestamp: new Date(1400).toISOString(),
+      completed: 1400,
+    };
+    expect(signatures(m, [slow, podStop(1200)])).toEqual([]);
+  });
+
   it('permits nothing before the suspension is stored, nor to anyone but the operator', () => {
     const m = model();
     expect(signatures(m, [podStop(900), setMode(m, 1000, 'Suspended')])).toEqual([
