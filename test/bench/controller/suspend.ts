@@ -5,6 +5,8 @@
  * per sandbox until it is Ready again (Ready True for its new generation: pod running on the same claims).
  * Beside them, in the same run on the same node: N bare pods deleted at once (until gone) and created at once
  * (until Running), which is what a suspend and a resume cost at the least. p50 and p99 of each.
+ *   BENCH_SUSPEND_NODE=real  on the local real node instead (real containers; the claims bound and re-bound by
+ *                            the local provisioner's volumes); N defaults to 5 there
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { pino } from 'pino';
@@ -17,17 +19,31 @@ import { ours } from '../peer/subjects.ts';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';
 import { clients, createMany, type Clients } from './cluster.ts';
 
-const count = Number(process.env['BENCH_SUSPEND_N'] ?? 50);
+const onRealNode = process.env['BENCH_SUSPEND_NODE'] === 'real';
+const count = Number(process.env['BENCH_SUSPEND_N'] ?? (onRealNode ? 5 : 50));
 const group = 'bench-suspend';
 const node = `${group}-a`;
 const [RAW, OURS] = ['bench-suspend-raw', 'bench-suspend-ours'] as const;
 
-const placement = {
+const kwokPlacement = {
   schedulerName: group,
   nodeSelector: { [group]: 'yes' },
   tolerations: [{ key: 'kwok.x-k8s.io/node', operator: 'Exists', effect: 'NoSchedule' }],
   containers: [{ name: 'agent', image: 'agent:1' }],
 };
+const realPlacement = (shellImage: string) => ({
+  nodeSelector: { 'kubernetes.io/hostname': '127.0.0.1' },
+  containers: [
+    {
+      name: 'agent',
+      image: shellImage,
+      imagePullPolicy: 'Never',
+      command: ['sh', '-c', 'while true; do sleep 1; done'],
+    },
+  ],
+});
+type Placement = typeof kwokPlacement | ReturnType<typeof realPlacement>;
+let placement: Placement = kwokPlacement;
 const names = (prefix: string) => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
 
 type Latencies = { readonly p50: number; readonly p99: number };
@@ -136,7 +152,10 @@ const sandboxBody = (name: string) => ({
     volumeClaimTemplates: [
       {
         metadata: { name: 'workspace' },
-        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: onRealNode ? '16Mi' : '1Gi' } },
+        },
       },
     ],
     podTemplate: { spec: placement },
@@ -167,18 +186,29 @@ async function baselineOf(c: Clients) {
 }
 
 export async function suspendBenchmarks(): Promise<void> {
-  heading(`suspend and resume of ${count} sandboxes (persistent workspace, kwok) vs ${count} bare pods`);
+  const where = onRealNode ? 'the real node' : 'kwok';
+  heading(`suspend and resume of ${count} sandboxes (persistent workspace, ${where}) vs ${count} bare pods`);
   const main = await buildOperatorBundle('bench-bundle');
-  const cluster = await startLocalCluster({ logger: pino({ level: 'warn' }) });
+  const cluster = await startLocalCluster({
+    logger: pino({ level: 'warn' }),
+    ...(onRealNode ? { realNode: { taint: false } } : {}),
+  });
   const c = clients(cluster);
-  const scheduler = await startTestScheduler(cluster.kubeconfigPath, group);
+  if (onRealNode && cluster.realNode === null) {
+    console.log(`  (skipped: no real node: ${cluster.realNodeSkipReason ?? ''})`);
+    await cluster.stop();
+    return;
+  }
+  const scheduler = onRealNode ? null : await startTestScheduler(cluster.kubeconfigPath, group);
   try {
-    await c.core.createNode({
-      body: {
-        metadata: { name: node, labels: { 'kubernetes.io/hostname': node, type: 'kwok', [group]: 'yes' } },
-        spec: { taints: [{ key: 'kwok.x-k8s.io/node', value: 'fake', effect: 'NoSchedule' }] },
-      },
-    });
+    if (cluster.realNode !== null && onRealNode) placement = realPlacement(cluster.realNode.images.shell);
+    else
+      await c.core.createNode({
+        body: {
+          metadata: { name: node, labels: { 'kubernetes.io/hostname': node, type: 'kwok', [group]: 'yes' } },
+          spec: { taints: [{ key: 'kwok.x-k8s.io/node', value: 'fake', effect: 'NoSchedule' }] },
+        },
+      });
     for (const namespace of [RAW, OURS])
       await c.core.createNamespace({ body: { metadata: { name: namespace } } });
     const baseline = await baselineOf(c);
@@ -231,7 +261,7 @@ export async function suspendBenchmarks(): Promise<void> {
       await operator?.stop();
     }
   } finally {
-    await scheduler.stop();
+    await scheduler?.stop();
     await cluster.stop();
   }
 }
