@@ -18,6 +18,7 @@ import { startTestScheduler } from '../../harness/scheduler.ts';
 import { ours } from '../peer/subjects.ts';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';
 import { clients, createMany, type Clients } from './cluster.ts';
+import { realNodePodSpec } from '../real-node/bench.ts';
 
 const onRealNode = process.env['BENCH_SUSPEND_NODE'] === 'real';
 const count = Number(process.env['BENCH_SUSPEND_N'] ?? (onRealNode ? 5 : 50));
@@ -31,17 +32,7 @@ const kwokPlacement = {
   tolerations: [{ key: 'kwok.x-k8s.io/node', operator: 'Exists', effect: 'NoSchedule' }],
   containers: [{ name: 'agent', image: 'agent:1' }],
 };
-const realPlacement = (shellImage: string) => ({
-  nodeSelector: { 'kubernetes.io/hostname': '127.0.0.1' },
-  containers: [
-    {
-      name: 'agent',
-      image: shellImage,
-      imagePullPolicy: 'Never',
-      command: ['sh', '-c', 'while true; do sleep 1; done'],
-    },
-  ],
-});
+const realPlacement = realNodePodSpec;
 type Placement = typeof kwokPlacement | ReturnType<typeof realPlacement>;
 let placement: Placement = kwokPlacement;
 const names = (prefix: string) => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);

@@ -33,6 +33,19 @@ function hostCommandLines(): string[] {
   return lines;
 }
 
+/** A pod spec on the local real node: the shell image, idling (its `sh` ignores SIGTERM: 30 s to stop). */
+export const realNodePodSpec = (shellImage: string) => ({
+  nodeSelector: { 'kubernetes.io/hostname': '127.0.0.1' },
+  containers: [
+    {
+      name: 'agent',
+      image: shellImage,
+      imagePullPolicy: 'Never',
+      command: ['sh', '-c', 'while true; do sleep 1; done'],
+    },
+  ],
+});
+
 function body(kind: 'kwok' | 'real', namespace: string, name: string, shellImage: string) {
   const spec =
     kind === 'kwok'

@@ -12,7 +12,7 @@ import { API_VERSION, SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from '../../../opera
 import { SandboxClaims } from '../../../operator/client/sandbox-claims.ts';
 import { podName } from '../../../operator/controller/pod-template.ts';
 import { waitFor, type Clients } from '../controller/cluster.ts';
-import { withRealNode } from './bench.ts';
+import { realNodePodSpec, withRealNode } from './bench.ts';
 import { figure, heading, ms, percentile, ratio } from '../report.ts';
 
 const POOL = 'exec-pool';
@@ -49,17 +49,7 @@ async function createPool(c: Clients, namespace: string, shellImage: string): Pr
     metadata: { name: TEMPLATE, namespace },
     spec: {
       podTemplate: {
-        spec: {
-          nodeSelector: { 'kubernetes.io/hostname': '127.0.0.1' },
-          containers: [
-            {
-              name: 'agent',
-              image: shellImage,
-              imagePullPolicy: 'Never',
-              command: ['sh', '-c', 'while true; do sleep 1; done'],
-            },
-          ],
-        },
+        spec: realNodePodSpec(shellImage),
       },
     },
   });
