@@ -53,3 +53,21 @@ export function registrySeriesNames(registry: Registry): Set<string> {
   }
   return names;
 }
+
+/**
+ * The Sandbox controller's reconciles so far, and whether it has work queued or under way, from the operator's
+ * /metrics on this port: how a test waits for the turns an event brought to be over.
+ */
+export async function sandboxControllerActivity(
+  port: number,
+): Promise<{ readonly reconciles: number; readonly busy: number }> {
+  const samples = parseExposition(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+  const sum = (name: string, labels: Record<string, string>) =>
+    series(samples, name, labels).reduce((total, sample) => total + sample.value, 0);
+  return {
+    reconciles: sum('controller_runtime_reconcile_total', { controller: 'sandbox' }),
+    busy:
+      sum('workqueue_depth', { name: 'sandbox' }) +
+      sum('controller_runtime_active_workers', { controller: 'sandbox' }),
+  };
+}

@@ -14,7 +14,7 @@ import { kubeSandboxApi } from '../../../operator/controller/adapters/sandbox-ap
 import { kwokNodeName } from '@sandbox-operator/local-cluster';
 import { sandboxWatchGate, startHoldingProxy, type HoldingProxy } from '../../harness/holding-proxy.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
-import { parseExposition, series } from '../../harness/prometheus-text.ts';
+import { sandboxControllerActivity } from '../../harness/prometheus-text.ts';
 import {
   createReference,
   createSandbox,
@@ -62,17 +62,7 @@ afterAll(async () => {
   await proxy.close();
 });
 
-const queueSettled = async (port: number) => {
-  const samples = parseExposition(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
-  const sum = (name: string, labels: Record<string, string>) =>
-    series(samples, name, labels).reduce((total, sample) => total + sample.value, 0);
-  return {
-    reconciles: sum('controller_runtime_reconcile_total', { controller: 'sandbox' }),
-    busy:
-      sum('workqueue_depth', { name: 'sandbox' }) +
-      sum('controller_runtime_active_workers', { controller: 'sandbox' }),
-  };
-};
+const queueSettled = sandboxControllerActivity;
 
 describe('a pass over a past incarnation of a Sandbox', () => {
   it('leaves the pods, references, status and finalizers of the Sandbox now under its name alone', async () => {

@@ -11,7 +11,7 @@ import { BLOCKED_IPV4 } from '../../../operator/api/network-policy.ts';
 import { NETWORK_UNMANAGED_LABEL } from '../../../operator/api/network.ts';
 import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { startHoldingProxy, type HoldingProxy } from '../../harness/holding-proxy.ts';
-import { parseExposition, series } from '../../harness/prometheus-text.ts';
+import { sandboxControllerActivity } from '../../harness/prometheus-text.ts';
 import { createSandbox, sandboxManifest, untilSandbox } from './fixtures.ts';
 import {
   customObjects,
@@ -174,18 +174,7 @@ const writes = (sandbox: string) =>
   );
 
 /** The sandbox controller's reconciles so far, and whether it has work queued or under way. */
-const turns = async () => {
-  const port = await operator.port;
-  const samples = parseExposition(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
-  const sum = (name: string, labels: Record<string, string>) =>
-    series(samples, name, labels).reduce((total, sample) => total + sample.value, 0);
-  return {
-    reconciles: sum('controller_runtime_reconcile_total', { controller: 'sandbox' }),
-    busy:
-      sum('workqueue_depth', { name: 'sandbox' }) +
-      sum('controller_runtime_active_workers', { controller: 'sandbox' }),
-  };
-};
+const turns = async () => sandboxControllerActivity(await operator.port);
 
 describe('the policy from the watch’s cache', () => {
   it('is re-created when deleted, at its watch event, without reading it or the slice live', async () => {
