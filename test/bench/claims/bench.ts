@@ -10,12 +10,18 @@
  *   BENCH_OPERATOR_MAIN=FILE       another operator entry point instead of the bundle
  *   BENCH_OPERATOR_LOG=FILE        our operator's log, at debug level, appended to FILE
  *   BENCH_CLAIMS_REAL_NODE=0       without the last rows, claim → first command on the real node (claim-exec)
+ *   BENCH_CLAIMS_TRACE=FILE        the API server's audit log on (kept in FILE), ours' one-at-a-time claims as steps,
+ *                                  and its /debug/pprof served
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { pino } from 'pino';
-import { provisionOperatorIdentity, startLocalCluster } from '@sandbox-operator/local-cluster';
+import {
+  OPERATOR_RELEASE,
+  provisionOperatorIdentity,
+  startLocalCluster,
+} from '@sandbox-operator/local-cluster';
 import { clients, operatorEntry } from '../controller/cluster.ts';
 import { ensurePeer, PEER_VERSION } from '../peer/agent-sandbox.ts';
 import { crdDir } from '../peer/crd-dir.ts';
@@ -24,6 +30,7 @@ import { aheadOfPeer, table, type Outcome } from './figures.ts';
 import { BURST_IN_FLIGHT, runClaims, runRaw, type Sizes } from './run.ts';
 import { ourClaims, peerClaims } from './subjects.ts';
 import { claimExecBenchmarks } from '../real-node/claim-exec.ts';
+import { claimSteps, readAudit, TRACE_AUDIT_POLICY, traceTable } from './trace.ts';
 
 /** A positive whole number from the environment, or a clear error naming the variable. */
 function count(variable: string, fallback: number, max: number): number {
@@ -59,7 +66,14 @@ export async function claimsBenchmarks(): Promise<void> {
     `  machine: ${cpus().length} cores, load average ${loadavg()[0]?.toFixed(1)} at start; pool and burst ${sizes.pool}, ${sizes.sequential} claims one at a time, ${BURST_IN_FLIGHT} requests in flight in a burst; agent-sandbox ${PEER_VERSION}; ours: ${main}${profileDir === null ? '' : ` under --cpu-prof into ${profileDir}`}`,
   );
   const dir = await crdDir(peer.ok ? [peer.crd, ...peer.extensionCrds] : []);
-  const cluster = await startLocalCluster({ logger: pino({ level: 'warn' }), crdDir: dir });
+  const traceFile = process.env['BENCH_CLAIMS_TRACE'] || undefined;
+  const trace = traceFile !== undefined;
+  const cluster = await startLocalCluster({
+    logger: pino({ level: 'warn' }),
+    crdDir: dir,
+    // Traced, the API server also serves /debug/pprof (a CPU profile of its admission and storage work).
+    ...(trace ? { auditPolicy: TRACE_AUDIT_POLICY, profiling: true } : {}),
+  });
   try {
     const c = clients(cluster);
     // Ours runs as the chart's ServiceAccount with the chart's RBAC, as `npm start` runs it.
@@ -100,6 +114,11 @@ export async function claimsBenchmarks(): Promise<void> {
         .map((l) => l.toFixed(1))
         .join(' ')}`,
     );
+    if (traceFile !== undefined && cluster.auditLogPath !== null) {
+      await copyFile(cluster.auditLogPath, traceFile);
+      await printTrace(traceFile, sizes.sequential);
+      printAdmissionCost((await cluster.kubectl(['get', '--raw', '/metrics'])).stdout);
+    }
     if (Object.values(subjects).some((o) => !o.ok && o.failed)) process.exitCode = 1;
   } finally {
     await cluster.stop();
@@ -108,4 +127,39 @@ export async function claimsBenchmarks(): Promise<void> {
   if (profileDir !== null) await summarizeProfile(profileDir);
   // The real node's row, on a control plane of its own (the kwok one is stopped): one run prints them all.
   if (process.env['BENCH_CLAIMS_REAL_NODE'] !== '0') await claimExecBenchmarks();
+}
+
+/** Ours' one-at-a-time claims as the API server saw them (BENCH_CLAIMS_TRACE=1). */
+async function printTrace(auditLog: string, sequential: number): Promise<void> {
+  const events = await readAudit(auditLog);
+  const namespace = events.find((e) => e.objectRef?.namespace?.startsWith('claims-ours-'))?.objectRef
+    ?.namespace;
+  if (namespace === undefined) return console.log('\n  trace: no request of ours in the audit log');
+  const claims = Array.from({ length: sequential }, (_, i) => `one-${String(i).padStart(4, '0')}`);
+  const operatorUser = `system:serviceaccount:${OPERATOR_RELEASE.namespace}:${OPERATOR_RELEASE.name}`;
+  const steps = claimSteps(events, namespace, claims, (user) => user === operatorUser);
+  console.log(`\n## Where a one-at-a-time claim's time goes (ours, the API server's audit log, ${auditLog})`);
+  for (const line of traceTable(steps)) console.log(line);
+}
+
+/** The ValidatingAdmissionPolicies' evaluation time over the whole run, by policy (the API server's metrics). */
+function printAdmissionCost(metrics: string): void {
+  const sums = new Map<string, { seconds: number; count: number }>();
+  for (const line of metrics.split('\n')) {
+    const match =
+      /^apiserver_validating_admission_policy_check_duration_seconds_(sum|count)\{.*policy="([^"]+)".*\} (\S+)$/.exec(
+        line,
+      );
+    if (match === null) continue;
+    const [, kind, policy = '', value = '0'] = match;
+    const entry = sums.get(policy) ?? { seconds: 0, count: 0 };
+    if (kind === 'sum') entry.seconds += Number(value);
+    else entry.count += Number(value);
+    sums.set(policy, entry);
+  }
+  console.log('\n  ValidatingAdmissionPolicy evaluation over the run (all subjects), by policy:');
+  for (const [policy, { seconds, count }] of [...sums].sort((a, b) => b[1].seconds - a[1].seconds))
+    console.log(
+      `  ${policy}: ${(seconds * 1000).toFixed(0)} ms over ${count} checks (${((seconds * 1e6) / Math.max(1, count)).toFixed(0)} µs each)`,
+    );
 }
