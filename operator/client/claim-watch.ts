@@ -90,24 +90,28 @@ function judged(watch: ClaimWatch, body: unknown, waiting: (watch: ClaimWatch) =
   }
 }
 
-/** One watch more ended without an event: count it, and go on with `next` after the pause it earns. */
-function retried(watch: ClaimWatch, next: 'Watch' | 'Read'): ClaimWatchStep {
-  const failed = { ...watch, failures: watch.failures + 1 };
-  const afterMs = pauseAfter(failed.failures);
-  return {
-    watch: failed,
-    next:
-      next === 'Watch'
-        ? { kind: 'Watch', resourceVersion: failed.resourceVersion, afterMs }
-        : { kind: 'Read', afterMs },
-  };
+/** One watch more ended without an event: counted, with the pause it earns before what comes next. */
+function counted(watch: ClaimWatch): { readonly watch: ClaimWatch; readonly afterMs: number } {
+  const failures = watch.failures + 1;
+  return { watch: { ...watch, failures }, afterMs: pauseAfter(failures) };
 }
 
-/** A failure the server answered: a busy or broken server is read again; anything else is a refusal. */
+/** Watched again from the last version seen. */
+function rewatched(watch: ClaimWatch): ClaimWatchStep {
+  const { watch: next, afterMs } = counted(watch);
+  return { watch: next, next: { kind: 'Watch', resourceVersion: next.resourceVersion, afterMs } };
+}
+
+/** Read again: the version watched from may no longer mean anything. */
+function reread(watch: ClaimWatch): ClaimWatchStep {
+  const { watch: next, afterMs } = counted(watch);
+  return { watch: next, next: { kind: 'Read', afterMs } };
+}
+
+/** A failure the server answered: expired, busy or broken, it is read again; anything else is a refusal. */
 function failed(watch: ClaimWatch, status: number | null): ClaimWatchStep {
-  if (status === null) return retried(watch, 'Watch');
-  if (status === 410) return retried(watch, 'Read');
-  if (status === 429 || status >= 500) return retried(watch, 'Read');
+  if (status === null) return rewatched(watch);
+  if (status === 410 || status === 429 || status >= 500) return reread(watch);
   return { watch, next: { kind: 'Refused', status } };
 }
 
@@ -144,7 +148,7 @@ export function hear(watch: ClaimWatch, heard: ClaimHeard): ClaimWatchStep {
     case 'Event':
       return event(watch, heard.type, heard.object);
     case 'Closed':
-      return retried(watch, 'Watch');
+      return rewatched(watch);
     case 'Expired':
       return failed(watch, 410);
     case 'Failed':

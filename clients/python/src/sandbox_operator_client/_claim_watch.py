@@ -122,19 +122,28 @@ def _judged(
     return seen, waiting(seen)
 
 
-def _retried(watch: ClaimWatch, then: Literal["Watch", "Read"]) -> tuple[ClaimWatch, ClaimNext]:
-    failed = replace(watch, failures=watch.failures + 1)
-    after = pause_after(failed.failures)
-    if then == "Watch":
-        return failed, ClaimNext("Watch", resource_version=failed.resource_version, after_ms=after)
-    return failed, ClaimNext("Read", after_ms=after)
+def _counted(watch: ClaimWatch) -> tuple[ClaimWatch, int]:
+    """One watch more ended without an event: counted, with the pause it earns before what comes next."""
+    failures = watch.failures + 1
+    return replace(watch, failures=failures), pause_after(failures)
+
+
+def _rewatched(watch: ClaimWatch) -> tuple[ClaimWatch, ClaimNext]:
+    counted, after = _counted(watch)
+    return counted, ClaimNext("Watch", resource_version=counted.resource_version, after_ms=after)
+
+
+def _reread(watch: ClaimWatch) -> tuple[ClaimWatch, ClaimNext]:
+    counted, after = _counted(watch)
+    return counted, ClaimNext("Read", after_ms=after)
 
 
 def _failed(watch: ClaimWatch, status: int | None) -> tuple[ClaimWatch, ClaimNext]:
+    """Expired, busy or broken: read again; no answer: watched again; anything else is a refusal."""
     if status is None:
-        return _retried(watch, "Watch")
+        return _rewatched(watch)
     if status in (410, 429) or status >= 500:
-        return _retried(watch, "Read")
+        return _reread(watch)
     return watch, ClaimNext("Refused", status=status)
 
 
@@ -164,7 +173,7 @@ def hear(watch: ClaimWatch, heard: ClaimHeard) -> tuple[ClaimWatch, ClaimNext]:
     if isinstance(heard, ClaimEvent):
         return _event(watch, heard.type, heard.object)
     if isinstance(heard, WatchClosed):
-        return _retried(watch, "Watch")
+        return _rewatched(watch)
     if isinstance(heard, WatchExpired):
         return _failed(watch, 410)
     return _failed(watch, heard.status)
