@@ -87,7 +87,7 @@ export async function waitForClaim(
     ),
   });
   let step = hear(UNSEEN_CLAIM, created === undefined ? await read() : { kind: 'Read', body: created });
-  /** The failure of the last watch, while nothing was heard since: the cause of a refusal or of the deadline. */
+  /** The last watch's failure, while nothing was heard since: the cause of a refusal or of the deadline. */
   let failure: unknown;
   for (;;) {
     const { watch, next } = step;

@@ -1,7 +1,8 @@
 /**
  * What `claim()` does with each thing it hears about its one SandboxClaim, pure: the answer of its create or of
- * a read, each event of its watch (`fieldSelector=metadata.name=<claim>`) and how each watch ended. Every client
- * decides alike (test/conformance/vectors/claim-watch.json); the shells only do the I/O and keep the deadline.
+ * a read, each event of its watch (`fieldSelector=metadata.name=<claim>`) and how each watch ended. Every
+ * client decides alike (test/conformance/vectors/claim-watch.json); the shells only do the I/O and keep the
+ * deadline.
  *
  * - It watches from the version it last saw the claim at (the create's answer first), so no change between
  *   the create and the watch, nor between two watches, is missed.

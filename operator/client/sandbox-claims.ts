@@ -1,8 +1,9 @@
 /**
  * `claim()`: a session gets a sandbox from a warm pool (or a template) in one call. It creates the SandboxClaim
  * as the caller (so the API server's authorization and audit see the session's user), then watches it until
- * the operator has bound it and the sandbox is Ready, or the deadline passes (claim-wait.ts). The operator's binding is an attach:
- * the returned reference exists from the moment the claim is bound (docs/warm-pools.md, "Claims").
+ * the operator has bound it and the sandbox is Ready, or the deadline passes (claim-wait.ts). The operator's
+ * binding is an attach: the returned reference exists from the moment the claim is bound (docs/warm-pools.md,
+ * "Claims").
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, SANDBOX_CLAIM } from '../api/names.ts';

@@ -14,7 +14,7 @@ export type WatchEnd =
 export type WatchQuery = Record<string, string | number | boolean | undefined>;
 
 export type WatchOptions = {
-  /** Who the request says it is, for audit logs (default: undici's own); the agent hosts' client names itself. */
+  /** Who the request says it is, for audit logs (default: undici's); the agent hosts' client names itself. */
   readonly userAgent?: string;
 };
 
