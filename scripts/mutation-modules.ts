@@ -36,6 +36,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   { name: 'binding patch', paths: ['operator/controller/binding/binding-patch.ts'] },
   { name: 'sandbox claim status', paths: ['operator/controller/binding/claim-status.ts'] },
   { name: 'claim readiness', paths: ['operator/client/claim-readiness.ts'] },
+  { name: 'claim watch decisions', paths: ['operator/client/claim-watch.ts'] },
   { name: 'warm pool plan', paths: ['operator/controller/warm-pool/plan.ts'] },
   { name: 'pool exemption', paths: ['operator/controller/pool-exemption.ts'] },
 ];

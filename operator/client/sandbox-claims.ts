@@ -1,16 +1,17 @@
 /**
  * `claim()`: a session gets a sandbox from a warm pool (or a template) in one call. It creates the SandboxClaim
- * as the caller (so the API server's authorization and audit see the session's user), then waits until the
- * operator has bound it and the sandbox is Ready, or the deadline passes. The operator's binding is an attach:
- * the returned reference exists from the moment the claim is bound (docs/warm-pools.md, "Claims").
+ * as the caller (so the API server's authorization and audit see the session's user), then watches it until
+ * the operator has bound it and the sandbox is Ready, or the deadline passes (claim-wait.ts). The operator's
+ * binding is an attach: the returned reference exists from the moment the claim is bound (docs/warm-pools.md,
+ * "Claims").
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, SANDBOX_CLAIM } from '../api/names.ts';
 import { request, requestUnlessGone } from '../kube/errors.ts';
 import { jsonClientFor } from '../kube/clients.ts';
-import type { JsonClient } from '../kube/plain-json.ts';
+import { watchStream } from '../kube/watch-stream.ts';
 import type { SessionReferenceSpec } from '../api/session-reference.ts';
-import { judgeClaim, type ClaimLaunchType } from './claim-readiness.ts';
+import { waitForClaim, type ClaimResult, type ClaimWaitPorts } from './claim-wait.ts';
 import { CLIENT_USER_AGENT, type ClientOptions } from './options.ts';
 import { sandboxClaimPath, sandboxClaimsPath } from './paths.ts';
 
@@ -26,49 +27,30 @@ export type ClaimRequest = Omit<SessionReferenceSpec, 'state' | 'sandbox'> & {
 export type ClaimOptions = {
   /** How long to wait for the claim to be bound and Ready (default 60 s). */
   readonly deadlineMs?: number;
-  /** The longest pause between two reads of the claim (default 500 ms; the first reads come sooner). */
+  /**
+   * @deprecated Ignored: the claim is watched, not read at intervals, so Ready is seen as the API server
+   * stores it. Kept so that callers which set it still compile.
+   */
   readonly pollMs?: number;
 };
 
-export type ClaimResult = {
-  /** The SandboxClaim's name: delete it to release the sandbox (release()). */
-  readonly claim: string;
-  readonly sandbox: string;
-  readonly reference: string;
-  readonly launchType: ClaimLaunchType;
-};
-
-/** The claim was not bound and Ready by the deadline, or was deleted meanwhile; it is left as it is. */
-export class SandboxClaimNotReadyError extends Error {
-  readonly kind = 'SandboxClaimNotReady';
-  constructor(
-    readonly namespace: string,
-    readonly claim: string,
-    readonly reason: 'Deadline' | 'Deleting' | 'Gone',
-    readonly deadlineMs: number,
-    /** What its conditions said last. */
-    readonly seen: string,
-  ) {
-    super(
-      reason === 'Deadline'
-        ? `sandboxclaim ${namespace}/${claim} was not bound and Ready within ${deadlineMs} ms (last seen: ${seen}); the claim is kept, delete it to give it up`
-        : `sandboxclaim ${namespace}/${claim} ${reason === 'Gone' ? 'is gone' : 'is being deleted'}; it will not become Ready`,
-    );
-    this.name = 'SandboxClaimNotReadyError';
-  }
-}
+export { SandboxClaimNotReadyError, type ClaimResult } from './claim-wait.ts';
 
 const DEFAULT_DEADLINE_MS = 60_000;
-const FIRST_POLL_MS = 20;
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export class SandboxClaims {
-  private readonly json: JsonClient;
-  constructor(
-    config: KubeConfig,
-    options: ClientOptions = {},
-    private readonly now: () => number = Date.now,
-  ) {
-    this.json = jsonClientFor(config, { userAgent: options.userAgent ?? CLIENT_USER_AGENT });
+  private readonly ports: ClaimWaitPorts;
+  constructor(config: KubeConfig, options: ClientOptions = {}, now: () => number = Date.now) {
+    const userAgent = options.userAgent ?? CLIENT_USER_AGENT;
+    this.ports = {
+      json: jsonClientFor(config, { userAgent }),
+      watch: (path, query, signal, onEvent) =>
+        watchStream(config, path, query, signal, onEvent, { userAgent }),
+      now,
+    };
   }
 
   async claim(req: ClaimRequest, options: ClaimOptions = {}): Promise<ClaimResult> {
@@ -79,43 +61,26 @@ export class SandboxClaims {
       metadata: name === undefined ? { generateName: 'claim-', namespace } : { name, namespace },
       spec,
     };
-    const created = (await request('Create', `sandboxclaim ${namespace}/${name ?? '(generated)'}`, () =>
-      this.json({ method: 'POST', path: sandboxClaimsPath(namespace), body }),
-    )) as { metadata?: { name?: string } };
-    const claim = created.metadata?.name ?? name ?? '';
-    return this.waitUntilReady(namespace, claim, options);
+    const created = await request('Create', `sandboxclaim ${namespace}/${name ?? '(generated)'}`, () =>
+      this.ports.json({ method: 'POST', path: sandboxClaimsPath(namespace), body }),
+    );
+    const answered = isRecord(created) ? created : undefined;
+    const metadata = answered?.['metadata'];
+    const generated = isRecord(metadata) ? metadata['name'] : undefined;
+    const claim = typeof generated === 'string' ? generated : (name ?? '');
+    // The create's answer carries the version the watch starts from: nothing after the create is missed.
+    return waitForClaim(this.ports, namespace, claim, options.deadlineMs ?? DEFAULT_DEADLINE_MS, answered);
   }
 
   /** Waits for an existing claim (one made before, e.g. by an earlier call that timed out). */
   async waitUntilReady(namespace: string, claim: string, options: ClaimOptions = {}): Promise<ClaimResult> {
-    const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
-    const pollMs = options.pollMs ?? 500;
-    const deadline = this.now() + deadlineMs;
-    let pause = FIRST_POLL_MS;
-    let seen = 'not read yet';
-    for (;;) {
-      const read: unknown = await requestUnlessGone('Get', `sandboxclaim ${namespace}/${claim}`, () =>
-        this.json({ method: 'GET', path: sandboxClaimPath(namespace, claim) }),
-      );
-      const judgement = judgeClaim(read);
-      if (judgement.kind === 'Ready') {
-        const { sandbox, reference, launchType } = judgement;
-        return { claim, sandbox, reference, launchType };
-      }
-      if (judgement.kind !== 'Waiting')
-        throw new SandboxClaimNotReadyError(namespace, claim, judgement.kind, deadlineMs, seen);
-      seen = judgement.seen;
-      const left = deadline - this.now();
-      if (left <= 0) throw new SandboxClaimNotReadyError(namespace, claim, 'Deadline', deadlineMs, seen);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
-      pause = Math.min(pause * 2, pollMs);
-    }
+    return waitForClaim(this.ports, namespace, claim, options.deadlineMs ?? DEFAULT_DEADLINE_MS);
   }
 
   /** Deletes the claim: the operator forgets its reference and deletes its sandbox by the ordinary decision. */
   async release(namespace: string, claim: string): Promise<'Released' | 'AlreadyGone'> {
     const deleted = await requestUnlessGone('Delete', `sandboxclaim ${namespace}/${claim}`, () =>
-      this.json({ method: 'DELETE', path: sandboxClaimPath(namespace, claim) }),
+      this.ports.json({ method: 'DELETE', path: sandboxClaimPath(namespace, claim) }),
     );
     return deleted === undefined ? 'AlreadyGone' : 'Released';
   }

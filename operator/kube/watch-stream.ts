@@ -13,6 +13,11 @@ export type WatchEnd =
 
 export type WatchQuery = Record<string, string | number | boolean | undefined>;
 
+export type WatchOptions = {
+  /** Who the request says it is, for audit logs (default: undici's); the agent hosts' client names itself. */
+  readonly userAgent?: string;
+};
+
 /** Bounded so a silently dead connection is noticed: the server ends watches after `timeoutSeconds` anyway. */
 const INACTIVITY_MARGIN_MS = 15_000;
 
@@ -22,6 +27,7 @@ export async function watchStream(
   query: WatchQuery & { timeoutSeconds: number },
   signal: AbortSignal,
   onEvent: (type: string, object: unknown) => void,
+  { userAgent }: WatchOptions = {},
 ): Promise<WatchEnd> {
   const cluster = config.getCurrentCluster();
   if (!cluster)
@@ -52,7 +58,7 @@ export async function watchStream(
     // undici's request, not fetch: a watch is the operator's busiest stream, and a Node stream is cheaper
     // per event than fetch's web stream (undici-http.ts says the same of the clients).
     const response = await send(url, {
-      headers: context.getHeaders(),
+      headers: { ...context.getHeaders(), ...(userAgent === undefined ? {} : { 'user-agent': userAgent }) },
       signal: request.signal,
       ...(dispatcher ? { dispatcher } : {}),
     });

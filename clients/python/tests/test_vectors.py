@@ -14,6 +14,16 @@ from sandbox_operator_client import (
     session_reference_name,
 )
 from sandbox_operator_client._claim import judge_claim
+from sandbox_operator_client._claim_watch import (
+    UNSEEN_CLAIM,
+    ClaimEvent,
+    ClaimHeard,
+    ClaimRead,
+    WatchClosed,
+    WatchExpired,
+    WatchFailed,
+    hear,
+)
 from sandbox_operator_client._fence import SandboxRead, judge_fence
 from sandbox_operator_client._reattach import judge_reattach
 from sandbox_operator_client._report import Deliver, decide_report, turn_status_patch
@@ -159,3 +169,34 @@ def test_claim_readiness(vector: dict[str, Any]) -> None:
     if "launchType" in expected:
         expected["launch_type"] = expected.pop("launchType")
     assert _json(judged) == expected
+
+
+def _heard(raw: dict[str, Any]) -> ClaimHeard:
+    kind = raw["kind"]
+    if kind == "Read":
+        return ClaimRead(raw.get("body"), gone="body" not in raw)
+    if kind == "Event":
+        return ClaimEvent(raw["type"], raw["object"])
+    if kind == "Closed":
+        return WatchClosed()
+    if kind == "Expired":
+        return WatchExpired()
+    assert kind == "Failed", kind
+    return WatchFailed(raw["status"])
+
+
+_CAMEL = {"launch_type": "launchType", "resource_version": "resourceVersion", "after_ms": "afterMs"}
+
+
+def _camel(value: object) -> dict[str, Any]:
+    return {_CAMEL.get(k, k): v for k, v in _json(value).items()}
+
+
+@pytest.mark.parametrize("vector", cases("claim-watch.json"), ids=lambda v: v["case"])
+def test_claim_watch(vector: dict[str, Any]) -> None:
+    watch = UNSEEN_CLAIM
+    for index, step in enumerate(vector["steps"]):
+        watch, next_ = hear(watch, _heard(step["heard"]))
+        assert _camel(next_) == step["next"], f"step {index}"
+        if "watch" in step:
+            assert {_CAMEL.get(k, k): v for k, v in vars(watch).items()} == step["watch"], f"step {index}"

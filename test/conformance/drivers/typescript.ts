@@ -106,10 +106,7 @@ async function perform(
     }
     case 'claim': {
       const { deadlineMs, ...request } = args;
-      return claims.claim(request as unknown as ClaimRequest, {
-        deadlineMs: Number(deadlineMs),
-        pollMs: 200,
-      });
+      return claims.claim(request as unknown as ClaimRequest, { deadlineMs: Number(deadlineMs) });
     }
     case 'releaseClaim':
       return claims.release(ns, str(args, 'claim'));

@@ -1,9 +1,10 @@
 /**
  * A loopback HTTP proxy in front of the test API server that can hold a request until the test lets it go,
- * and rewrite the body of an answer, so a scenario forces what a real cluster only sometimes does: a DELETE
- * that never answers, a change between a LIST and a DELETE, a Sandbox written by a newer operator or one the
- * client cannot read. Any client, in any language, reaches it through the kubeconfig file it writes (plain
- * HTTP on loopback, the upstream's bearer token); the proxy speaks TLS to the API server.
+ * rewrite the body of an answer, answer in the server's place and end a watch's stream, so a scenario forces
+ * what a real cluster only sometimes does: a DELETE that never answers, a change between a LIST and a DELETE,
+ * a Sandbox written by a newer operator or one the client cannot read, a watch that ends or expires (410).
+ * Any client, in any language, reaches it through the kubeconfig file it writes (plain HTTP on loopback, the
+ * upstream's bearer token); the proxy speaks TLS to the API server.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { writeFile } from 'node:fs/promises';
@@ -24,7 +25,20 @@ export type FaultProxy = {
   close(): Promise<void>;
 };
 
-export type Faults = { readonly hold?: Hold; readonly rewrite?: Rewrite };
+/** Returns an answer to give instead of the API server's (a watch's ERROR event, say), or undefined to forward. */
+export type Answer = (
+  method: string,
+  url: string,
+) => { readonly status: number; readonly body: string } | undefined;
+/** For a watch: true ends its stream cleanly after forwarding `chunk` (as the server's timeout ends it). */
+export type EndAfter = (url: string, chunk: string) => boolean;
+
+export type Faults = {
+  readonly hold?: Hold;
+  readonly rewrite?: Rewrite;
+  readonly answer?: Answer;
+  readonly endAfter?: EndAfter;
+};
 
 export async function startFaultProxy(
   upstream: KubeConfig,
@@ -40,6 +54,13 @@ export async function startFaultProxy(
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const forward = () => {
+      const answered = faults().answer?.(method, url);
+      if (answered !== undefined) {
+        req.resume();
+        res.writeHead(answered.status, { 'content-type': 'application/json' });
+        res.end(answered.body);
+        return;
+      }
       // Without Accept-Encoding the API server answers uncompressed, so a rewrite sees plain JSON.
       const { 'accept-encoding': _encoding, ...headers } = req.headers;
       const upstreamReq = httpsRequest(
@@ -53,6 +74,19 @@ export async function startFaultProxy(
         },
         (upstreamRes) => {
           const rewrite = faults().rewrite;
+          const endAfter = faults().endAfter;
+          if (url.includes('watch=') && endAfter !== undefined) {
+            res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
+            upstreamRes.on('data', (chunk: Buffer) => {
+              res.write(chunk);
+              if (!endAfter(url, chunk.toString('utf8'))) return;
+              upstreamRes.destroy();
+              res.end();
+            });
+            upstreamRes.on('end', () => res.end());
+            upstreamRes.on('error', (error) => res.destroy(error));
+            return;
+          }
           if (rewrite === undefined || url.includes('watch=')) {
             res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
             upstreamRes.pipe(res);

@@ -13,6 +13,12 @@ import { judgeReattach } from '../../../operator/client/reattach.ts';
 import { planWithdrawal, type AttachWrite } from '../../../operator/client/withdrawal.ts';
 import { judgeReadiness, judgeResume } from '../../../operator/client/resume.ts';
 import { judgeClaim } from '../../../operator/client/claim-readiness.ts';
+import {
+  hear,
+  UNSEEN_CLAIM,
+  type ClaimHeard,
+  type ClaimWatch,
+} from '../../../operator/client/claim-watch.ts';
 
 // The files are this repository's own test data; their shape is the type each describe names.
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters
@@ -94,4 +100,18 @@ describe('the resume judgements', () => {
 describe('the claim readiness judgement', () => {
   const { cases } = vectors<Cases<{ body?: unknown; judgement: unknown }>>('claim.json');
   it.each(cases)('$case', ({ body, judgement }) => expect(judgeClaim(body)).toEqual(judgement));
+});
+
+describe('what claim() does with what it hears of its claim', () => {
+  type Step = { heard: ClaimHeard; next: unknown; watch?: ClaimWatch };
+  const { cases } = vectors<Cases<{ steps: Step[] }>>('claim-watch.json');
+  it.each(cases)('$case', ({ steps }) => {
+    let watch = UNSEEN_CLAIM;
+    for (const [index, step] of steps.entries()) {
+      const heard = hear(watch, step.heard);
+      expect(heard.next, `step ${index}`).toEqual(step.next);
+      if (step.watch !== undefined) expect(heard.watch, `step ${index}`).toEqual(step.watch);
+      watch = heard.watch;
+    }
+  });
 });

@@ -2,13 +2,15 @@
 aiohttp). A forget past its deadline cancels its request instead of leaving a thread behind."""
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import TypeVar, cast
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
+from typing import Any, TypeVar, cast
 
 from kubernetes.aio import client as k8s
 from kubernetes.aio import config as k8s_config
 
 from . import _claim as claims
+from . import _claim_watch as claim_watch
 from . import _reference_flows as references
 from . import _report_flows as reports
 from ._claim import ClaimRequest, ClaimResult
@@ -16,7 +18,7 @@ from ._clock import now_millis, now_seconds
 from ._disruption import DisruptionNotice
 from ._errors import ForgetDeadlineError, SandboxClaimNotReadyError, SandboxNotReadyError
 from ._loading import kubeconfig_present
-from ._protocol import AsyncSender, Call, Flow, Reply
+from ._protocol import AsyncSender, AsyncWatchSender, Call, Flow, Reply
 from ._report import Deliver
 from ._types import (
     AttachRequest,
@@ -54,31 +56,56 @@ class AsyncTransport:
     def __init__(self, api_client: k8s.ApiClient) -> None:
         self._api = api_client
 
-    async def send(self, call: Call) -> Reply:
+    async def _request(self, call: Call) -> Any:
         headers = {"Accept": "application/json"}
         if call.body is not None:
             headers["Content-Type"] = call.content_type
+        method, url, header_params, body, post_params = await self._api.param_serialize(
+            method=call.method,
+            resource_path=call.path,
+            query_params=list(call.query.items()) if call.query else None,
+            header_params=headers,
+            body=call.body,
+            auth_settings=["BearerToken"],
+        )
+        return await self._api.call_api(
+            method,
+            url,
+            header_params=header_params,
+            body=body,
+            post_params=post_params,
+            _request_timeout=call.timeout,
+        )
+
+    async def send(self, call: Call) -> Reply:
         try:
-            method, url, header_params, body, post_params = await self._api.param_serialize(
-                method=call.method,
-                resource_path=call.path,
-                query_params=list(call.query.items()) if call.query else None,
-                header_params=headers,
-                body=call.body,
-                auth_settings=["BearerToken"],
-            )
-            response = await self._api.call_api(
-                method,
-                url,
-                header_params=header_params,
-                body=body,
-                post_params=post_params,
-                _request_timeout=call.timeout,
-            )
+            response = await self._request(call)
             data = await response.read()
         except Exception as error:  # noqa: BLE001 - every failure is the Reply's; the flow raises it typed
             return Reply(None, error=error)
         return Reply(int(response.status), bytes(data or b""))
+
+    async def watch(self, call: Call) -> AsyncGenerator[str | Reply, None]:
+        """The ApiClient's answer streamed (its aiohttp response is read line by line, never whole); its
+        `timeout` bounds the whole watch; closing this generator closes the stream."""
+        try:
+            response = await self._request(call)
+        except Exception as error:  # noqa: BLE001 - every failure is the Reply's; the shell judges it
+            yield Reply(None, error=error)
+            return
+        stream = response.response
+        try:
+            if not 200 <= int(response.status) < 300:
+                yield Reply(int(response.status), bytes(await response.read() or b""))
+                return
+            while line := await stream.content.readline():
+                text = line.decode("utf-8", "replace").strip()
+                if text:
+                    yield text
+        except Exception as error:  # noqa: BLE001 - a stream that breaks is a failed watch
+            yield Reply(None, error=error)
+        finally:
+            stream.close()
 
 
 async def run(
@@ -203,41 +230,93 @@ class AsyncSandboxClaims:
     """claim() for asyncio: a sandbox from a warm pool or a template, bound by the operator (docs/client.md)."""
 
     def __init__(
-        self, api_client: k8s.ApiClient | None = None, *, transport: AsyncSender | None = None
+        self, api_client: k8s.ApiClient | None = None, *, transport: AsyncWatchSender | None = None
     ) -> None:
-        """Give `api_client` (load_async_api_client()) or `transport` (the HTTP layer: tests, proxies)."""
+        """Give `api_client` (load_async_api_client()) or `transport` (the HTTP layer: tests, proxies; it
+        makes requests and watches, AsyncWatchSender)."""
         if transport is None and api_client is None:
             raise TypeError("give api_client (await load_async_api_client()) or transport")
-        self._transport: AsyncSender = (
-            transport if transport is not None else AsyncTransport(cast(k8s.ApiClient, api_client))
-        )
+        chosen = transport if transport is not None else AsyncTransport(cast(k8s.ApiClient, api_client))
+        if not callable(getattr(chosen, "watch", None)):
+            raise TypeError(
+                "the transport of AsyncSandboxClaims must watch too (AsyncWatchSender): claim() watches its claim"
+            )
+        self._transport: AsyncWatchSender = chosen
 
-    async def claim(self, request: ClaimRequest, *, deadline: float = 60.0, poll: float = 0.5) -> ClaimResult:
-        """Creates the SandboxClaim as the caller, then waits until it is bound and Ready, or raises
-        SandboxClaimNotReadyError after `deadline` seconds (the claim is kept)."""
-        name = await run(claims.create(request), self._transport)
-        return await self.wait_until_ready(request.namespace, name, deadline=deadline, poll=poll)
+    async def claim(
+        self, request: ClaimRequest, *, deadline: float = 60.0, poll: float | None = None
+    ) -> ClaimResult:
+        """Creates the SandboxClaim as the caller, then watches it until it is bound and Ready, or raises
+        SandboxClaimNotReadyError after `deadline` seconds (the claim is kept). `poll` is ignored."""
+        name, created = await run(claims.create(request), self._transport)
+        return await self._wait(request.namespace, name, deadline, claim_watch.ClaimRead(created))
 
     async def wait_until_ready(
-        self, namespace: str, claim: str, *, deadline: float = 60.0, poll: float = 0.5
+        self, namespace: str, claim: str, *, deadline: float = 60.0, poll: float | None = None
     ) -> ClaimResult:
-        """Waits for an existing claim; the first reads come soon, then every `poll` seconds."""
-        loop = asyncio.get_running_loop()
-        ends, seen, pause = loop.time() + deadline, "not read yet", 0.02
-        while True:
-            readiness = await run(claims.readiness(namespace, claim), self._transport)
-            if readiness.kind == "Ready":
-                assert readiness.sandbox and readiness.reference and readiness.launch_type
-                return ClaimResult(claim, readiness.sandbox, readiness.reference, readiness.launch_type)
-            if readiness.kind != "Waiting":
-                raise SandboxClaimNotReadyError(namespace, claim, readiness.kind, deadline, seen)
-            seen = readiness.seen or seen
-            left = ends - loop.time()
-            if left <= 0:
-                raise SandboxClaimNotReadyError(namespace, claim, "Deadline", deadline, seen)
-            await asyncio.sleep(min(pause, left))
-            pause = min(pause * 2, poll)
+        """Waits for an existing claim: reads it, then watches it from the version read."""
+        return await self._wait(namespace, claim, deadline, None)
 
     async def release(self, namespace: str, claim: str) -> str:
         """Deletes the claim: its reference is forgotten and its sandbox deleted by the ordinary decision."""
         return await run(claims.release(namespace, claim), self._transport)
+
+    async def _read(self, namespace: str, claim: str) -> claim_watch.ClaimRead:
+        body, gone = await run(claims.read(namespace, claim), self._transport)
+        return claim_watch.ClaimRead(body, gone)
+
+    async def _wait(
+        self, namespace: str, claim: str, deadline: float, created: claim_watch.ClaimRead | None
+    ) -> ClaimResult:
+        loop = asyncio.get_running_loop()
+        ends = loop.time() + deadline
+        first = created or await self._read(namespace, claim)
+        watch, next_ = claim_watch.hear(claim_watch.UNSEEN_CLAIM, first)
+        failure: BaseException | None = None
+        while True:
+            if next_.kind == "Ready":
+                assert next_.sandbox and next_.reference and next_.launch_type
+                return ClaimResult(claim, next_.sandbox, next_.reference, next_.launch_type)
+            if next_.kind == "Ended":
+                assert next_.reason is not None
+                raise SandboxClaimNotReadyError(namespace, claim, next_.reason, deadline, watch.seen)
+            pause = (next_.after_ms or 0) / 1000
+            if pause > 0:
+                await asyncio.sleep(max(0.0, min(pause, ends - loop.time())))
+            left = ends - loop.time()
+            if left <= 0:
+                raise SandboxClaimNotReadyError(
+                    namespace, claim, "Deadline", deadline, watch.seen
+                ) from failure
+            if next_.kind == "Read":
+                watch, next_ = claim_watch.hear(watch, await self._read(namespace, claim))
+                failure = None
+            else:
+                watch, next_, failure = await self._watch_once(namespace, claim, watch, left, ends)
+
+    async def _watch_once(
+        self, namespace: str, claim: str, watch: claim_watch.ClaimWatch, left: float, ends: float
+    ) -> tuple[claim_watch.ClaimWatch, claim_watch.ClaimNext, BaseException | None]:
+        """One watch of the claim until it decides something, ends, or the deadline passes."""
+        loop = asyncio.get_running_loop()
+        call = claim_watch.watch_call(namespace, claim, watch.resource_version, left)
+        async with aclosing(self._transport.watch(call)) as stream:
+            async for item in stream:
+                if isinstance(item, Reply):
+                    # Its own bound (the deadline) ended it: as a watch ends, not as a failure.
+                    if item.status is None and loop.time() >= ends:
+                        break
+                    watch, next_ = claim_watch.hear(watch, claim_watch.heard_end(item))
+                    if next_.kind == "Refused":
+                        raise claim_watch.refusal(call, next_.status or 0, item)
+                    return watch, next_, item.error
+                heard = claim_watch.heard_line(item)
+                watch, next_ = claim_watch.hear(watch, heard)
+                if next_.kind == "Refused":
+                    raise claim_watch.refusal(call, next_.status or 0, heard)
+                if next_.kind != "Listen":
+                    return watch, next_, claim_watch.cause_of(heard)
+                if loop.time() >= ends:
+                    break
+        watch, next_ = claim_watch.hear(watch, claim_watch.WatchClosed())
+        return watch, next_, None

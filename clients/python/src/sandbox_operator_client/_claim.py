@@ -1,7 +1,7 @@
 """claim(): a session gets a sandbox from a warm pool (or a template) in one call. The same rules as the
 TypeScript client's operator/client/claim-readiness.ts and sandbox-claims.ts, held to the same cases
-(test/conformance/vectors/claim.json). The shells create the claim, then read it until it is bound and Ready
-or the deadline passes (sleeping between reads); every decision is here."""
+(test/conformance/vectors/claim.json). The shells create the claim, then watch it until it is bound and Ready
+or the deadline passes; what they do with each thing they hear is _claim_watch.py's."""
 
 from dataclasses import dataclass
 from typing import Literal
@@ -107,8 +107,9 @@ def _spec(req: ClaimRequest) -> dict[str, object]:
     return spec
 
 
-def create(req: ClaimRequest) -> Flow[str]:
-    """Creates the claim as the caller; returns its name."""
+def create(req: ClaimRequest) -> Flow[tuple[str, object]]:
+    """Creates the claim as the caller; returns its name and the create's answer (its version is where the
+    watch starts)."""
     metadata: dict[str, object] = (
         {"generateName": "claim-", "namespace": req.namespace}
         if req.name is None
@@ -120,14 +121,14 @@ def create(req: ClaimRequest) -> Flow[str]:
         Call("Create", target, "POST", sandbox_claims_path(req.namespace), body=body)
     )
     name = child(child(created, "metadata"), "name")
-    return name if isinstance(name, str) else (req.name or "")
+    return (name if isinstance(name, str) else (req.name or "")), created
 
 
-def readiness(namespace: str, claim: str) -> Flow[ClaimReadiness]:
-    """One read of the claim (the shells sleep between reads)."""
+def read(namespace: str, claim: str) -> Flow[tuple[object, bool]]:
+    """One read of the claim: its body, and whether it is gone (404)."""
     call = Call("Get", f"sandboxclaim {namespace}/{claim}", "GET", sandbox_claim_path(namespace, claim))
     body = yield from request_unless_gone(call)
-    return judge_claim(None, gone=True) if body is GONE else judge_claim(body)
+    return (None, True) if body is GONE else (body, False)
 
 
 def release(namespace: str, claim: str) -> Flow[Literal["Released", "AlreadyGone"]]:

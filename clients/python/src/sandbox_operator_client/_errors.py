@@ -10,7 +10,7 @@ from ._reattach import FixedField, ReattachJudgement
 from ._withdrawal import Withdrawal
 
 #: The failing step of a request, as the TypeScript client names it.
-KubeStep = Literal["List", "Get", "Create", "Delete", "Patch", "PatchStatus"]
+KubeStep = Literal["List", "Get", "Watch", "Create", "Delete", "Patch", "PatchStatus"]
 #: Why the fence refused an attach.
 FenceReason = Literal["Deleting", "CleanupFenced", "Gone", "Unreadable"]
 

@@ -4,7 +4,7 @@ delivery). The sync shell answers with blocking I/O, the async shell with awaits
 step is the flow's, written once."""
 
 import json
-from collections.abc import Generator, Mapping
+from collections.abc import AsyncGenerator, Generator, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
@@ -53,6 +53,20 @@ class AsyncSender(Protocol):
     """The asyncio shell's port: one request, one Reply; never raises for a failed request."""
 
     async def send(self, call: Call) -> Reply: ...
+
+
+class WatchSender(Sender, Protocol):
+    """The blocking shell's port for claim(): requests, and watches. A watch yields each line of its stream
+    while it lasts; one last Reply when it was refused (its status) or failed (no status, `error` says why).
+    Closing the generator ends the watch."""
+
+    def watch(self, call: Call) -> Generator[str | Reply, None, None]: ...
+
+
+class AsyncWatchSender(AsyncSender, Protocol):
+    """The asyncio shell's port for claim(): requests, and watches, as WatchSender's."""
+
+    def watch(self, call: Call) -> AsyncGenerator[str | Reply, None]: ...
 
 
 Instruction = Call | Deliver

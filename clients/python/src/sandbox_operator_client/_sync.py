@@ -5,13 +5,16 @@ its generated models: every answer is read as plain JSON, field by field (_json.
 
 import threading
 import time
-from collections.abc import Callable
-from typing import TypeVar, cast
+from collections.abc import Callable, Generator
+from contextlib import closing
+from typing import Any, TypeVar, cast
 
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
+from kubernetes.watch.watch import iter_resp_lines
 
 from . import _claim as claims
+from . import _claim_watch as claim_watch
 from . import _reference_flows as references
 from . import _report_flows as reports
 from ._claim import ClaimRequest, ClaimResult
@@ -19,7 +22,7 @@ from ._clock import now_millis, now_seconds
 from ._disruption import DisruptionNotice
 from ._errors import ForgetDeadlineError, SandboxClaimNotReadyError, SandboxNotReadyError
 from ._loading import kubeconfig_present
-from ._protocol import Call, Flow, Reply, Sender
+from ._protocol import Call, Flow, Reply, Sender, WatchSender
 from ._report import Deliver
 from ._types import (
     AttachRequest,
@@ -56,31 +59,56 @@ class Transport:
     def __init__(self, api_client: k8s.ApiClient) -> None:
         self._api = api_client
 
-    def send(self, call: Call) -> Reply:
+    def _request(self, call: Call) -> Any:
         headers = {"Accept": "application/json"}
         if call.body is not None:
             headers["Content-Type"] = call.content_type
+        method, url, header_params, body, post_params = self._api.param_serialize(
+            method=call.method,
+            resource_path=call.path,
+            query_params=list(call.query.items()) if call.query else None,
+            header_params=headers,
+            body=call.body,
+            auth_settings=["BearerToken"],
+        )
+        return self._api.call_api(
+            method,
+            url,
+            header_params=header_params,
+            body=body,
+            post_params=post_params,
+            _request_timeout=call.timeout,
+        )
+
+    def send(self, call: Call) -> Reply:
         try:
-            method, url, header_params, body, post_params = self._api.param_serialize(
-                method=call.method,
-                resource_path=call.path,
-                query_params=list(call.query.items()) if call.query else None,
-                header_params=headers,
-                body=call.body,
-                auth_settings=["BearerToken"],
-            )
-            response = self._api.call_api(
-                method,
-                url,
-                header_params=header_params,
-                body=body,
-                post_params=post_params,
-                _request_timeout=call.timeout,
-            )
+            response = self._request(call)
             data = response.read()
         except Exception as error:  # noqa: BLE001 - every failure is the Reply's; the flow raises it typed
             return Reply(None, error=error)
         return Reply(int(response.status), bytes(data or b""))
+
+    def watch(self, call: Call) -> Generator[str | Reply, None, None]:
+        """The ApiClient's answer streamed (its urllib3 response is never preloaded), line by line with the
+        official client's own splitter (kubernetes.watch); closing this generator closes the stream."""
+        try:
+            response = self._request(call)
+        except Exception as error:  # noqa: BLE001 - every failure is the Reply's; the shell judges it
+            yield Reply(None, error=error)
+            return
+        stream = response.response
+        try:
+            if not 200 <= int(response.status) < 300:
+                yield Reply(int(response.status), bytes(response.read() or b""))
+                return
+            for line in iter_resp_lines(stream):
+                if line.strip():
+                    yield line
+        except Exception as error:  # noqa: BLE001 - a stream that breaks is a failed watch
+            yield Reply(None, error=error)
+        finally:
+            stream.close()
+            stream.release_conn()
 
 
 def run(flow: Flow[T], transport: Sender, deliver: Callable[[Reported], None] | None = None) -> T:
@@ -196,39 +224,92 @@ class CompletionReports:
 class SandboxClaims:
     """claim(): a sandbox from a warm pool or a template for one session, bound by the operator (docs/client.md)."""
 
-    def __init__(self, api_client: k8s.ApiClient | None = None, *, transport: Sender | None = None) -> None:
-        """`api_client` defaults to load_api_client(); `transport` replaces the HTTP layer (tests, proxies)."""
+    def __init__(
+        self, api_client: k8s.ApiClient | None = None, *, transport: WatchSender | None = None
+    ) -> None:
+        """`api_client` defaults to load_api_client(); `transport` replaces the HTTP layer (tests, proxies):
+        it makes requests and watches (WatchSender)."""
         if transport is None:
             transport = Transport(api_client if api_client is not None else load_api_client())
-        self._transport: Sender = transport
+        if not callable(getattr(transport, "watch", None)):
+            raise TypeError(
+                "the transport of SandboxClaims must watch too (WatchSender): claim() watches its claim"
+            )
+        self._transport: WatchSender = transport
 
-    def claim(self, request: ClaimRequest, *, deadline: float = 60.0, poll: float = 0.5) -> ClaimResult:
-        """Creates the SandboxClaim as the caller, then waits until the operator has bound it (its
+    def claim(
+        self, request: ClaimRequest, *, deadline: float = 60.0, poll: float | None = None
+    ) -> ClaimResult:
+        """Creates the SandboxClaim as the caller, then watches it until the operator has bound it (its
         SessionReference exists from the bind) and the sandbox is Ready, or raises SandboxClaimNotReadyError
-        after `deadline` seconds (the claim is kept)."""
-        name = run(claims.create(request), self._transport)
-        return self.wait_until_ready(request.namespace, name, deadline=deadline, poll=poll)
+        after `deadline` seconds (the claim is kept). `poll` is ignored (the claim is watched, not polled)."""
+        name, created = run(claims.create(request), self._transport)
+        return self._wait(request.namespace, name, deadline, claim_watch.ClaimRead(created))
 
     def wait_until_ready(
-        self, namespace: str, claim: str, *, deadline: float = 60.0, poll: float = 0.5
+        self, namespace: str, claim: str, *, deadline: float = 60.0, poll: float | None = None
     ) -> ClaimResult:
-        """Waits for an existing claim; the first reads come soon, then every `poll` seconds."""
-        ends, seen, pause = time.monotonic() + deadline, "not read yet", 0.02
-        while True:
-            readiness = run(claims.readiness(namespace, claim), self._transport)
-            if readiness.kind == "Ready":
-                assert readiness.sandbox and readiness.reference and readiness.launch_type
-                return ClaimResult(claim, readiness.sandbox, readiness.reference, readiness.launch_type)
-            if readiness.kind != "Waiting":
-                raise SandboxClaimNotReadyError(namespace, claim, readiness.kind, deadline, seen)
-            seen = readiness.seen or seen
-            left = ends - time.monotonic()
-            if left <= 0:
-                raise SandboxClaimNotReadyError(namespace, claim, "Deadline", deadline, seen)
-            time.sleep(min(pause, left))
-            pause = min(pause * 2, poll)
+        """Waits for an existing claim: reads it, then watches it from the version read."""
+        return self._wait(namespace, claim, deadline, None)
 
     def release(self, namespace: str, claim: str) -> str:
         """Deletes the claim: its reference is forgotten and its sandbox deleted by the ordinary decision
         (kept, Blocked, while other sessions use it). Returns "Released" or "AlreadyGone"."""
         return run(claims.release(namespace, claim), self._transport)
+
+    def _read(self, namespace: str, claim: str) -> claim_watch.ClaimRead:
+        body, gone = run(claims.read(namespace, claim), self._transport)
+        return claim_watch.ClaimRead(body, gone)
+
+    def _wait(
+        self, namespace: str, claim: str, deadline: float, created: claim_watch.ClaimRead | None
+    ) -> ClaimResult:
+        ends = time.monotonic() + deadline
+        watch, next_ = claim_watch.hear(claim_watch.UNSEEN_CLAIM, created or self._read(namespace, claim))
+        failure: BaseException | None = None
+        while True:
+            if next_.kind == "Ready":
+                assert next_.sandbox and next_.reference and next_.launch_type
+                return ClaimResult(claim, next_.sandbox, next_.reference, next_.launch_type)
+            if next_.kind == "Ended":
+                assert next_.reason is not None
+                raise SandboxClaimNotReadyError(namespace, claim, next_.reason, deadline, watch.seen)
+            pause = (next_.after_ms or 0) / 1000
+            if pause > 0:
+                time.sleep(max(0.0, min(pause, ends - time.monotonic())))
+            left = ends - time.monotonic()
+            if left <= 0:
+                raise SandboxClaimNotReadyError(
+                    namespace, claim, "Deadline", deadline, watch.seen
+                ) from failure
+            if next_.kind == "Read":
+                watch, next_ = claim_watch.hear(watch, self._read(namespace, claim))
+                failure = None
+            else:
+                watch, next_, failure = self._watch_once(namespace, claim, watch, left, ends)
+
+    def _watch_once(
+        self, namespace: str, claim: str, watch: claim_watch.ClaimWatch, left: float, ends: float
+    ) -> tuple[claim_watch.ClaimWatch, claim_watch.ClaimNext, BaseException | None]:
+        """One watch of the claim until it decides something, ends, or the deadline passes."""
+        call = claim_watch.watch_call(namespace, claim, watch.resource_version, left)
+        with closing(self._transport.watch(call)) as stream:
+            for item in stream:
+                if isinstance(item, Reply):
+                    # Its own bound (the deadline) ended it: as a watch ends, not as a failure.
+                    if item.status is None and time.monotonic() >= ends:
+                        break
+                    watch, next_ = claim_watch.hear(watch, claim_watch.heard_end(item))
+                    if next_.kind == "Refused":
+                        raise claim_watch.refusal(call, next_.status or 0, item)
+                    return watch, next_, item.error
+                heard = claim_watch.heard_line(item)
+                watch, next_ = claim_watch.hear(watch, heard)
+                if next_.kind == "Refused":
+                    raise claim_watch.refusal(call, next_.status or 0, heard)
+                if next_.kind != "Listen":
+                    return watch, next_, claim_watch.cause_of(heard)
+                if time.monotonic() >= ends:
+                    break
+        watch, next_ = claim_watch.hear(watch, claim_watch.WatchClosed())
+        return watch, next_, None
