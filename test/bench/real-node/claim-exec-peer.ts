@@ -12,6 +12,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { waitFor, type Clients } from '../controller/cluster.ts';
 import { startAgentSandbox } from '../peer/subjects.ts';
 import { watchClaimsReady } from '../claims/watch.ts';
+import { peerIdentity } from '../peer/identity.ts';
 import { execTrue, realNodePodSpec } from './bench.ts';
 import type { ClaimExecFigures } from './claim-exec-table.ts';
 
@@ -22,7 +23,16 @@ const TEMPLATE = 'exec-template';
 const POD_NAME = 'agents.x-k8s.io/pod-name';
 const LAUNCH_TYPE = 'agents.x-k8s.io/launch-type';
 
-type Sandbox = { metadata?: { annotations?: Record<string, string>; labels?: Record<string, string> } };
+/** Real pods start in a few seconds here; a pool not full by then will not be. */
+const FILL_MS = 180_000;
+
+type Sandbox = {
+  metadata?: { name?: string; annotations?: Record<string, string>; labels?: Record<string, string> };
+  status?: { conditions?: { type?: string; status?: string; reason?: string; message?: string }[] };
+};
+
+/** The peer's pool did not fill on the real node: it cannot run here (its sandboxes say why). */
+export class PoolNotFilled extends Error {}
 
 /** The peer's run on the real node; the controller is stopped after, its namespace left to the caller. */
 export async function measurePeerClaimExec(
@@ -38,7 +48,10 @@ export async function measurePeerClaimExec(
       plural,
       body: { apiVersion: `${GROUP}/${VERSION}`, ...body },
     });
-  const controller = await startAgentSandbox(binary, cluster, { extensions: true });
+  const controller = await startAgentSandbox(binary, cluster, {
+    extensions: true,
+    kubeconfig: await peerIdentity(cluster),
+  });
   const watch = await watchClaimsReady(
     c.kc,
     `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/sandboxclaims`,
@@ -59,8 +72,10 @@ export async function measurePeerClaimExec(
       waitFor(
         `${replicas} ready real sandboxes in agent-sandbox's ${POOL}`,
         async () => (await readyReplicas(c, namespace)) >= replicas,
-        600_000,
-      );
+        FILL_MS,
+      ).catch(async (cause: unknown) => {
+        throw new PoolNotFilled(await notReady(c, namespace), { cause });
+      });
     const claimToExec: number[] = [];
     const claimToReady: number[] = [];
     const execAlone: number[] = [];
@@ -125,6 +140,23 @@ async function readyReplicas(c: Clients, namespace: string): Promise<number> {
     name: POOL,
   })) as { status?: { readyReplicas?: number } };
   return pool.status?.readyReplicas ?? 0;
+}
+
+/** Why the peer's sandboxes are not Ready: each distinct Ready condition's reason and message. */
+async function notReady(c: Clients, namespace: string): Promise<string> {
+  const list = (await c.custom.listNamespacedCustomObject({
+    group: 'agents.x-k8s.io',
+    version: VERSION,
+    namespace,
+    plural: 'sandboxes',
+  })) as { items: Sandbox[] };
+  const why = new Set(
+    list.items.map((sandbox) => {
+      const ready = sandbox.status?.conditions?.find((condition) => condition.type === 'Ready');
+      return ready === undefined ? 'no Ready condition' : `${ready.reason ?? ''}: ${ready.message ?? ''}`;
+    }),
+  );
+  return `agent-sandbox's pool not full after ${FILL_MS / 1000} s, ${list.items.length} sandboxes: ${[...why].join('; ')}`;
 }
 
 /** `seen`, or an error saying what was not seen after `timeoutMs`. */

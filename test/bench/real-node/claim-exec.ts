@@ -21,7 +21,7 @@ import { ensurePeer, PEER_VERSION } from '../peer/agent-sandbox.ts';
 import { crdDir } from '../peer/crd-dir.ts';
 import { heading } from '../report.ts';
 import { execTrue, realNodePodSpec, withRealNode } from './bench.ts';
-import { measurePeerClaimExec } from './claim-exec-peer.ts';
+import { measurePeerClaimExec, PoolNotFilled } from './claim-exec-peer.ts';
 import { claimExecTable, type ClaimExecFigures, type ClaimExecOutcome } from './claim-exec-table.ts';
 
 const POOL = 'exec-pool';
@@ -167,6 +167,8 @@ async function subject(
   try {
     return { ok: true, figures: await measure(namespace) };
   } catch (error: unknown) {
+    if (error instanceof PoolNotFilled)
+      return { ok: false, failed: false, reason: `not available: ${error.message}` };
     return failed(error);
   } finally {
     await cleared(c, namespace);
