@@ -7,6 +7,7 @@
  * from the claim's `status.sandbox.name`, the pod named by that Sandbox's `agents.x-k8s.io/pod-name`
  * annotation, else the Sandbox's name.
  */
+import { CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 import type { LocalCluster } from '@sandbox-operator/local-cluster';
 import { setTimeout as delay } from 'node:timers/promises';
 import { waitFor, type Clients } from '../controller/cluster.ts';
@@ -48,10 +49,8 @@ export async function measurePeerClaimExec(
       plural,
       body: { apiVersion: `${GROUP}/${VERSION}`, ...body },
     });
-  const controller = await startAgentSandbox(binary, cluster, {
-    extensions: true,
-    kubeconfig: await peerIdentity(cluster),
-  });
+  const identity = await peerIdentity(cluster);
+  const controller = await startAgentSandbox(binary, cluster, { extensions: true, kubeconfig: identity });
   const watch = await watchClaimsReady(
     c.kc,
     `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/sandboxclaims`,
@@ -113,13 +112,28 @@ export async function measurePeerClaimExec(
     return {
       claimToExec: sorted(claimToExec),
       claimToReady: sorted(claimToReady),
+      claimToReadyWatched: sorted(claimToReady),
       execAlone: sorted(execAlone),
       cold,
     };
   } finally {
     watch.stop();
     await controller.stop();
+    await clearAsPeer(identity, namespace);
   }
+}
+
+/**
+ * The peer's pods and NetworkPolicy deleted as the peer, once its controller has stopped (so nothing makes
+ * them again): on the real node's cluster kube-controller-manager runs as admin, our operator's user there
+ * (allowAdmin), and our operator bounds refuse its garbage collector and namespace controller any pod or
+ * NetworkPolicy that is not a sandbox's, so the peer's namespace would never finish deleting.
+ */
+async function clearAsPeer(kubeconfig: string, namespace: string): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  await kc.makeApiClient(CoreV1Api).deleteCollectionNamespacedPod({ namespace });
+  await kc.makeApiClient(NetworkingV1Api).deleteCollectionNamespacedNetworkPolicy({ namespace });
 }
 
 export type PeerRun = {
@@ -160,7 +174,7 @@ async function notReady(c: Clients, namespace: string): Promise<string> {
 }
 
 /** `seen`, or an error saying what was not seen after `timeoutMs`. */
-async function within(seen: Promise<number>, timeoutMs: number, what: string): Promise<number> {
+export async function within(seen: Promise<number>, timeoutMs: number, what: string): Promise<number> {
   const timer = new AbortController();
   const expired = delay(timeoutMs, null, { signal: timer.signal }).catch(() => null);
   const at = await Promise.race([seen, expired]);

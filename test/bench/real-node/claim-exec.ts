@@ -8,9 +8,16 @@
  * costs here). The peer runs first, each in its own namespace, cleared before the next.
  *   BENCH_CLAIM_EXEC_N=10    claims, one at a time, each on a full pool (default 10)
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import type { LocalCluster } from '@sandbox-operator/local-cluster';
-import { API_VERSION, SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from '../../../operator/api/names.ts';
+import {
+  API_VERSION,
+  GROUP,
+  SANDBOX_CLAIM,
+  SANDBOX_TEMPLATE,
+  SANDBOX_WARM_POOL,
+  VERSION,
+} from '../../../operator/api/names.ts';
 import { SandboxClaims } from '../../../operator/client/sandbox-claims.ts';
 import { podName } from '../../../operator/controller/pod-template.ts';
 import { rm } from 'node:fs/promises';
@@ -21,7 +28,8 @@ import { ensurePeer, PEER_VERSION } from '../peer/agent-sandbox.ts';
 import { crdDir } from '../peer/crd-dir.ts';
 import { heading } from '../report.ts';
 import { execTrue, realNodePodSpec, withRealNode } from './bench.ts';
-import { measurePeerClaimExec, PoolNotFilled } from './claim-exec-peer.ts';
+import { watchClaimsReady } from '../claims/watch.ts';
+import { measurePeerClaimExec, PoolNotFilled, within } from './claim-exec-peer.ts';
 import { claimExecTable, type ClaimExecFigures, type ClaimExecOutcome } from './claim-exec-table.ts';
 
 const POOL = 'exec-pool';
@@ -73,7 +81,7 @@ async function readyReplicas(c: Clients, namespace: string): Promise<number> {
   return pool.status?.readyReplicas ?? 0;
 }
 
-/** Ours on a running local cluster with a real node and our operator, in `namespace` (made here). */
+/** Ours on a running local cluster with a real node and our operator, in `namespace`. */
 export async function measureClaimExec(
   cluster: LocalCluster,
   c: Clients,
@@ -91,38 +99,51 @@ export async function measureClaimExec(
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfigPath);
   const claims = new SandboxClaims(kc);
+  // Beside the client's own wait, not in its way: when the claim's Ready first shows on a watch.
+  const watched = await watchClaimsReady(
+    kc,
+    `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${SANDBOX_CLAIM.plural}`,
+  );
   const claimToExec: number[] = [];
   const claimToReady: number[] = [];
+  const claimToReadyWatched: number[] = [];
   const execAlone: number[] = [];
   let cold = 0;
-  for (let i = 0; i < n; i += 1) {
-    await full();
-    const started = performance.now();
-    const bound = await claims.claim(
-      {
-        namespace,
-        name: `claim-${i}`,
-        session: `workspace_bench_${i}`,
-        worktree: 'wt-1',
-        route: `bench/${i}`,
-        role: 'Root',
-        warmPoolRef: { name: POOL },
-      },
-      { deadlineMs: 300_000 },
-    );
-    claimToReady.push(performance.now() - started);
-    await execTrue(cluster, namespace, podName(bound.sandbox, 0));
-    claimToExec.push(performance.now() - started);
-    if (bound.launchType === 'Cold') cold += 1;
-    // The baseline: the same command into the same sandbox, now that it runs.
-    const again = performance.now();
-    await execTrue(cluster, namespace, podName(bound.sandbox, 0));
-    execAlone.push(performance.now() - again);
+  try {
+    for (let i = 0; i < n; i += 1) {
+      await full();
+      const name = `claim-${i}`;
+      const started = performance.now();
+      const bound = await claims.claim(
+        {
+          namespace,
+          name,
+          session: `workspace_bench_${i}`,
+          worktree: 'wt-1',
+          route: `bench/${i}`,
+          role: 'Root',
+          warmPoolRef: { name: POOL },
+        },
+        { deadlineMs: 300_000 },
+      );
+      claimToReady.push(performance.now() - started);
+      await execTrue(cluster, namespace, podName(bound.sandbox, 0));
+      claimToExec.push(performance.now() - started);
+      if (bound.launchType === 'Cold') cold += 1;
+      // The baseline: the same command into the same sandbox, now that it runs.
+      const again = performance.now();
+      await execTrue(cluster, namespace, podName(bound.sandbox, 0));
+      execAlone.push(performance.now() - again);
+      claimToReadyWatched.push((await within(watched.when(name), 60_000, `claim ${name} Ready`)) - started);
+    }
+  } finally {
+    watched.stop();
   }
   const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
   return {
     claimToExec: sorted(claimToExec),
     claimToReady: sorted(claimToReady),
+    claimToReadyWatched: sorted(claimToReadyWatched),
     execAlone: sorted(execAlone),
     cold,
   };
@@ -142,13 +163,18 @@ async function namespaceFor(c: Clients, subject: string): Promise<string> {
 async function cleared(c: Clients, namespace: string): Promise<void> {
   await c.core.deleteNamespace({ name: namespace });
   const deadline = Date.now() + 180_000;
-  let left = Number.POSITIVE_INFINITY;
+  let pods: V1Pod[] = [];
   while (Date.now() < deadline) {
-    left = (await c.core.listNamespacedPod({ namespace })).items.length;
-    if (left === 0) return;
+    pods = (await c.core.listNamespacedPod({ namespace })).items;
+    if (pods.length === 0) return;
     await delay(1_000);
   }
-  console.log(`  (${namespace} still had ${left} pods after 180 s; the next subject runs beside them)`);
+  const deleting = pods.filter((pod) => pod.metadata?.deletionTimestamp !== undefined).length;
+  const status = (await c.core.readNamespace({ name: namespace })).status;
+  const why = (status?.conditions ?? []).filter((condition) => condition.status === 'True');
+  console.log(
+    `  (${namespace} still had ${pods.length} pods after 180 s, ${deleting} being deleted; namespace ${status?.phase ?? '?'}${why.map((w) => `, ${w.type}: ${w.message ?? ''}`).join('')}; the next subject runs beside them)`,
+  );
 }
 
 const failed = (error: unknown): ClaimExecOutcome => ({
@@ -181,7 +207,7 @@ export function printClaimExec(n: number, subjects: Parameters<typeof claimExecT
   );
   for (const line of claimExecTable(n, subjects)) console.log(line);
   console.log(
-    "  claim -> Ready: ours, our client's claim() (it polls the claim); agent-sandbox, a watch of its claims (as its client waits)",
+    "  claim -> Ready as the client waits: ours, our client's claim() (it polls the claim); agent-sandbox, a watch of its claims (its client watches)",
   );
 }
 
