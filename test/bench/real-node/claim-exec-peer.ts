@@ -7,7 +7,6 @@
  * from the claim's `status.sandbox.name`, the pod named by that Sandbox's `agents.x-k8s.io/pod-name`
  * annotation, else the Sandbox's name.
  */
-import { CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 import type { LocalCluster } from '@sandbox-operator/local-cluster';
 import { setTimeout as delay } from 'node:timers/promises';
 import { waitFor, type Clients } from '../controller/cluster.ts';
@@ -35,7 +34,7 @@ type Sandbox = {
 /** The peer's pool did not fill on the real node: it cannot run here (its sandboxes say why). */
 export class PoolNotFilled extends Error {}
 
-/** The peer's run on the real node; the controller is stopped after, its namespace left to the caller. */
+/** The peer's run on the real node; its controller is stopped after, its namespace left to the caller. */
 export async function measurePeerClaimExec(
   cluster: LocalCluster,
   c: Clients,
@@ -119,21 +118,7 @@ export async function measurePeerClaimExec(
   } finally {
     watch.stop();
     await controller.stop();
-    await clearAsPeer(identity, namespace);
   }
-}
-
-/**
- * The peer's pods and NetworkPolicy deleted as the peer, once its controller has stopped (so nothing makes
- * them again): on the real node's cluster kube-controller-manager runs as admin, our operator's user there
- * (allowAdmin), and our operator bounds refuse its garbage collector and namespace controller any pod or
- * NetworkPolicy that is not a sandbox's, so the peer's namespace would never finish deleting.
- */
-async function clearAsPeer(kubeconfig: string, namespace: string): Promise<void> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  await kc.makeApiClient(CoreV1Api).deleteCollectionNamespacedPod({ namespace });
-  await kc.makeApiClient(NetworkingV1Api).deleteCollectionNamespacedNetworkPolicy({ namespace });
 }
 
 export type PeerRun = {

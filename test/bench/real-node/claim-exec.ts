@@ -5,7 +5,7 @@
  * real sandboxes (the same pod spec, the same size); ours is claimed as an agent host claims (the client's
  * `claim()`, which waits for Ready), then `kubectl exec … -- true` runs in the bound sandbox's agent
  * container. Each subject's baseline: the same `kubectl exec` into its sandbox, now running (what exec alone
- * costs here). The peer runs first, each in its own namespace, cleared before the next.
+ * costs here). Ours runs first, then the peer, each in its own namespace, ours cleared before the peer's.
  *   BENCH_CLAIM_EXEC_N=10    claims, one at a time, each on a full pool (default 10)
  */
 import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
@@ -158,7 +158,7 @@ async function namespaceFor(c: Clients, subject: string): Promise<string> {
 
 /**
  * Deletes a subject's namespace and waits for its pods to be gone, so the next subject runs on a quiet node
- * (real containers stop in their 30 s grace period); says so when they are not gone in time.
+ * (real containers stop in their 30 s grace period); says so, and why, when they are not gone in time.
  */
 async function cleared(c: Clients, namespace: string): Promise<void> {
   await c.core.deleteNamespace({ name: namespace });
@@ -183,11 +183,12 @@ const failed = (error: unknown): ClaimExecOutcome => ({
   reason: `failed: ${error instanceof Error ? error.message : String(error)}`,
 });
 
-/** One subject in its own namespace, its namespace cleared after; an error is its outcome. */
+/** One subject in its own namespace, cleared after when another follows; an error is its outcome. */
 async function subject(
   c: Clients,
   name: string,
   measure: (namespace: string) => Promise<ClaimExecFigures>,
+  { clear }: { readonly clear: boolean },
 ): Promise<ClaimExecOutcome> {
   const namespace = await namespaceFor(c, name);
   try {
@@ -197,7 +198,7 @@ async function subject(
       return { ok: false, failed: false, reason: `not available: ${error.message}` };
     return failed(error);
   } finally {
-    await cleared(c, namespace);
+    if (clear) await cleared(c, namespace);
   }
 }
 
@@ -221,20 +222,31 @@ export async function claimExecBenchmarks(): Promise<void> {
   try {
     await withRealNode(
       async (cluster, c, shellImage) => {
+        const ours = await subject(
+          c,
+          'ours',
+          (namespace) => measureClaimExec(cluster, c, shellImage, n, namespace),
+          { clear: true },
+        );
+        // The peer last, its namespace left to the cluster's stop: here the kubelet, the scheduler and
+        // kube-controller-manager run as admin, our operator's user (allowAdmin), and our operator bounds
+        // refuse that user the final delete of any pod that is not a sandbox's, so its pods would stop but
+        // never go.
         const peerOutcome: ClaimExecOutcome = peer.ok
-          ? await subject(c, 'peer', (namespace) =>
-              measurePeerClaimExec(cluster, c, {
-                binary: peer.binary,
-                namespace,
-                shellImage,
-                replicas: REPLICAS,
-                claims: n,
-              }),
+          ? await subject(
+              c,
+              'peer',
+              (namespace) =>
+                measurePeerClaimExec(cluster, c, {
+                  binary: peer.binary,
+                  namespace,
+                  shellImage,
+                  replicas: REPLICAS,
+                  claims: n,
+                }),
+              { clear: false },
             )
           : { ok: false, failed: false, reason: `not available: ${peer.reason}` };
-        const ours = await subject(c, 'ours', (namespace) =>
-          measureClaimExec(cluster, c, shellImage, n, namespace),
-        );
         printClaimExec(n, { peer: peerOutcome, ours });
         console.log(
           `  load average at the end: ${loadavg()
