@@ -6,7 +6,12 @@ import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { follow, type Named } from '../peer/measure.ts';
 
 type Claim = Named & {
-  status?: { launchType?: string; conditions?: { type?: string; status?: string }[] };
+  status?: {
+    launchType?: string;
+    conditions?: { type?: string; status?: string }[];
+    /** The bound Sandbox: its name (ours) or `{ name }` (agent-sandbox). */
+    sandbox?: string | { name?: string };
+  };
 };
 
 export type Observed = {
@@ -38,13 +43,16 @@ function observed(): Omit<Observed, 'stop'> & { see(name: string): void } {
   };
 }
 
-/** Claims' first Ready=True (and the launch type a claim said then, when it says one). */
+/**
+ * Claims' first Ready=True (and the launch type and bound Sandbox a claim said then, when it says them).
+ */
 export async function watchClaimsReady(
   kc: KubeConfig,
   path: string,
-): Promise<Observed & { readonly launchType: Map<string, string> }> {
+): Promise<Observed & { readonly launchType: Map<string, string>; readonly sandbox: Map<string, string> }> {
   const ready = observed();
   const launchType = new Map<string, string>();
+  const sandbox = new Map<string, string>();
   const watch = await follow(new Watch(kc), path, 'claim', (type, object) => {
     // A watch event is the whole object; follow() types only what every watch of the bench reads.
     const claim = object as Claim;
@@ -52,9 +60,12 @@ export async function watchClaimsReady(
     if (type === 'DELETED' || name === undefined || ready.at.has(name)) return;
     if (!claim.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
     if (claim.status.launchType !== undefined) launchType.set(name, claim.status.launchType);
+    const bound = claim.status.sandbox;
+    const boundName = typeof bound === 'string' ? bound : bound?.name;
+    if (boundName !== undefined) sandbox.set(name, boundName);
     ready.see(name);
   });
-  return { ...ready, launchType, stop: () => watch.stop() };
+  return { ...ready, launchType, sandbox, stop: () => watch.stop() };
 }
 
 /**

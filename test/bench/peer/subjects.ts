@@ -87,14 +87,20 @@ export const raw: Subject = {
   sandboxPath: () => null,
 };
 
-/** The peer's controller as its own process, its log in the cluster's temp dir (`extensions`: `--extensions`). */
+/**
+ * The peer's controller as its own process, its log in the cluster's temp dir (`extensions`: `--extensions`;
+ * `kubeconfig`: another identity than the cluster's admin).
+ */
 export async function startAgentSandbox(
   binary: string,
   cluster: LocalCluster,
-  { extensions = false }: { readonly extensions?: boolean } = {},
+  {
+    extensions = false,
+    kubeconfig = cluster.kubeconfigPath,
+  }: { readonly extensions?: boolean; readonly kubeconfig?: string } = {},
 ): Promise<Controller> {
   const [metrics, probe] = [await freePort(), await freePort()];
-  const args = peerArgs(cluster.kubeconfigPath, metrics, probe, { extensions });
+  const args = peerArgs(kubeconfig, metrics, probe, { extensions });
   const log = createWriteStream(join(cluster.tempDir, 'agent-sandbox.log'), { flags: 'a' });
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(log);

@@ -148,12 +148,18 @@ async function measure(c: Clients, kind: 'kwok' | 'real', shellImage: string) {
 
 /**
  * A local control plane with the real node, our operator (8 workers) running against it, and `run`; said and
- * skipped where this machine has no real node. Everything is stopped after.
+ * skipped where this machine has no real node. Everything is stopped after. `crdDir`: another CRD directory
+ * (ours and a peer's, test/bench/peer/crd-dir.ts).
  */
 export async function withRealNode(
   run: (cluster: LocalCluster, c: Clients, shellImage: string) => Promise<void>,
+  { crdDir }: { readonly crdDir?: string } = {},
 ): Promise<void> {
-  const cluster = await startLocalCluster({ logger: pino({ level: 'warn' }), realNode: { taint: false } });
+  const cluster = await startLocalCluster({
+    logger: pino({ level: 'warn' }),
+    realNode: { taint: false },
+    ...(crdDir === undefined ? {} : { crdDir }),
+  });
   try {
     if (cluster.realNode === null) {
       console.log(`  (skipped: no real node: ${cluster.realNodeSkipReason ?? ''})`);
@@ -171,6 +177,13 @@ export async function withRealNode(
   } finally {
     await cluster.stop();
   }
+}
+
+/** `kubectl exec … -- true` in a pod's agent container: the first command an agent host runs. */
+export async function execTrue(cluster: LocalCluster, namespace: string, pod: string): Promise<void> {
+  const result = await cluster.kubectl(['exec', '-n', namespace, pod, '-c', 'agent', '--', 'true']);
+  if (result.exitCode !== 0)
+    throw new Error(`kubectl exec into ${namespace}/${pod} exited ${result.exitCode}: ${result.stderr}`);
 }
 
 export async function realNodeBenchmarks(): Promise<void> {
