@@ -71,16 +71,24 @@ export function poolRoleOf(version: SandboxVersion | undefined): PoolRole {
   return { ...(pool === undefined ? {} : { pool }), ...(claim === undefined ? {} : { claim }) };
 }
 
-/** The SessionReferences of `sandbox` that exist at `t` by the log (created, not yet deleted). */
+/**
+ * The SessionReferences of `sandbox` that exist at `t` by the log (created, not yet deleted), but a sandbox
+ * claim's: a claim's binding creates its reference before its patch, so a pool's DELETE accepted meanwhile
+ * means that patch will lose and the reference be withdrawn (the decision holds the deletion until then).
+ */
 export function referencesAt(sorted: readonly TimedEvent[], sandbox: string, t: number): string[] {
   const live = new Map<string, string>();
   for (const e of sorted) {
     if (e.completed > t) break;
     if (e.objectRef?.resource !== 'sessionreferences' || e.objectRef.subresource !== undefined || !ok(e))
       continue;
-    const body = e.responseObject as { metadata?: { uid?: string }; spec?: { sandbox?: string } } | undefined;
+    const body = e.responseObject as
+      | { metadata?: { uid?: string; labels?: Record<string, string> }; spec?: { sandbox?: string } }
+      | undefined;
     const name = e.objectRef.name ?? '';
-    if (e.verb === 'create' && body?.spec?.sandbox === sandbox) live.set(name, body.metadata?.uid ?? '');
+    const claims = body?.metadata?.labels?.[LABELS.sandboxClaim] !== undefined;
+    if (e.verb === 'create' && body?.spec?.sandbox === sandbox && !claims)
+      live.set(name, body.metadata?.uid ?? '');
     if (e.verb === 'delete') live.delete(name);
   }
   return [...live.keys()];
@@ -143,13 +151,16 @@ export function poolOrClaimDelete(e: TimedEvent, versions: ReadonlyMap<string, r
 
 /**
  * Invariant 3's allowance for a claim's release: the operator may delete a reference made for a sandbox claim
- * (its label) once that claim's DELETE was recorded, or while the reference's Sandbox is being deleted (the
- * binding's own withdraw, when the fence it reads shows the deletion).
+ * (its label) once that claim's DELETE was recorded; while the reference's Sandbox is being deleted (the
+ * binding's own withdraw, when the fence it reads shows the deletion); or while the Sandbox has never carried
+ * that claim's label (the binding's withdraw when its patch, sent after the reference, lost: another claim won
+ * the sandbox, or it was being deleted or fenced — the claim never had it, so no session relied on it).
  */
 export function claimRelease(
   object: { metadata?: { labels?: Record<string, string> }; spec?: { sandbox?: string } },
   e: TimedEvent,
   sorted: readonly TimedEvent[],
+  versions: ReadonlyMap<string, readonly SandboxVersion[]>,
 ): boolean {
   const claim = object.metadata?.labels?.[LABELS.sandboxClaim];
   if (claim === undefined) return false;
@@ -165,6 +176,10 @@ export function claimRelease(
     )?.received ?? -Infinity;
   if (releasedBetween(claimDeletes(sorted), claim, created, e.received) !== undefined) return true;
   const sandbox = object.spec?.sandbox;
+  const neverBound = !(versions.get(sandbox ?? '') ?? []).some(
+    (v) => v.received < e.received && v.labels?.[LABELS.sandboxClaim] === claim,
+  );
+  if (sandbox !== undefined && neverBound) return true;
   return sorted.some(
     (d) =>
       onSandboxes(d) &&

@@ -207,6 +207,7 @@ export function checkSequence(
         sandbox: model.sandboxes.get(object.spec?.sandbox ?? ''),
         lives,
         events: sorted,
+        versions,
         erasing: erasing.get(object.spec?.sandbox ?? '') ?? [],
       });
       const ref = refs.find((r) => r.name === object.metadata?.name);
@@ -334,6 +335,7 @@ type RemovalContext = {
   readonly sandbox: SandboxSpec | undefined;
   readonly lives: Incarnations;
   readonly events: readonly TimedEvent[];
+  readonly versions: ReadonlyMap<string, readonly SandboxVersion[]>;
   /** When an erase request of the reference's sandbox was pending (any incarnation). */
   readonly erasing: readonly Window[];
 };
@@ -397,7 +399,7 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
   }
   if (e.user.username === ctx.operatorUser) {
     // Issue 28: a sandbox claim's release forgets the reference made for it (claims.ts says when).
-    if (claimRelease(object, e, ctx.events)) return undefined;
+    if (claimRelease(object, e, ctx.events, ctx.versions)) return undefined;
     const sandbox = ctx.sandbox;
     if (sandbox === undefined) return 'the operator deleted a reference of an unknown sandbox';
     // An administrator asked for every reference to go: any of them, while the request is pending.

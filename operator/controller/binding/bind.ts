@@ -1,12 +1,17 @@
 /**
- * The binding of one claim (docs/warm-pools.md, "Claims"), in the design's order of writes:
- * (1) the JSON Patch on a ready unclaimed pool sandbox (binding-patch.ts), or, with no such sandbox (or for a
- *     templateRef claim), a cold Sandbox created from the template with the claim label from birth;
- * (2) the claim's SessionReference (a 409 compares the fixed fields as the client's attach does, reattach.ts);
- * (3) the fence: a consistent read of the Sandbox, judged as the client judges it (fence.ts); being deleted or
- *     fenced, the reference is withdrawn (uid precondition) and another sandbox is bound;
- * (4) the claim's status — the caller's, once this returns Bound.
- * A sandbox already labelled with the claim (a turn that stopped between steps) is taken up where it stopped.
+ * The binding of one claim (docs/warm-pools.md, "Claims"), in the design's order of writes. Warm:
+ * (1) the claim's SessionReference to the chosen ready unclaimed pool sandbox (a 409 compares the fixed fields
+ *     as the client's attach does, reattach.ts);
+ * (2) the JSON Patch on that sandbox (binding-patch.ts), which tests that it is still unclaimed and that neither
+ *     fence is up: sent after the reference, it is the attach's consistent read of the fence, so a cleanup or an
+ *     erase that fences later finds the reference. Lost (another claim won it, or it is being deleted or
+ *     fenced), the reference this turn created is withdrawn (uid and resourceVersion preconditions) and another
+ *     candidate tried.
+ * Cold (no candidate left, or a templateRef claim), or taken up where an earlier turn stopped (a sandbox
+ * already labelled with the claim): the sandbox, then the reference, then the fence as a consistent read of the
+ * Sandbox judged as the client judges it (fence.ts); being deleted or fenced, the reference is withdrawn and
+ * another sandbox bound.
+ * The claim's status is the caller's, once this returns Bound.
  */
 import type { Logger } from 'pino';
 import { judgeFence } from '../../client/fence.ts';
@@ -17,6 +22,7 @@ import type { BindingCacheReader } from './cache.ts';
 import { chooseWarmSandbox, poolOwnerIndex } from './choice.ts';
 import type { Binding, Unbound } from './claim-status.ts';
 import type { BindingPorts, StoredReference } from './ports.ts';
+import { candidatesToSkip, type Reservations } from './reservations.ts';
 import type { BindingSandbox, ClaimRecord, LaunchType } from './records.ts';
 
 export type BindingContext = {
@@ -25,6 +31,8 @@ export type BindingContext = {
   readonly now: () => Date;
   /** A cold sandbox's name suffix: 5 lowercase alphanumerics. */
   readonly suffix: () => string;
+  /** The pool sandboxes this process's turns are binding now: a concurrent turn chooses another. */
+  readonly reservations: Reservations;
 };
 
 export type BindOutcome =
@@ -36,7 +44,14 @@ export type BindOutcome =
     }
   | { readonly kind: 'Unbound'; readonly unbound: Unbound };
 
-type Target = { readonly sandbox: BindingSandbox; readonly launchType: LaunchType; readonly pool?: string };
+type Target = {
+  readonly sandbox: BindingSandbox;
+  readonly launchType: LaunchType;
+  readonly pool?: string;
+  /** Set when the binding patch landed after this reference: the fence is read (a warm binding). */
+  readonly reference?: StoredReference;
+};
+type Attached = StoredReference & { readonly created: boolean };
 
 /** Sandboxes a claim tries in one turn before it goes cold: each lost one was won by another claim. */
 export const WARM_ATTEMPTS = 16;
@@ -59,9 +74,13 @@ export async function bindClaim(
     const target = held ?? (await acquire(ctx, claim, tried, log));
     if ('reason' in target) return { kind: 'Unbound', unbound: target };
     const { sandbox, launchType } = target;
-    const reference = await attachReference(ctx, claim, sandbox.name);
+    const reference = target.reference ?? (await attachReference(ctx, claim, sandbox.name));
     if ('reason' in reference) return { kind: 'Unbound', unbound: reference };
-    const fence = judgeFence(await ctx.ports.reads.readRaw(claim.namespace, sandbox.name));
+    // A warm binding's patch, sent after the reference, tested the fence; anything else reads it now.
+    const fence =
+      target.reference !== undefined
+        ? ({ kind: 'Open' } as const)
+        : judgeFence(await ctx.ports.reads.readRaw(claim.namespace, sandbox.name));
     if (fence.kind === 'Open') {
       return {
         kind: 'Bound',
@@ -139,7 +158,7 @@ async function acquire(
         message: `spec.warmPoolRef.name: SandboxWarmPool ${claim.namespace}/${warmPoolRef.name} ${pool === undefined ? 'does not exist' : 'is being deleted'}`,
       };
     const warm = await bindWarm(ctx, claim, { name: warmPoolRef.name, uid: pool.uid }, tried, log);
-    if (warm !== undefined) return { sandbox: warm, launchType: 'Warm', pool: warmPoolRef.name };
+    if (warm !== undefined) return { ...warm, launchType: 'Warm', pool: warmPoolRef.name };
     templateName = pool.templateName;
     templateField = `spec.templateRef.name of SandboxWarmPool ${warmPoolRef.name}`;
   }
@@ -168,49 +187,70 @@ async function acquire(
   };
 }
 
-/** Step 1 on the candidates in turn; undefined when none is left (or every one was won by another claim). */
+/**
+ * Steps 1 and 2 on the candidates in turn; undefined when none is left (or every one was won by another claim,
+ * or is being deleted or fenced).
+ */
 async function bindWarm(
   ctx: BindingContext,
   claim: ClaimRecord,
   pool: { readonly name: string; readonly uid: string },
   tried: Set<string>,
   log: Logger,
-): Promise<BindingSandbox | undefined> {
+): Promise<{ readonly sandbox: BindingSandbox; readonly reference: StoredReference } | undefined> {
   for (let attempt = 0; attempt < WARM_ATTEMPTS; attempt += 1) {
     const chosen = chooseWarmSandbox(
       ctx.cache.poolSandboxes(claim.namespace, pool.name),
       pool,
       claim.uid,
-      tried,
+      candidatesToSkip(tried, ctx.reservations, claim.namespace),
     );
     if (chosen === undefined) return undefined;
-    const index = poolOwnerIndex(chosen, pool) ?? 0;
-    const patch = bindingPatch(
-      { uid: chosen.uid, resourceVersion: chosen.resourceVersion, poolOwner: { index, uid: pool.uid } },
-      claim.name,
-    );
-    const written = await ctx.ports.sandboxes.bind(chosen, patch);
-    if (!('kind' in written)) return written;
-    log.debug(
-      { sandbox: chosen.name, outcome: written.kind },
-      'pool sandbox changed since read: trying another',
-    );
     tried.add(chosen.name);
+    const release = ctx.reservations.reserve(claim.namespace, chosen.name);
+    try {
+      const reference = await attachReference(ctx, claim, chosen.name);
+      if ('reason' in reference) {
+        log.info({ sandbox: chosen.name, reason: reference.reason }, reference.message);
+        continue;
+      }
+      const index = poolOwnerIndex(chosen, pool) ?? 0;
+      const patch = bindingPatch({ uid: chosen.uid, poolOwner: { index, uid: pool.uid } }, claim.name);
+      const written = await ctx.ports.sandboxes.bind(chosen, patch);
+      if (!('kind' in written)) return { sandbox: written, reference };
+      // Only the reference this turn made is withdrawn, and only as it made it: one found (an earlier turn's,
+      // or a host's attach of the same session) or written since (a host's re-attach) stands — it can only
+      // hold a sandbox, never release one — and the claim's release deletes its own.
+      const withdrawn = reference.created && (await ctx.ports.references.delete(claim.namespace, reference));
+      log.debug(
+        { sandbox: chosen.name, outcome: written.kind, withdrawn },
+        'pool sandbox taken, deleted or fenced since read: trying another',
+      );
+    } finally {
+      release();
+    }
   }
   return undefined;
 }
 
-/** Step 2: the claim's reference, or why it cannot be (a reference of other fixed fields holds its name). */
+/** The claim's reference, or why it cannot be (a reference of other fixed fields holds its name). */
 async function attachReference(
   ctx: BindingContext,
   claim: ClaimRecord,
   sandbox: string,
-): Promise<StoredReference | Unbound> {
+): Promise<Attached | Unbound> {
   const body = referenceBody(claim, sandbox);
   const written = await ctx.ports.references.create(claim.namespace, body);
-  if (written.kind === 'Created') return { name: body.metadata.name, uid: written.uid, raw: body };
+  if (written.kind === 'Created')
+    return {
+      name: body.metadata.name,
+      uid: written.uid,
+      resourceVersion: written.resourceVersion,
+      raw: body,
+      created: true,
+    };
   const judgement = judgeReattach(referenceSpecOf(claim, sandbox), written.stored.raw);
-  if (judgement.kind === 'Same') return written.stored;
+  if (judgement.kind === 'Same') return { ...written.stored, created: false };
   const show = (value: string | null) => (value === null ? 'none' : JSON.stringify(value));
   return {
     reason: 'ReferenceConflict',

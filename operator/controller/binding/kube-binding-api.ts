@@ -30,7 +30,9 @@ const isStale = (error: unknown) =>
 const isNotFound = (error: unknown) => error instanceof KubeRequestError && error.notFound;
 
 type Listed = { readonly items?: readonly unknown[] };
-type Meta = { readonly metadata?: { readonly name?: string; readonly uid?: string } };
+type Meta = {
+  readonly metadata?: { readonly name?: string; readonly uid?: string; readonly resourceVersion?: string };
+};
 
 export function kubeBindingPorts({ json }: KubeClients, events: EventRecorder): BindingPorts {
   const sandboxOf = (raw: unknown): BindingSandbox => {
@@ -143,7 +145,11 @@ export function kubeBindingPorts({ json }: KubeClients, events: EventRecorder): 
               body,
             }),
           )) as Meta;
-          return { kind: 'Created', uid: created.metadata?.uid ?? '' };
+          return {
+            kind: 'Created',
+            uid: created.metadata?.uid ?? '',
+            resourceVersion: created.metadata?.resourceVersion ?? '',
+          };
         } catch (error) {
           if (!(error instanceof KubeRequestError && error.status === 409)) throw error;
         }
@@ -168,6 +174,7 @@ export function kubeBindingPorts({ json }: KubeClients, events: EventRecorder): 
           `sessionreference ${namespace}/${reference.name}`,
           item(namespace, SESSION_REFERENCE.plural, reference.name),
           reference.uid,
+          reference.resourceVersion,
         );
       },
     },
@@ -199,11 +206,18 @@ const storedOf = (raw: unknown): StoredReference => {
   return { name: meta?.name ?? '', uid: meta?.uid ?? '', raw };
 };
 
-/** False when the object is gone or is another incarnation (the uid precondition failed). */
-async function deleteWithUid(json: JsonClient, target: string, path: string, uid: string): Promise<boolean> {
+/** False when the object is gone, another incarnation, or (given a resourceVersion) written since. */
+async function deleteWithUid(
+  json: JsonClient,
+  target: string,
+  path: string,
+  uid: string,
+  resourceVersion?: string,
+): Promise<boolean> {
+  const preconditions = resourceVersion ? { uid, resourceVersion } : { uid };
   try {
     const deleted = await requestUnlessGone('Delete', target, () =>
-      json({ method: 'DELETE', path, body: { preconditions: { uid } } }),
+      json({ method: 'DELETE', path, body: { preconditions } }),
     );
     return deleted !== undefined;
   } catch (error) {

@@ -35,6 +35,8 @@ export interface SandboxReads {
 export type StoredReference = {
   readonly name: string;
   readonly uid: string;
+  /** The version this binding created; a withdraw is preconditioned on it (a re-attach since keeps it). */
+  readonly resourceVersion?: string;
   readonly raw: unknown;
 };
 
@@ -43,10 +45,15 @@ export interface ClaimReferences {
   create(
     namespace: string,
     body: unknown,
-  ): Promise<{ kind: 'Created'; uid: string } | { kind: 'Exists'; stored: StoredReference }>;
+  ): Promise<
+    { kind: 'Created'; uid: string; resourceVersion: string } | { kind: 'Exists'; stored: StoredReference }
+  >;
   /** Consistent LIST of the references labelled with this claim. */
   listOfClaim(namespace: string, claim: string): Promise<StoredReference[]>;
-  /** Delete preconditioned on the uid; false when it was gone or is another incarnation. */
+  /**
+   * Delete preconditioned on the uid, and on the resourceVersion when the reference carries one; false when it
+   * was gone, is another incarnation or was written since.
+   */
   delete(namespace: string, reference: StoredReference): Promise<boolean>;
 }
 

@@ -2,9 +2,18 @@
  * Pure: the Sandbox a pool makes (docs/warm-pools.md): a copy of its template's blueprint, no worktree (every
  * session's reference is foreign to it, so the exclusivity decision keeps it while any reference exists), the
  * pool and template labels, the template's generation, and the pool as controller owner while it is
- * unclaimed (a binding removes the owner, so garbage collection of a deleted pool never reaches it).
+ * unclaimed (a binding removes the owner, so garbage collection of a deleted pool never reaches it). It is
+ * born holding its deletion for the decision, as a cold claim's sandbox is: a claim's reference can reach it
+ * before the Sandbox reconciler's first turn, and the finalizer that turn would add costs a write per sandbox.
  */
-import { ANNOTATIONS, API_VERSION, LABELS, SANDBOX, SANDBOX_WARM_POOL } from '../../api/names.ts';
+import {
+  ANNOTATIONS,
+  API_VERSION,
+  EXCLUSIVITY_FINALIZER,
+  LABELS,
+  SANDBOX,
+  SANDBOX_WARM_POOL,
+} from '../../api/names.ts';
 import { POOL_SANDBOX_SUFFIX_LENGTH } from '../../api/limits.ts';
 import type { LiveTemplate } from './ports.ts';
 
@@ -41,6 +50,7 @@ export function poolSandbox(
           controller: true,
         },
       ],
+      finalizers: [EXCLUSIVITY_FINALIZER],
     },
     spec: template.spec,
   };

@@ -21,6 +21,7 @@ import type { WatchedResource, WatchSink } from '../../runtime/watcher.ts';
 import { BindingCache } from '../binding/cache.ts';
 import { kubeBindingPorts } from '../binding/kube-binding-api.ts';
 import { reconcileSandboxClaim, type ClaimReconcilerContext } from '../binding/reconciler.ts';
+import { Reservations } from '../binding/reservations.ts';
 
 import type { EventRecorder } from '../ports.ts';
 import { bindingMetrics } from './binding-metrics.ts';
@@ -50,6 +51,7 @@ export function bindingController(
     suffix,
     recorder: bindingMetrics(metrics.registry),
     written: new Map(),
+    reservations: new Reservations(),
   };
   const runner = new Runner(
     queue,

@@ -7,13 +7,19 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANNOTATIONS,
   API_VERSION,
+  EXCLUSIVITY_FINALIZER,
   GROUP,
   LABELS,
   SANDBOX,
   SANDBOX_WARM_POOL,
   VERSION,
 } from '../../../operator/api/names.ts';
+import { bindingPatch } from '../../../operator/controller/binding/binding-patch.ts';
+import { kubeBindingPorts } from '../../../operator/controller/binding/kube-binding-api.ts';
+import { bindingSandboxOf } from '../../../operator/controller/binding/records.ts';
+import { kubeClients } from '../../../operator/kube/clients.ts';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { asTenant, grantTenantEdit } from '../../harness/tenant.ts';
 import { getSandbox, sandboxManifest } from '../controller/fixtures.ts';
@@ -52,14 +58,16 @@ beforeAll(async () => {
  * admission parameters naming it were just written (grantOperatorRbac): until the API server's policy reads
  * them, it is refused as anyone else.
  */
-async function poolSandbox(name: string, claim?: string): Promise<void> {
+async function poolSandbox(name: string, claim?: string, finalizers: string[] = []): Promise<void> {
   const manifest = sandboxManifest(namespace, name);
   const input = JSON.stringify({
     ...manifest,
     metadata: {
       ...manifest.metadata,
       labels: { [LABELS.warmPool]: 'pool', ...(claim ? { [LABELS.sandboxClaim]: claim } : {}) },
+      annotations: { [ANNOTATIONS.templateGeneration]: '1' },
       ownerReferences: claim ? [] : [poolOwner],
+      finalizers,
     },
   });
   await eventually(`pool sandbox ${name} created as the operator`, async () => {
@@ -161,6 +169,55 @@ describe('the operator’s identity', () => {
     );
     const after = await getSandbox(namespace, 'to-bind');
     expect(after?.metadata.labels?.[LABELS.sandboxClaim]).toBe('claim-b');
+  });
+
+  // The binding patch is sent after the claim's reference and is the attach's fence read (bind.ts): the API
+  // server must refuse it on a sandbox being deleted or fenced, and apply it on an open one whose status
+  // changed since it was read (no resourceVersion test).
+  it('the binding patch lands only on an open sandbox: deleting or fenced, it is Lost', async () => {
+    const ports = kubeBindingPorts(kubeClients(restrictedKubeConfig()), { record: () => undefined });
+    const read = async (name: string) => {
+      const sandbox = bindingSandboxOf(await getSandbox(namespace, name));
+      if (sandbox === undefined) throw new Error(`sandbox ${name} not read`);
+      return sandbox;
+    };
+    const patchFor = async (name: string) => {
+      const sandbox = await read(name);
+      return {
+        sandbox,
+        ops: bindingPatch(
+          { uid: sandbox.uid, poolOwner: { index: 0, uid: poolOwner['uid'] as string } },
+          'claim-f',
+        ),
+      };
+    };
+
+    await poolSandbox('fence-open');
+    const open = await patchFor('fence-open');
+    await kubectlOk(['annotate', 'sandbox', 'fence-open', '-n', namespace, 'example.com/note=changed']);
+    const bound = await ports.sandboxes.bind(open.sandbox, open.ops);
+    expect(bound).toMatchObject({ name: 'fence-open', claim: 'claim-f', owners: [] });
+
+    await poolSandbox('fence-raised');
+    const fenced = await patchFor('fence-raised');
+    await kubectlOk([
+      'annotate',
+      'sandbox',
+      'fence-raised',
+      '-n',
+      namespace,
+      `${ANNOTATIONS.cleanupFence}=2026-12-03T15:00:00Z`,
+    ]);
+    expect(await ports.sandboxes.bind(fenced.sandbox, fenced.ops)).toEqual({ kind: 'Lost' });
+    expect((await read('fence-raised')).claim).toBeUndefined();
+
+    await poolSandbox('fence-deleting', undefined, [EXCLUSIVITY_FINALIZER]);
+    const deleting = await patchFor('fence-deleting');
+    await kubectlOk(['delete', 'sandbox', 'fence-deleting', '-n', namespace, '--wait=false'], {
+      restricted: true,
+    });
+    expect(await ports.sandboxes.bind(deleting.sandbox, deleting.ops)).toEqual({ kind: 'Lost' });
+    expect((await read('fence-deleting')).claim).toBeUndefined();
   });
 
   // A claimed sandbox's DELETE is the claim's release (issue 28's binding): allowed, and decided as every

@@ -89,6 +89,16 @@ describe('pool-kept', () => {
     expect(signatures(m, events)).toEqual(['pool-kept/operator/referenced']);
   });
 
+  it('lets a pool delete a sandbox while a claim’s binding reference to it exists (its patch will lose)', () => {
+    const m = new SoakModel(NS, [], []);
+    const events = [
+      version(1000, unclaimed),
+      reference(1500, 'create', OPERATOR, 'claim-0'),
+      remove(2000, OPERATOR, 1000),
+    ];
+    expect(signatures(m, events)).toEqual([]);
+  });
+
   it('refuses the operator’s deletion of a claimed sandbox before its claim is deleted', () => {
     const m = new SoakModel(NS, [], []);
     expect(signatures(m, [version(1000, claimed), remove(2000, OPERATOR, 1000)])).toEqual([
@@ -143,5 +153,17 @@ describe('a claim’s release and its reference (no-lost-reference)', () => {
     expect(signatures(n, [...before, reference(2000, 'delete', OPERATOR)])).toEqual([
       'no-lost-reference/operator',
     ]);
+  });
+
+  it('lets the binding withdraw the reference of a sandbox its patch never labelled (another claim won it)', () => {
+    const m = new SoakModel(NS, [], []);
+    m.bound('claim-1', SBX, 1);
+    const events = [
+      version(1000, unclaimed),
+      reference(1100, 'create', OPERATOR, 'claim-0'),
+      version(1150, { ...unclaimed, [LABELS.sandboxClaim]: 'claim-1' }),
+      reference(1200, 'delete', OPERATOR),
+    ];
+    expect(signatures(m, events)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 /**
- * In-memory binding ports with the API server's rules that matter here: a JSON Patch whose tests fail is Lost,
- * a create of an existing name is Lost (sandboxes) or Exists (references), deletes check the uid.
+ * In-memory binding ports with the API server's rules that matter here: a JSON Patch whose tests fail is Lost
+ * (the claim label present, the sandbox deleting or fenced, another uid), a create of an existing name is Lost
+ * (sandboxes) or Exists (references), deletes check the uid and, given one, the resourceVersion.
  */
 import type { JsonPatchOp } from '../../../../operator/controller/finalizer.ts';
 import type {
@@ -20,12 +21,18 @@ export class FakeCluster {
   readonly sandboxes = new Map<string, BindingSandbox>();
   readonly references = new Map<
     string,
-    { uid: string; raw: { metadata: { labels?: Record<string, string> }; spec: Record<string, unknown> } }
+    {
+      uid: string;
+      resourceVersion: string;
+      raw: { metadata: { labels?: Record<string, string> }; spec: Record<string, unknown> };
+    }
   >();
   readonly pools = new Map<string, { uid: string; templateName?: string; deleting?: boolean }>();
   readonly templates = new Map<string, TemplateRead>();
   readonly statuses: ClaimStatus[] = [];
   readonly patches: JsonPatchOp[][] = [];
+  /** The binding patches sent, landed or not. */
+  readonly bindings: JsonPatchOp[][] = [];
   readonly events: Event[] = [];
   readonly log: string[] = [];
   /** Called before each binding patch lands: a test's concurrent writer. */
@@ -71,13 +78,19 @@ export class FakeCluster {
           return Promise.resolve([...this.sandboxes.values()].filter((s) => s.claim === claim));
         },
         bind: (sandbox, ops) => {
+          this.bindings.push([...ops]);
           this.beforeBind(sandbox.name);
           const stored = this.sandboxes.get(sandbox.name);
           if (stored === undefined) return Promise.resolve({ kind: 'Gone' } as const);
-          const rv = ops.find((op) => op.path === '/metadata/resourceVersion');
-          if (rv?.op === 'test' && rv.value !== stored.resourceVersion)
+          const uid = ops.find((op) => op.path === '/metadata/uid');
+          if (uid?.op === 'test' && uid.value !== stored.uid)
             return Promise.resolve({ kind: 'Lost' } as const);
-          if (stored.claim !== undefined) return Promise.resolve({ kind: 'Lost' } as const);
+          const tests = (suffix: string) => ops.some((op) => op.op === 'test' && op.path.endsWith(suffix));
+          // The binding's fence: the patch holds only on a sandbox neither deleting nor fenced.
+          if (!tests('/metadata/deletionTimestamp') || !tests('~1cleanup-fence'))
+            throw new Error('a binding patch must test both fences');
+          if (stored.claim !== undefined || stored.deleting || stored.fenced)
+            return Promise.resolve({ kind: 'Lost' } as const);
           const claim = ops.find((op) => op.op === 'add');
           const updated = {
             ...stored,
@@ -131,9 +144,10 @@ export class FakeCluster {
               stored: { name: raw.metadata.name, uid: stored.uid, raw: stored.raw },
             });
           const uid = `${raw.metadata.name}-uid-${this.next()}`;
-          this.references.set(raw.metadata.name, { uid, raw });
+          const resourceVersion = this.next();
+          this.references.set(raw.metadata.name, { uid, resourceVersion, raw });
           this.log.push(`reference:create:${String(raw.spec['sandbox'])}`);
-          return Promise.resolve({ kind: 'Created', uid });
+          return Promise.resolve({ kind: 'Created', uid, resourceVersion });
         },
         listOfClaim: (_ns, claim) =>
           Promise.resolve(
@@ -144,6 +158,8 @@ export class FakeCluster {
         delete: (_ns, reference) => {
           const stored = this.references.get(reference.name);
           if (stored?.uid !== reference.uid) return Promise.resolve(false);
+          if (reference.resourceVersion !== undefined && reference.resourceVersion !== stored.resourceVersion)
+            return Promise.resolve(false);
           this.references.delete(reference.name);
           this.log.push(`reference:delete:${String(stored.raw.spec['sandbox'])}`);
           return Promise.resolve(true);

@@ -52,7 +52,7 @@ describe('the binding’s Kubernetes ports', () => {
   });
 
   it('deletes a sandbox and a reference with a uid precondition; another incarnation or none is false', async () => {
-    const { ports, requests } = scripted([{}, failing(409), failing(404), {}]);
+    const { ports, requests } = scripted([{}, failing(409), failing(404), {}, {}]);
     expect(await ports.sandboxes.delete(poolSandbox('p-1'))).toBe(true);
     expect(requests[0]).toEqual({
       method: 'DELETE',
@@ -67,16 +67,25 @@ describe('the binding’s Kubernetes ports', () => {
       path: `${BASE}/sessionreferences/r`,
       body: { preconditions: { uid: 'ru' } },
     });
+    // A reference the binding made is withdrawn only as it made it.
+    expect(
+      await ports.references.delete('team-a', { name: 'r', uid: 'ru', resourceVersion: '9', raw: {} }),
+    ).toBe(true);
+    expect(requests[4]).toMatchObject({ body: { preconditions: { uid: 'ru', resourceVersion: '9' } } });
   });
 
   it('creates a reference, or on 409 reads the one stored under its name', async () => {
     const { ports, requests } = scripted([
-      { metadata: { uid: 'new' } },
+      { metadata: { uid: 'new', resourceVersion: '7' } },
       failing(409),
       { metadata: { name: 'r', uid: 'old' }, spec: { session: 's' } },
     ]);
     const body = { metadata: { name: 'r' }, spec: {} };
-    expect(await ports.references.create('team-a', body)).toEqual({ kind: 'Created', uid: 'new' });
+    expect(await ports.references.create('team-a', body)).toEqual({
+      kind: 'Created',
+      uid: 'new',
+      resourceVersion: '7',
+    });
     expect(await ports.references.create('team-a', body)).toEqual({
       kind: 'Exists',
       stored: { name: 'r', uid: 'old', raw: { metadata: { name: 'r', uid: 'old' }, spec: { session: 's' } } },

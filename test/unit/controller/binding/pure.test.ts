@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   bindingPatch,
+  CLEANUP_FENCE_PATH,
   CLAIM_LABEL_PATH,
   pointerToken,
 } from '../../../../operator/controller/binding/binding-patch.ts';
@@ -71,15 +72,15 @@ describe('choosing a pool sandbox', () => {
 });
 
 describe('the binding patch', () => {
-  it('tests the incarnation, the version read and the label absent, adds the label and drops the pool owner', () => {
+  it('tests the incarnation, the label absent and both fences down, adds the label and drops the pool owner', () => {
     expect(pointerToken('a/b~c')).toBe('a~1b~0c');
     expect(CLAIM_LABEL_PATH).toBe('/metadata/labels/sandbox.agents.dev~1sandbox-claim');
-    expect(
-      bindingPatch({ uid: 'u', resourceVersion: '42', poolOwner: { index: 1, uid: 'p' } }, 'claim-1'),
-    ).toEqual([
+    expect(CLEANUP_FENCE_PATH).toBe('/metadata/annotations/sandbox.agents.dev~1cleanup-fence');
+    expect(bindingPatch({ uid: 'u', poolOwner: { index: 1, uid: 'p' } }, 'claim-1')).toEqual([
       { op: 'test', path: '/metadata/uid', value: 'u' },
-      { op: 'test', path: '/metadata/resourceVersion', value: '42' },
       { op: 'test', path: CLAIM_LABEL_PATH, value: null },
+      { op: 'test', path: '/metadata/deletionTimestamp', value: null },
+      { op: 'test', path: CLEANUP_FENCE_PATH, value: null },
       { op: 'add', path: CLAIM_LABEL_PATH, value: 'claim-1' },
       { op: 'test', path: '/metadata/ownerReferences/1/uid', value: 'p' },
       { op: 'remove', path: '/metadata/ownerReferences/1' },

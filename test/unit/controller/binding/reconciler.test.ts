@@ -8,6 +8,7 @@ import {
 import type { BindingCacheReader } from '../../../../operator/controller/binding/cache.ts';
 import type { ClaimRecord } from '../../../../operator/controller/binding/records.ts';
 import { sessionReferenceName } from '../../../../operator/client/names.ts';
+import { Reservations } from '../../../../operator/controller/binding/reservations.ts';
 import { FakeCluster } from './fake-ports.ts';
 import { claimRecord, POOL, poolSandbox } from './fixtures.ts';
 
@@ -50,6 +51,7 @@ function setup(
     suffix: () => 'cold1',
     recorder: { onBound: (t) => bound.push(t), onReady: (t, p, s) => ready.push([t, p, s]) },
     written: new Map(),
+    reservations: new Reservations(),
   };
   const turn = () => reconcileSandboxClaim(ctx, 'team-a/claim-1', log);
   const setClaim = (next: ClaimRecord) => (current = next);
@@ -57,13 +59,15 @@ function setup(
 }
 
 describe('the SandboxClaim reconciler', () => {
-  it('binds a ready pool sandbox in the design’s order: finalizer, patch, reference, fence, status', async () => {
+  it('binds a ready pool sandbox in the design’s order: finalizer, reference, patch (the fence), status', async () => {
     const { cluster, bound, ready, turn } = setup(claimRecord(), ['python-pool-a']);
     expect(await turn()).toEqual({ kind: 'AwaitChange' });
+    // No fence read: the binding patch, sent after the reference, tests both fences (the fake refuses one
+    // that does not).
     expect(cluster.log).toEqual([
       'claim:patch',
-      'sandbox:bind:python-pool-a',
       'reference:create:python-pool-a',
+      'sandbox:bind:python-pool-a',
       'claim:status',
     ]);
     expect(cluster.claimFinalizers).toEqual([FINALIZER]);
@@ -84,19 +88,55 @@ describe('the SandboxClaim reconciler', () => {
     expect(cluster.events.map((e) => e.reason)).toEqual(['Bound']);
   });
 
-  it('a pool sandbox changed since it was read (another claim, a shrink) is left, and another bound', async () => {
+  it('a pool sandbox another claim won since it was read is left with that claim, and another bound', async () => {
     const { cluster, turn } = setup();
     const taken: string[] = [];
     cluster.beforeBind = (name) => {
       if (taken.length > 0) return;
       taken.push(name);
       const sandbox = cluster.sandboxes.get(name);
+      if (sandbox)
+        cluster.sandboxes.set(name, { ...sandbox, claim: 'claim-2', resourceVersion: cluster.next() });
+    };
+    await turn();
+    const other = ['python-pool-a', 'python-pool-b'].find((n) => n !== taken[0]) ?? '';
+    expect(cluster.log).toEqual([
+      'claim:patch',
+      `reference:create:${taken[0]}`,
+      `reference:delete:${taken[0]}`,
+      `reference:create:${other}`,
+      `sandbox:bind:${other}`,
+      'claim:status',
+    ]);
+    expect(cluster.statuses.at(-1)).toMatchObject({ sandbox: other, launchType: 'Warm' });
+    expect(cluster.sandboxes.get(taken[0] ?? '')?.claim).toBe('claim-2');
+    expect(cluster.references.has(sessionReferenceName(taken[0] ?? '', 'workspace_1'))).toBe(false);
+  });
+
+  it('a pool sandbox only written since it was read (its status) is still bound: no version is tested', async () => {
+    const { cluster, turn } = setup(claimRecord(), ['python-pool-a']);
+    cluster.beforeBind = (name) => {
+      const sandbox = cluster.sandboxes.get(name);
       if (sandbox) cluster.sandboxes.set(name, { ...sandbox, resourceVersion: cluster.next() });
     };
     await turn();
-    const other = ['python-pool-a', 'python-pool-b'].find((n) => n !== taken[0]);
-    expect(cluster.statuses.at(-1)).toMatchObject({ sandbox: other, launchType: 'Warm' });
-    expect(cluster.sandboxes.get(taken[0] ?? '')?.claim).toBeUndefined();
+    expect(cluster.statuses.at(-1)).toMatchObject({ sandbox: 'python-pool-a', launchType: 'Warm' });
+    expect(cluster.bindings).toHaveLength(1);
+    expect(cluster.bindings.flat().some((op) => op.path === '/metadata/resourceVersion')).toBe(false);
+  });
+
+  it('a reference a host re-attached since this turn made it is not withdrawn when the patch loses', async () => {
+    const { cluster, turn } = setup(claimRecord(), ['python-pool-a']);
+    const name = sessionReferenceName('python-pool-a', 'workspace_1');
+    cluster.beforeBind = (sandbox) => {
+      const stored = cluster.sandboxes.get(sandbox);
+      if (stored) cluster.sandboxes.set(sandbox, { ...stored, claim: 'claim-2' });
+      const reference = cluster.references.get(name);
+      if (reference) cluster.references.set(name, { ...reference, resourceVersion: cluster.next() });
+    };
+    await turn();
+    expect(cluster.references.has(name)).toBe(true);
+    expect(cluster.statuses.at(-1)).toMatchObject({ launchType: 'Cold' });
   });
 
   it('an empty pool falls back to a cold sandbox from the pool’s template, and says so', async () => {
@@ -149,8 +189,8 @@ describe('the SandboxClaim reconciler', () => {
     expect(cluster.log).toEqual([
       'claim:patch',
       'pool:read:python-pool',
-      'sandbox:bind:python-pool-a',
       'reference:create:python-pool-a',
+      'sandbox:bind:python-pool-a',
       'claim:status',
     ]);
   });
@@ -199,7 +239,7 @@ describe('the SandboxClaim reconciler', () => {
     expect(both.cluster.log).toEqual(['claim:status']);
   });
 
-  it('a reference of another worktree under the name is a conflict naming the field; nothing is overwritten', async () => {
+  it('a reference of another worktree under a candidate’s name: nothing is overwritten, another is bound', async () => {
     const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }), ['python-pool-a']);
     const name = sessionReferenceName('python-pool-a', 'workspace_1');
     const squat = {
@@ -212,7 +252,28 @@ describe('the SandboxClaim reconciler', () => {
         route: 'x',
       },
     };
-    cluster.references.set(name, { uid: 'squat', raw: squat });
+    cluster.references.set(name, { uid: 'squat', resourceVersion: '1', raw: squat });
+    await turn();
+    expect(cluster.sandboxes.get('python-pool-a')?.claim).toBeUndefined();
+    expect(cluster.statuses.at(-1)).toMatchObject({ launchType: 'Cold', sandbox: 'claim-1-cold1' });
+    expect(cluster.references.get(name)).toMatchObject({ uid: 'squat', raw: squat });
+  });
+
+  it('a reference of another worktree under the name of a sandbox the claim holds is a conflict naming the field', async () => {
+    const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }), []);
+    cluster.sandboxes.set('python-pool-a', poolSandbox('python-pool-a', { claim: 'claim-1', owners: [] }));
+    const name = sessionReferenceName('python-pool-a', 'workspace_1');
+    const squat = {
+      metadata: {},
+      spec: {
+        sandbox: 'python-pool-a',
+        session: 'workspace_1',
+        worktree: 'wt-other',
+        role: 'Root',
+        route: 'x',
+      },
+    };
+    cluster.references.set(name, { uid: 'squat', resourceVersion: '1', raw: squat });
     await turn();
     expect(cluster.statuses.at(-1)?.conditions?.[0]).toMatchObject({
       reason: 'ReferenceConflict',
@@ -229,7 +290,7 @@ describe('the SandboxClaim reconciler', () => {
       metadata: { labels: { [FINALIZER]: 'claim-1' } },
       spec: { sandbox: 'python-pool-a', session: 'workspace_1', worktree: 'wt-1', role: 'Root', route: 'r' },
     };
-    cluster.references.set(name, { uid: 'mine', raw: mine });
+    cluster.references.set(name, { uid: 'mine', resourceVersion: '1', raw: mine });
     await turn();
     expect(cluster.log).toEqual(['claim:status']);
     expect(cluster.statuses.at(-1)).toMatchObject({
@@ -239,37 +300,63 @@ describe('the SandboxClaim reconciler', () => {
     });
   });
 
-  it('a sandbox found being deleted at the fence: the reference is withdrawn and another sandbox bound', async () => {
+  it('a pool sandbox being deleted when the patch lands: the reference is withdrawn and another bound', async () => {
     const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }));
-    let fenced = '';
+    let deleting = '';
     cluster.beforeBind = (name) => {
-      if (fenced === '') {
-        fenced = name;
-        cluster.fenceOf.set(name, { metadata: { deletionTimestamp: '2026-12-03T07:00:00Z' } });
-      }
+      const sandbox = cluster.sandboxes.get(name);
+      if (deleting !== '' || sandbox === undefined) return;
+      deleting = name;
+      cluster.sandboxes.set(name, { ...sandbox, deleting: true });
     };
     await turn();
-    const other = ['python-pool-a', 'python-pool-b'].find((n) => n !== fenced) ?? '';
+    const other = ['python-pool-a', 'python-pool-b'].find((n) => n !== deleting) ?? '';
     expect(cluster.log).toEqual([
-      `sandbox:bind:${fenced}`,
-      `reference:create:${fenced}`,
-      `reference:delete:${fenced}`,
-      `sandbox:bind:${other}`,
+      `reference:create:${deleting}`,
+      `reference:delete:${deleting}`,
       `reference:create:${other}`,
+      `sandbox:bind:${other}`,
       'claim:status',
     ]);
     expect(cluster.statuses.at(-1)).toMatchObject({ sandbox: other });
-    expect(cluster.references.has(sessionReferenceName(fenced, 'workspace_1'))).toBe(false);
+    expect(cluster.sandboxes.get(deleting)?.claim).toBeUndefined();
+    expect(cluster.references.has(sessionReferenceName(deleting, 'workspace_1'))).toBe(false);
   });
 
-  it('a cleanup fence counts as deleting, and so does a fence that cannot be read', async () => {
+  it('a cleanup fence raised before the patch lands counts as deleting: withdrawn, and the claim goes cold', async () => {
     const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }), ['python-pool-a']);
-    cluster.fenceOf.set('python-pool-a', {
-      metadata: { annotations: { 'sandbox.agents.dev/cleanup-fence': 't' } },
-    });
+    cluster.beforeBind = (name) => {
+      const sandbox = cluster.sandboxes.get(name);
+      if (sandbox) cluster.sandboxes.set(name, { ...sandbox, fenced: true });
+    };
     await turn();
     expect(cluster.log).toContain('reference:delete:python-pool-a');
+    expect(cluster.sandboxes.get('python-pool-a')?.claim).toBeUndefined();
     expect(cluster.statuses.at(-1)).toMatchObject({ launchType: 'Cold' });
+  });
+
+  it('a sandbox the claim holds, found being deleted at the fence read: the reference is withdrawn', async () => {
+    const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }), ['python-pool-b']);
+    cluster.sandboxes.set('python-pool-a', poolSandbox('python-pool-a', { claim: 'claim-1', owners: [] }));
+    cluster.fenceOf.set('python-pool-a', { metadata: { deletionTimestamp: '2026-12-03T07:00:00Z' } });
+    await turn();
+    expect(cluster.log).toEqual([
+      'reference:create:python-pool-a',
+      'reference:delete:python-pool-a',
+      'reference:create:python-pool-b',
+      'sandbox:bind:python-pool-b',
+      'claim:status',
+    ]);
+    expect(cluster.statuses.at(-1)).toMatchObject({ sandbox: 'python-pool-b' });
+  });
+
+  it('a fence that cannot be read counts as deleting', async () => {
+    const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }), []);
+    cluster.sandboxes.set('python-pool-a', poolSandbox('python-pool-a', { claim: 'claim-1', owners: [] }));
+    cluster.fenceOf.set('python-pool-a', { metadata: { annotations: 'not a map' } });
+    await turn();
+    expect(cluster.log).toContain('reference:delete:python-pool-a');
+    expect(cluster.statuses.at(-1)).toMatchObject({ launchType: 'Cold', sandbox: 'claim-1-cold1' });
   });
 
   it('a bound claim’s Ready follows its sandbox, and the latency is observed once it turns True', async () => {
