@@ -13,7 +13,7 @@
  *   BENCH_CLAIMS_TRACE=FILE        the API server's audit log on (kept in FILE), ours' one-at-a-time claims as steps,
  *                                  and its /debug/pprof served
  */
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { pino } from 'pino';
@@ -117,7 +117,9 @@ export async function claimsBenchmarks(): Promise<void> {
     if (traceFile !== undefined && cluster.auditLogPath !== null) {
       await copyFile(cluster.auditLogPath, traceFile);
       await printTrace(traceFile, sizes.sequential);
-      printAdmissionCost((await cluster.kubectl(['get', '--raw', '/metrics'])).stdout);
+      const metrics = await cluster.kubectl(['get', '--raw', '/metrics']);
+      await writeFile(`${traceFile}.metrics`, metrics.stdout + metrics.stderr);
+      printAdmissionCost(metrics.stdout);
     }
     if (Object.values(subjects).some((o) => !o.ok && o.failed)) process.exitCode = 1;
   } finally {
@@ -142,24 +144,24 @@ async function printTrace(auditLog: string, sequential: number): Promise<void> {
   for (const line of traceTable(steps)) console.log(line);
 }
 
-/** The ValidatingAdmissionPolicies' evaluation time over the whole run, by policy (the API server's metrics). */
+/** Admission's time over the whole run, by admission controller and operation (the API server's metrics). */
 function printAdmissionCost(metrics: string): void {
   const sums = new Map<string, { seconds: number; count: number }>();
+  const pattern =
+    /^apiserver_admission_controller_admission_duration_seconds_(sum|count)\{name="([^"]+)",operation="([^"]+)".*\} (\S+)$/;
   for (const line of metrics.split('\n')) {
-    const match =
-      /^apiserver_validating_admission_policy_check_duration_seconds_(sum|count)\{.*policy="([^"]+)".*\} (\S+)$/.exec(
-        line,
-      );
+    const match = pattern.exec(line);
     if (match === null) continue;
-    const [, kind, policy = '', value = '0'] = match;
-    const entry = sums.get(policy) ?? { seconds: 0, count: 0 };
+    const [, kind, name = '', operation = '', value = '0'] = match;
+    const key = `${name} ${operation}`;
+    const entry = sums.get(key) ?? { seconds: 0, count: 0 };
     if (kind === 'sum') entry.seconds += Number(value);
     else entry.count += Number(value);
-    sums.set(policy, entry);
+    sums.set(key, entry);
   }
-  console.log('\n  ValidatingAdmissionPolicy evaluation over the run (all subjects), by policy:');
-  for (const [policy, { seconds, count }] of [...sums].sort((a, b) => b[1].seconds - a[1].seconds))
+  console.log('\n  Admission over the run (all subjects), by admission controller and operation:');
+  for (const [key, { seconds, count }] of [...sums].sort((a, b) => b[1].seconds - a[1].seconds).slice(0, 10))
     console.log(
-      `  ${policy}: ${(seconds * 1000).toFixed(0)} ms over ${count} checks (${((seconds * 1e6) / Math.max(1, count)).toFixed(0)} µs each)`,
+      `  ${key}: ${(seconds * 1000).toFixed(0)} ms over ${count} requests (${((seconds * 1e6) / Math.max(1, count)).toFixed(0)} µs each)`,
     );
 }

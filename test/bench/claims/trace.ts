@@ -71,11 +71,17 @@ export function claimSteps(
       const at = micros(e.requestReceivedTimestamp);
       return at >= start && at < end && controllerUser(e.user.username);
     });
-    // The bound sandbox is the one the binding's fence reads (a consistent GET after the reference).
+    // The bound sandbox: the one the binding reads (its fence) or patches between the reference and the claim's
+    // status, the last such.
     const referenced = window.findIndex((e) => e.objectRef?.resource === 'sessionreferences');
+    const written = window.findIndex(
+      (e) => e.objectRef?.resource === 'sandboxclaims' && e.objectRef.subresource === 'status',
+    );
     const bound = window
-      .slice(Math.max(0, referenced))
-      .find((e) => e.verb === 'get' && e.objectRef?.resource === 'sandboxes')?.objectRef?.name;
+      .filter((_, i) => referenced >= 0 && i > referenced && (written < 0 || i < written))
+      .filter((e) => e.objectRef?.resource === 'sandboxes' && e.objectRef.subresource === undefined)
+      .filter((e) => e.verb === 'get' || e.verb === 'patch')
+      .at(-1)?.objectRef?.name;
     const ofClaim = (e: AuditEvent) => {
       const { resource, name } = e.objectRef ?? {};
       if (resource === 'sandboxclaims') return name === claim;
