@@ -8,7 +8,7 @@ import { percentile } from '../report.ts';
 /** One subject's latencies, each sorted (ms). */
 export type ClaimExecFigures = {
   readonly claimToExec: readonly number[];
-  /** As an agent host waits: ours, our client's `claim()` (it polls); the peer's client watches its claim. */
+  /** As an agent host waits: ours, our client's `claim()` (it watches the claim); the peer's client watches its claim too. */
   readonly claimToReady: readonly number[];
   /** The claim's first `Ready=True` seen by a watch of the claims, for both. */
   readonly claimToReadyWatched: readonly number[];

@@ -208,7 +208,7 @@ export function printClaimExec(n: number, subjects: Parameters<typeof claimExecT
   );
   for (const line of claimExecTable(n, subjects)) console.log(line);
   console.log(
-    "  claim -> Ready as the client waits: ours, our client's claim() (it polls the claim); agent-sandbox, a watch of its claims (its client watches)",
+    "  claim -> Ready as the client waits: ours, our client's claim() (it watches the claim from its create's version); agent-sandbox, a watch of its claims (its client watches)",
   );
 }
 
