@@ -58,6 +58,17 @@ function setup(
   return { cluster, bound, ready, turn, setClaim };
 }
 
+/** A reference of another worktree, made by someone else under the name the claim would use on `sandbox`. */
+function squatReference(cluster: FakeCluster, sandbox: string) {
+  const name = sessionReferenceName(sandbox, 'workspace_1');
+  const squat = {
+    metadata: {},
+    spec: { sandbox, session: 'workspace_1', worktree: 'wt-other', role: 'Root', route: 'x' },
+  };
+  cluster.references.set(name, { uid: 'squat', resourceVersion: '1', raw: squat });
+  return { name, squat };
+}
+
 describe('the SandboxClaim reconciler', () => {
   it('binds a ready pool sandbox in the design’s order: finalizer, reference, patch (the fence), status', async () => {
     const { cluster, bound, ready, turn } = setup(claimRecord(), ['python-pool-a']);
@@ -241,18 +252,7 @@ describe('the SandboxClaim reconciler', () => {
 
   it('a reference of another worktree under a candidate’s name: nothing is overwritten, another is bound', async () => {
     const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }), ['python-pool-a']);
-    const name = sessionReferenceName('python-pool-a', 'workspace_1');
-    const squat = {
-      metadata: {},
-      spec: {
-        sandbox: 'python-pool-a',
-        session: 'workspace_1',
-        worktree: 'wt-other',
-        role: 'Root',
-        route: 'x',
-      },
-    };
-    cluster.references.set(name, { uid: 'squat', resourceVersion: '1', raw: squat });
+    const { name, squat } = squatReference(cluster, 'python-pool-a');
     await turn();
     expect(cluster.sandboxes.get('python-pool-a')?.claim).toBeUndefined();
     expect(cluster.statuses.at(-1)).toMatchObject({ launchType: 'Cold', sandbox: 'claim-1-cold1' });
@@ -262,18 +262,7 @@ describe('the SandboxClaim reconciler', () => {
   it('a reference of another worktree under the name of a sandbox the claim holds is a conflict naming the field', async () => {
     const { cluster, turn } = setup(claimRecord({ finalizers: [FINALIZER] }), []);
     cluster.sandboxes.set('python-pool-a', poolSandbox('python-pool-a', { claim: 'claim-1', owners: [] }));
-    const name = sessionReferenceName('python-pool-a', 'workspace_1');
-    const squat = {
-      metadata: {},
-      spec: {
-        sandbox: 'python-pool-a',
-        session: 'workspace_1',
-        worktree: 'wt-other',
-        role: 'Root',
-        route: 'x',
-      },
-    };
-    cluster.references.set(name, { uid: 'squat', resourceVersion: '1', raw: squat });
+    const { name } = squatReference(cluster, 'python-pool-a');
     await turn();
     expect(cluster.statuses.at(-1)?.conditions?.[0]).toMatchObject({
       reason: 'ReferenceConflict',
