@@ -39,6 +39,18 @@ export const sandboxSpecSchema = z
       'spec.provider',
     ).default('kubernetes'),
     ...blueprintShape,
+    // Grows, never shrinks: the eviction guard expects spec.replicas pods (the disruption controller reads
+    // /scale), so the pods beyond a lower count would run on with as many evictions allowed.
+    replicas: blueprintShape.replicas.meta({
+      'x-kubernetes-validations': [
+        {
+          rule: 'self >= oldSelf',
+          message:
+            'spec.replicas may not decrease: its pods are kept until the sandbox is released, and the eviction ' +
+            'guard counts spec.replicas of them; create a new Sandbox for fewer pods',
+        },
+      ],
+    }),
     operatingMode: operatingModeSchema,
     // Made once, when the sandbox is created (volume-claims.ts).
     volumeClaimTemplates: volumeClaimTemplatesSchema,

@@ -4,8 +4,9 @@
  * workspace claims' writes (who deleted which, when), issue 28's sandbox claims (their status: what was bound,
  * warm or cold), templates (their generation) and pools (resizes, through /scale too), with
  * request and response bodies where an invariant reads them (the deleted object's state, a pod's labels at
- * creation, a Sandbox's annotations and status at each version); the users' status-subresource writes to pods
- * and budgets (the protected writes the soak attempts); and the operator's Events (LateReferencesErased).
+ * creation, a Sandbox's annotations and status at each version); every pod status write with its answer (the
+ * phase: an eviction of a pod that had not started skips its budget, evictions.ts); the users' status writes
+ * to budgets (the protected writes the soak attempts); and the operator's Events (LateReferencesErased).
  * Reads, reference status writes, leases, nodes and everyone else's status writes and Events are not
  * recorded: they decide nothing and would dominate the log.
  */
@@ -29,12 +30,15 @@ rules:
     resources:
       - group: sandbox.agents.dev
         resources: [sandboxes/status]
+  - level: RequestResponse
+    verbs: ${JSON.stringify(WRITES)}
+    resources:
+      - group: ""
+        resources: [pods/status]
   - level: Metadata
     verbs: ${JSON.stringify(WRITES)}
     users: [${JSON.stringify(users.admin)}]
     resources:
-      - group: ""
-        resources: [pods/status]
       - group: policy
         resources: [poddisruptionbudgets/status]
   - level: Request
@@ -48,7 +52,7 @@ rules:
       - group: sandbox.agents.dev
         resources: [sessionreferences/status, sandboxwarmpools/status]
       - group: ""
-        resources: [pods/status, pods/binding, events]
+        resources: [pods/binding, events]
       - group: policy
         resources: [poddisruptionbudgets/status]
   - level: RequestResponse

@@ -10,6 +10,7 @@
 import { isForeignReference } from '../../operator/exclusivity/index.ts';
 import type { TimedEvent } from './audit-log.ts';
 import { poolCoverage } from './claims.ts';
+import { evictedBeforeStart } from './evictions.ts';
 import type { SoakModel } from './model.ts';
 import { eraseWindows, sandboxVersions, within } from './versions.ts';
 import {
@@ -41,6 +42,7 @@ export type CoverageKey =
   | 'drains'
   | 'podsMovedByDrains'
   | 'podsStoppedWhileIdle'
+  | 'podsEvictedBeforeStart'
   | 'claimsBoundWarm'
   | 'claimsBoundCold'
   | 'claimsDeleted'
@@ -168,6 +170,15 @@ export function coverageOf(model: SoakModel, events: readonly TimedEvent[], oper
     drains: model.ops.filter((op) => op.kind === 'drain' && op.outcome === 'ok').length,
     podsMovedByDrains: moved.length,
     podsStoppedWhileIdle: idled.length,
+    // Evictions that met a pod before it started (evictions.ts): the API skips the budget, the judge allows it.
+    podsEvictedBeforeStart: sorted.filter(
+      (e) =>
+        e.objectRef?.resource === 'pods' &&
+        e.objectRef.subresource === 'eviction' &&
+        e.verb === 'create' &&
+        ok(e) &&
+        evictedBeforeStart(e, sorted),
+    ).length,
     // Issue 28 (claims.ts): claims bound warm and cold and deleted, the pool's deletions by shrink and by
     // rollout, claims deleted whose sandbox another session shared (kept), resizes, attaches to claimed ones.
     ...poolCoverage(

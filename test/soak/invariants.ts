@@ -34,6 +34,7 @@ import {
 } from '../../operator/exclusivity/index.ts';
 import type { ReferenceEntry } from '../../operator/exclusivity/index.ts';
 import type { TimedEvent } from './audit-log.ts';
+import { evictedBeforeStart } from './evictions.ts';
 import { claimRelease, poolLosses, poolOrClaimDelete } from './claims.ts';
 import { Incarnations } from './incarnations.ts';
 import { judge, NO_LOSSES, type JudgementId, type Losses } from './judgements.ts';
@@ -459,7 +460,11 @@ function wrongfulStops(
     if (on(e, 'pods') && e.verb === 'delete' && ok(e)) names.push(e.objectRef?.name ?? '');
     if (on(e, 'pods') && e.verb === 'deletecollection' && ok(e))
       names.push(...deletedObjects(e, new Map()).map((o) => o.metadata?.name ?? ''));
-    if (on(e, 'pods', 'eviction') && e.verb === 'create' && ok(e)) names.push(e.objectRef?.name ?? '');
+    if (on(e, 'pods', 'eviction') && e.verb === 'create' && ok(e)) {
+      // A pod that had not started goes without its budget: the API's rule, and nothing had run in it.
+      if (evictedBeforeStart(e, sorted)) stopped.add(e.objectRef?.name ?? '');
+      else names.push(e.objectRef?.name ?? '');
+    }
     for (const pod of names) {
       if (stopped.has(pod)) continue;
       stopped.add(pod);
