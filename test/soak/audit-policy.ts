@@ -2,8 +2,8 @@
  * What the soak's API server records: every write to Sandboxes (their status included: the decision, the
  * erase recorded), SessionReferences, pods (and their evictions), PodDisruptionBudgets and namespaces, with
  * workspace claims' writes (who deleted which, when), issue 28's sandbox claims (their status: what was bound,
- * warm or cold), templates (their generation) and pools (resizes, through /scale too), with
- * request and response bodies where an invariant reads them (the deleted object's state, a pod's labels at
+ * warm or cold), templates (their generation) and pools (resizes, through /scale too), a Sandbox's /scale
+ * writes (whose were stored), with request and response bodies where an invariant reads them (the deleted object's state, a pod's labels at
  * creation, a Sandbox's annotations and status at each version); every pod status write with its answer (the
  * phase: an eviction of a pod that had not started skips its budget, evictions.ts); the users' status writes
  * to budgets (the protected writes the soak attempts); and the operator's Events (LateReferencesErased).
@@ -68,7 +68,7 @@ rules:
       - group: policy
         resources: [poddisruptionbudgets]
       - group: sandbox.agents.dev
-        resources: [sandboxwarmpools, sandboxwarmpools/scale]
+        resources: [sandboxwarmpools, sandboxwarmpools/scale, sandboxes/scale]
       - group: ""
         resources: [namespaces, namespaces/finalize, persistentvolumeclaims]
   - level: None

@@ -45,6 +45,7 @@ import {
   deleteSandbox,
   deleteWorkspaceClaim,
   evictPod,
+  lowerReplicas,
   pause,
   relabelPod,
   removeAdoption,
@@ -133,6 +134,7 @@ export function stepArbs(setup: Setup): fc.Arbitrary<Step>[] {
   const propagation = fc.constantFrom<Propagation>('Background', 'Foreground', 'Orphan');
   const worktree = fc.constantFrom(...new Set(setup.sessions.map((s) => s.worktree)));
   const cleaned = setup.sandboxes.filter((s) => s.cleanupTtlSeconds !== undefined).map((s) => s.name);
+  const pairs = setup.sandboxes.filter((s) => s.replicas > 1).map((s) => s.name);
   const op = (label: string, action: (ctx: SequenceContext) => Promise<unknown>) =>
     new Operation(label, action);
   const weighted = (weight: number, arb: fc.Arbitrary<Step>) => Array.from({ length: weight }, () => arb);
@@ -199,6 +201,22 @@ export function stepArbs(setup: Setup): fc.Arbitrary<Step>[] {
         },
       ),
     ),
+    // The class of seed 20261215: a guard counting fewer pods than run. Lowering is refused by the CRD.
+    ...(pairs.length === 0
+      ? []
+      : [
+          fc
+            .tuple(fc.constantFrom(...pairs), fc.constantFrom<'scale' | 'spec'>('scale', 'spec'))
+            .map(([b, via]) =>
+              op(
+                `user lowers ${b}'s spec.replicas to 1 through ${via}, then a drain evicts pod ${b}-1`,
+                async (c) => {
+                  await lowerReplicas(c, b, via);
+                  await evictPod(c, b, 1);
+                },
+              ),
+            ),
+        ]),
     box.map((b) => op(`user removes the adoption annotation of ${b}`, (c) => removeAdoption(c, b))),
     fc.tuple(box, fc.nat(99)).map(([b, n]) => op(`user annotates ${b}`, (c) => annotate(c, b, n))),
     // Issue 27: a suspension stops the pods of a live sandbox (allowed by the CRD only with a workspace on

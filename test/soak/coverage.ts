@@ -43,6 +43,7 @@ export type CoverageKey =
   | 'podsMovedByDrains'
   | 'podsStoppedWhileIdle'
   | 'podsEvictedBeforeStart'
+  | 'replicaDecreasesRefused'
   | 'claimsBoundWarm'
   | 'claimsBoundCold'
   | 'claimsDeleted'
@@ -170,6 +171,9 @@ export function coverageOf(model: SoakModel, events: readonly TimedEvent[], oper
     drains: model.ops.filter((op) => op.kind === 'drain' && op.outcome === 'ok').length,
     podsMovedByDrains: moved.length,
     podsStoppedWhileIdle: idled.length,
+    replicaDecreasesRefused: model.ops.filter(
+      (op) => op.kind === 'lower-replicas' && op.outcome === 'HTTP 422',
+    ).length,
     // Evictions that met a pod before it started (evictions.ts): the API skips the budget, the judge allows it.
     podsEvictedBeforeStart: sorted.filter(
       (e) =>

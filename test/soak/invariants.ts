@@ -376,6 +376,7 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
       case 'evict-pod':
       case 'relabel-pod':
       case 'delete-pdb':
+      case 'lower-replicas':
       case 'annotate':
       case 'replace':
       case 'apply':
@@ -451,9 +452,11 @@ function wrongfulStops(
 ): Violation[] {
   const violations: Violation[] = [];
   const stopped = new Set<string>();
+  const createdAt = new Map<string, number>();
   for (const e of sorted) {
     if (on(e, 'pods') && e.verb === 'create' && e.responseStatus?.code === 201) {
       stopped.delete(e.objectRef?.name ?? '');
+      createdAt.set(e.objectRef?.name ?? '', e.received);
       continue;
     }
     const names: string[] = [];
@@ -470,16 +473,39 @@ function wrongfulStops(
       stopped.add(pod);
       const sandbox = sandboxOfPod(model, pod);
       if (!sandbox) continue;
-      const why = wrongfulStop(sandbox, e, refs, context, e.user.username === operatorUser);
+      const cause = stopCause(e, pod, sorted, createdAt.get(pod) ?? -Infinity);
+      const why = wrongfulStop(sandbox, cause, refs, context, cause.user.username === operatorUser);
       if (why !== undefined)
         violations.push({
           invariant: 'no-wrongful-stop',
-          signature: `no-wrongful-stop/${actorOf(e, operatorUser)}/${why.includes('adopted') ? 'adopted' : why.includes('foreign') ? 'foreign' : 'live'}`,
-          message: `pod ${pod} of Sandbox ${sandbox.name} stopped ${why}; ${evidence(e)}`,
+          signature: `no-wrongful-stop/${actorOf(cause, operatorUser)}/${why.includes('adopted') ? 'adopted' : why.includes('foreign') ? 'foreign' : 'live'}`,
+          message: `pod ${pod} of Sandbox ${sandbox.name} stopped ${why}; ${evidence(cause)}`,
         });
     }
   }
   return violations;
+}
+
+/**
+ * Who stopped the pod. kwok, the soak's kubelet, only ever finalizes a pod already deleted: when its DELETE
+ * is the first stop the log shows, the deletion was a request answered 5xx after the API server had stored
+ * it (a 504 "context canceled" when its client went away). The latest such request since the pod's create is
+ * the stop, judged as its actor's; with none, kwok's stands (and is judged as nobody's to make).
+ */
+function stopCause(e: TimedEvent, pod: string, sorted: readonly TimedEvent[], since: number): TimedEvent {
+  if (!(e.userAgent ?? '').startsWith('kwok/')) return e;
+  const unanswered = (u: TimedEvent) =>
+    (u.responseStatus?.code ?? 0) >= 500 &&
+    u.received > since &&
+    u.received < e.received &&
+    u.objectRef?.name === pod &&
+    ((on(u, 'pods') && u.verb === 'delete') || (on(u, 'pods', 'eviction') && u.verb === 'create'));
+  const request = sorted
+    .filter(unanswered)
+    .sort((a, b) => a.received - b.received)
+    .at(-1);
+  // Its answer holds no pod: the pod is as kwok's answer shows it (where it ran, for a drain's move).
+  return request === undefined ? e : { ...request, responseObject: e.responseObject };
 }
 
 function wrongfulStop(

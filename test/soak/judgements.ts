@@ -68,7 +68,9 @@ function guardedWrites(input: JudgementInput): Judged[] {
   const opByAgent = new Map(model.ops.map((op) => [op.userAgent, op]));
   const stored = sorted.flatMap((e): Judged[] => {
     const op = opByAgent.get(e.userAgent ?? '');
-    if (op === undefined || (op.kind !== 'status-write' && op.kind !== 'strip-finalizer')) return [];
+    // A lowered spec.replicas too: the CRD must refuse it (the eviction guard expects spec.replicas pods).
+    const guarded = ['status-write', 'strip-finalizer', 'lower-replicas'];
+    if (op === undefined || !guarded.includes(op.kind)) return [];
     if (!['patch', 'update'].includes(e.verb) || !ok(e) || e.received >= terminating) return [];
     return [
       {

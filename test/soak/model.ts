@@ -87,6 +87,7 @@ export type OpKind =
   | 'evict-pod'
   | 'relabel-pod'
   | 'delete-pdb'
+  | 'lower-replicas'
   | 'annotate'
   | 'replace'
   | 'apply'

@@ -190,6 +190,25 @@ export const setOperatingMode = (ctx: SequenceContext, sandbox: string, mode: 'R
       ),
   );
 
+/**
+ * `kubectl scale sandbox --replicas=1` (or the same through its spec) of a sandbox of two pods: the CRD
+ * refuses the decrease, since the eviction guard expects spec.replicas pods; stored, it would let the
+ * drain that follows evict the pod beyond (judged by no-wrongful-stop).
+ */
+export const lowerReplicas = (ctx: SequenceContext, sandbox: string, via: 'scale' | 'spec') =>
+  act(
+    ctx,
+    'lower-replicas',
+    `user lowers ${sandbox}'s spec.replicas to 1 through ${via === 'scale' ? '/scale' : 'its spec'}`,
+    sandbox,
+    ({ custom }) => {
+      const request = { ...sandboxAt(ctx, sandbox), body: { spec: { replicas: 1 } } };
+      return via === 'scale'
+        ? custom.patchNamespacedCustomObjectScale(request, MERGE)
+        : custom.patchNamespacedCustomObject(request, MERGE);
+    },
+  );
+
 /** `kubectl replace -f` of the Git manifest: a PUT at the live resourceVersion, without status or finalizers. */
 export const replace = (ctx: SequenceContext, sandbox: string, by: string) =>
   act(ctx, 'replace', `${by} replaces ${sandbox} from its manifest`, sandbox, async ({ custom }) => {

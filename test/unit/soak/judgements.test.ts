@@ -98,6 +98,22 @@ describe('guarded-write', () => {
     const strip = op(later, 'strip-finalizer', 1100, 1110, { sandbox: 'sbx-a' });
     expect(signatures(later, [teardown, version(1101, strip)])).toEqual([]);
   });
+
+  it('names a lowered spec.replicas the API server stored (through /scale or the spec), not a refused one', () => {
+    const model = new SoakModel(NS, [], [sandbox({ replicas: 2 })]);
+    const lower = op(model, 'lower-replicas', 100, 110, { sandbox: 'sbx-a' });
+    const through = (code: number, subresource?: string) =>
+      event(101, 'patch', 'sandboxes', 'sbx-a', code, lower, {
+        objectRef: {
+          resource: 'sandboxes',
+          namespace: NS,
+          name: 'sbx-a',
+          ...(subresource ? { subresource } : {}),
+        },
+      });
+    expect(signatures(model, [through(422), through(422, 'scale')])).toEqual([]);
+    expect(signatures(model, [through(200, 'scale')])).toEqual(['guarded-write/lower-replicas/sandboxes']);
+  });
 });
 
 describe('the finalizer stripped in a terminating namespace', () => {

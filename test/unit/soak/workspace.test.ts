@@ -127,6 +127,36 @@ describe('a drain', () => {
     const user = op(m, 'delete-pod', 1499, 1510, { sandbox: 'sbx-a' });
     expect(signatures(m, [podMoved(1500, 'node-a', user)])).toEqual(['no-wrongful-stop/delete-pod/live']);
   });
+
+  it('judges a move answered 5xx but stored as the operator’s, when kwok finalizes the pod after it', () => {
+    // Seed 20270004: the operator's DELETE of a drained pod was answered 504 ("context canceled") yet
+    // stored; kwok's finalizing DELETE was the first stop the log showed, and was judged as kwok's.
+    const kwokFinalizes = (at: number) => ({
+      ...podMoved(at, 'node-a', 'admin'),
+      userAgent: 'kwok/v0.8.0 (linux/amd64)',
+    });
+    const timedOut = (at: number, by: string | OpRecord = OPERATOR) =>
+      event(at, 'delete', 'pods', 'sbx-a-0', 504, by, { responseObject: { kind: 'Status', code: 504 } });
+    const moved = new SoakModel(NS, [], [sandbox({ workspace: true })]);
+    drain(moved, 1000, 5000);
+    expect(signatures(moved, [timedOut(1500), kwokFinalizes(1900)])).toEqual([]);
+    // The request is judged as its actor's: a Block sandbox's pod may not be moved, nor by a user.
+    const block = new SoakModel(NS, [], [sandbox({ workspace: false })]);
+    drain(block, 1000, 5000);
+    expect(signatures(block, [timedOut(1500), kwokFinalizes(1900)])).toEqual([
+      'no-wrongful-stop/operator/live',
+    ]);
+    const byUser = new SoakModel(NS, [], [sandbox({ workspace: true })]);
+    drain(byUser, 1000, 5000);
+    const user = op(byUser, 'delete-pod', 1499, 1510, { sandbox: 'sbx-a' });
+    expect(signatures(byUser, [timedOut(1500, user), kwokFinalizes(1900)])).toEqual([
+      'no-wrongful-stop/delete-pod/live',
+    ]);
+    // With no such request, kwok's stop stands as nobody's to make.
+    const none = new SoakModel(NS, [], [sandbox({ workspace: true })]);
+    drain(none, 1000, 5000);
+    expect(signatures(none, [kwokFinalizes(1900)])).toEqual(['no-wrongful-stop/kwok/live']);
+  });
 });
 
 describe('idleness', () => {
