@@ -107,8 +107,8 @@ function refusedStatusWriters(input: JudgementInput, soakAgents: ReadonlySet<str
 
 /**
  * A guard is refused from the moment the API server received an operator write of it that a policy answered
- * 403, until a write of it succeeds; it stands from its creation to its deletion. A pod create that completes
- * while its guard is refused and does not stand is judged: the operator made a pod it could not guard (a
+ * 403, until a write of it succeeds; it stands from its creation (or a successful write of its status) to its
+ * deletion. A pod create that completes while its guard is refused and does not stand is judged: the operator made a pod it could not guard (a
  * pod created beside the refused write, in flight together, completes inside that window too).
  */
 function guardedPods({
@@ -122,9 +122,13 @@ function guardedPods({
   const changes = new Map<string, Change[]>();
   const change = (guard: string, c: Change) => changes.set(guard, [...(changes.get(guard) ?? []), c]);
   for (const e of sorted) {
-    if (e.objectRef?.resource !== 'poddisruptionbudgets' || e.objectRef.subresource !== undefined) continue;
+    if (e.objectRef?.resource !== 'poddisruptionbudgets') continue;
     const guard = e.objectRef.name ?? '';
     const code = e.responseStatus?.code ?? 0;
+    // A status written (the disruption controller's) proves the budget stands: a create answered 5xx may
+    // have been stored (seed 20261394: a 504 "context canceled", then the guard's status written).
+    if (e.objectRef.subresource === 'status' && ok(e)) change(guard, { at: e.completed, standing: true });
+    if (e.objectRef.subresource !== undefined) continue;
     if (e.verb === 'delete' && ok(e)) change(guard, { at: e.completed, standing: false });
     if (e.verb === 'create' && code === 201) change(guard, { at: e.completed, standing: true });
     if (e.user.username !== operatorUser || !['create', 'update', 'patch'].includes(e.verb)) continue;

@@ -179,6 +179,32 @@ describe('guarded-pods', () => {
       [],
     );
   });
+
+  it('passes a pod created once the guard’s status was written, after a create answered 504 was stored', () => {
+    // Seed 20261394: the create was answered 504 ("context canceled") yet stored; the disruption controller
+    // then wrote the guard's status, and the operator's cache saw the guard standing.
+    const model = new SoakModel(NS, [], [sandbox()]);
+    const statusWritten = (at: number, code: number) =>
+      event(at, 'update', 'poddisruptionbudgets', 'sbx-a-sandbox', code, 'admin', {
+        objectRef: {
+          resource: 'poddisruptionbudgets',
+          subresource: 'status',
+          namespace: NS,
+          name: 'sbx-a-sandbox',
+        },
+      });
+    const timedOut = refusal(1500, 504);
+    expect(
+      signatures(model, [refusal(1000, 403), timedOut, statusWritten(1800, 200), podCreated(2000)]),
+    ).toEqual([]);
+    // Not before the status is written, nor by a status write that failed.
+    expect(
+      signatures(model, [refusal(1000, 403), timedOut, podCreated(1700), statusWritten(1800, 200)]),
+    ).toEqual(['guarded-pods/operator']);
+    expect(
+      signatures(model, [refusal(1000, 403), timedOut, statusWritten(1800, 404), podCreated(2000)]),
+    ).toEqual(['guarded-pods/operator']);
+  });
 });
 
 describe('final-decision', () => {
