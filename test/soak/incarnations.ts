@@ -1,6 +1,7 @@
 /**
  * A Sandbox name can live more than once in a sequence: GitOps re-creates a deleted one from Git. Each
- * incarnation has its creation, its deletion (the first DELETE the API server accepted) and whether it is
+ * incarnation has its creation, its deletion (the first DELETE the API server accepted, or the first answer
+ * showing it after one answered 5xx) and whether it is
  * adopted: the first as the sequence created it, later ones as the Git manifest says.
  */
 import type { TimedEvent } from './audit-log.ts';
@@ -20,12 +21,24 @@ export class Incarnations {
     for (const sandbox of model.sandboxes.values())
       this.byName.set(sandbox.name, [{ created: -Infinity, deleted: undefined, adopted: sandbox.adopted }]);
     for (const e of sorted) {
-      if (e.objectRef?.resource !== 'sandboxes' || e.objectRef.subresource !== undefined) continue;
+      if (e.objectRef?.resource !== 'sandboxes') continue;
       const name = e.objectRef.name ?? '';
       const list = this.byName.get(name);
       const spec = model.sandboxes.get(name);
       if (!list || !spec) continue;
       const code = e.responseStatus?.code ?? 0;
+      // A DELETE answered 5xx may have been stored (its client went away: a 504 "context canceled"): a later
+      // answer showing the deletion proves it, from that answer on (the operator acts on it no earlier).
+      const current = list.at(-1);
+      if (
+        current !== undefined &&
+        current.deleted === undefined &&
+        code >= 200 &&
+        code < 300 &&
+        showsDeletion(e)
+      )
+        current.deleted = e.completed;
+      if (e.objectRef.subresource !== undefined) continue;
       if (code === 201) {
         if (seen.has(name))
           list.push({
@@ -35,7 +48,6 @@ export class Incarnations {
           });
         seen.add(name);
       } else if (e.verb === 'delete' && code >= 200 && code < 300) {
-        const current = list.at(-1);
         if (current && current.deleted === undefined) current.deleted = e.completed;
       }
     }
@@ -54,4 +66,10 @@ export class Incarnations {
   adopted(name: string, time: number): boolean {
     return this.at(name, time)?.adopted ?? false;
   }
+}
+
+function showsDeletion(e: TimedEvent): boolean {
+  const answer = e.responseObject as
+    { kind?: unknown; metadata?: { deletionTimestamp?: unknown } } | undefined;
+  return answer?.kind === 'Sandbox' && typeof answer.metadata?.deletionTimestamp === 'string';
 }

@@ -178,6 +178,30 @@ describe('the soak invariants', () => {
     expect(signatures(model, events)).toEqual(['no-wrongful-stop/operator/adopted']);
   });
 
+  it('date a deletion answered 504 yet stored by the first answer that shows it, and no earlier', () => {
+    // The operator's cleanup DELETE cut by its kill ("context canceled"): the API server stored it; the next
+    // replica's decision write shows it; its release then stops the pods.
+    const judged = (decisionAt: number | undefined) => {
+      const model = new SoakModel(NS, [], [sandbox({ cleanupTtlSeconds: 1 })]);
+      const deleting = { kind: 'Sandbox', metadata: { name: 'sbx-a', uid: 'uid-a', deletionTimestamp: 'x' } };
+      return signatures(model, [
+        event(1000, 'delete', 'sandboxes', 'sbx-a', 504, OPERATOR),
+        ...(decisionAt === undefined
+          ? []
+          : [
+              event(decisionAt, 'patch', 'sandboxes', 'sbx-a', 200, OPERATOR, {
+                objectRef: { resource: 'sandboxes', subresource: 'status', namespace: NS, name: 'sbx-a' },
+                responseObject: deleting,
+              }),
+            ]),
+        event(2000, 'delete', 'pods', 'sbx-a-0', 200, OPERATOR),
+      ]);
+    };
+    expect(judged(1500)).toEqual([]);
+    expect(judged(undefined)).toEqual(['no-wrongful-stop/operator/live']);
+    expect(judged(2500)).toEqual(['no-wrongful-stop/operator/live']);
+  });
+
   it('name a cleanup that deletes a Sandbox an attach succeeded on (#4)', () => {
     const model = new SoakModel(
       NS,
