@@ -4,7 +4,7 @@
  * checked here, as rules, never by sending packets to them (issue 26).
  *
  * Egress: the public internet (0.0.0.0/0 and ::/0 without the ranges below), cluster DNS (kube-system's
- * kube-dns pods, port 53), the API server's endpoints (the shell reaper reports to it; policies apply after
+ * kube-dns pods, or the operator's --cluster-dns; port 53), the API server's endpoints (the shell reaper reports to it; policies apply after
  * the Service's DNAT, so its endpoints, not its ClusterIP), and the peers the spec lists. Ingress: only
  * the spec's peers.
  */
@@ -27,12 +27,21 @@ export const BLOCKED_IPV4 = [
 /** Unique local (fc00::/7, AWS's fd00:ec2::254 metadata address among them) and link-local. */
 export const BLOCKED_IPV6 = ['fc00::/7', 'fe80::/10'] as const;
 
-/** Cluster DNS, as every kubeadm, kind and managed cluster labels it. */
-export const CLUSTER_DNS = {
+/** Where the sandboxes resolve names: pods with these labels in that namespace, port 53 (UDP and TCP). */
+export type ClusterDns = {
+  readonly namespace: string;
+  readonly podLabels: Readonly<Record<string, string>>;
+};
+
+/**
+ * Cluster DNS, as every kubeadm, kind and managed cluster labels it. Another (OpenShift's `openshift-dns`) is
+ * the operator's `--cluster-dns` (cluster-dns.ts).
+ */
+export const CLUSTER_DNS: ClusterDns = {
   namespace: 'kube-system',
   podLabels: { 'k8s-app': 'kube-dns' },
-  port: 53,
-} as const;
+};
+const DNS_PORT = 53;
 
 /** One address and port of the `kubernetes` Service's endpoints (its EndpointSlice in `default`). */
 export type ApiServerEndpoint = { readonly address: string; readonly port: number };
@@ -101,18 +110,18 @@ function apiServerRules(endpoints: readonly ApiServerEndpoint[]): Rule[] {
     }));
 }
 
-const DNS_RULE: Rule = {
+const dnsRule = (dns: ClusterDns): Rule => ({
   peers: [
     {
-      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': CLUSTER_DNS.namespace } },
-      podSelector: { matchLabels: { ...CLUSTER_DNS.podLabels } },
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': dns.namespace } },
+      podSelector: { matchLabels: { ...dns.podLabels } },
     },
   ],
   ports: [
-    { protocol: 'UDP', port: CLUSTER_DNS.port },
-    { protocol: 'TCP', port: CLUSTER_DNS.port },
+    { protocol: 'UDP', port: DNS_PORT },
+    { protocol: 'TCP', port: DNS_PORT },
   ],
-};
+});
 
 const INTERNET_RULE: Rule = {
   peers: [
@@ -154,11 +163,12 @@ export function desiredNetworkPolicy(
   sandbox: SandboxIdentity,
   network: SandboxNetwork | undefined,
   apiServer: readonly ApiServerEndpoint[],
+  dns: ClusterDns = CLUSTER_DNS,
 ): DesiredNetworkPolicy {
   const ingress = tenantRules((network?.ingress ?? []).map((r) => ({ peers: r.from, ports: r.ports })));
   const egress = [
     INTERNET_RULE,
-    DNS_RULE,
+    dnsRule(dns),
     ...apiServerRules(apiServer),
     ...tenantRules((network?.egress ?? []).map((r) => ({ peers: r.to, ports: r.ports }))),
   ];

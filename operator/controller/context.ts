@@ -1,6 +1,7 @@
 /** Everything a sandbox reconcile needs, injected: the cache, the ports, the legacy walk, limits and time. */
 import type { Logger } from 'pino';
 import type { IndexLimits } from '../api/limits.ts';
+import type { ClusterDns } from '../api/network-policy.ts';
 import type { Misconfigurations } from './misconfiguration.ts';
 import type { SidecarSettings } from './pod-template.ts';
 import type { ControllerPorts, LegacyWalks } from './ports.ts';
@@ -44,6 +45,8 @@ export type ReconcilerContext = {
    * other rules, where no claim is held.
    */
   readonly claims?: { readonly holds: (sandboxKey: string) => boolean };
+  /** The DNS the network policies let sandboxes reach (`--cluster-dns`); absent: kube-system's kube-dns. */
+  readonly clusterDns?: ClusterDns;
   /** Which nodes are being drained (cache/node-drains.ts); absent where Nodes are not watched. */
   readonly nodes?: { readonly drainOf: (node: string) => NodeDrain | undefined };
   /** Called right after each deletion step writes: crash tests' failpoints (deletion/failpoints.ts), else a no-op. */

@@ -42,7 +42,7 @@ export async function keepNetworkIsolation(
       return { kind: 'Kept' };
     }
     const apiServer = await api.apiServerEndpoints();
-    const result = await api.ensure(desiredNetworkPolicy(identity, network, apiServer));
+    const result = await api.ensure(desiredNetworkPolicy(identity, network, apiServer, ctx.clusterDns));
     if (result === 'Created') log.info({ policy }, 'NetworkPolicy created');
     else if (result === 'Repaired')
       log.warn({ policy }, 'NetworkPolicy was missing or changed; re-established');

@@ -7,7 +7,29 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { SHELL_REAPER_ACCOUNT } from '../../api/names.ts';
+import { CLUSTER_DNS, type ClusterDns } from '../../api/network-policy.ts';
 import { FAILPOINTS, type Failpoint } from '../deletion/failpoints.ts';
+
+/** A label `[prefix/]name=value`, as Kubernetes spells label keys and values. */
+const LABEL =
+  '([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?=([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?';
+const CLUSTER_DNS_PATTERN = new RegExp(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?/${LABEL}(,${LABEL})*$`);
+const labelList = (labels: Readonly<Record<string, string>>) =>
+  Object.entries(labels)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(',');
+
+/** `<namespace>/<key>=<value>,...`: the namespace ends at the first `/` (a label key may hold one too). */
+function clusterDnsOf(flag: string): ClusterDns {
+  const slash = flag.indexOf('/');
+  const labels = flag.slice(slash + 1).split(',');
+  return {
+    namespace: flag.slice(0, slash),
+    podLabels: Object.fromEntries(
+      labels.map((label) => [label.split('=')[0] ?? '', label.split('=')[1] ?? '']),
+    ),
+  };
+}
 
 const duration = (flag: string, fallback: number) =>
   z.coerce.number().int().min(0).max(86_400_000).default(fallback).describe(flag);
@@ -103,6 +125,15 @@ const configSchema = z.object({
     .regex(/^$|^[^=,!\s]+=[^=,!\s]*$/, 'must be key=value (a namespace label), or empty for every namespace')
     .default('')
     .describe('--managed-namespace-label: act only in namespaces with this label (key=value); empty: all'),
+  clusterDns: z
+    .string()
+    .regex(CLUSTER_DNS_PATTERN, "must be <namespace>/<key>=<value>[,<key>=<value>...] (the DNS pods' labels)")
+    .default(`${CLUSTER_DNS.namespace}/${labelList(CLUSTER_DNS.podLabels)}`)
+    .transform(clusterDnsOf)
+    .describe(
+      '--cluster-dns: the DNS the sandboxes may reach on port 53, <namespace>/<pod labels> (default ' +
+        'kube-system/k8s-app=kube-dns; OpenShift: openshift-dns/dns.operator.openshift.io/daemonset-dns=default)',
+    ),
   logLevel: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace'])
     .default('info')

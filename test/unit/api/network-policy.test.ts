@@ -69,6 +69,28 @@ describe('the default egress', () => {
     });
   });
 
+  it('opens the cluster DNS the operator is given instead (OpenShift’s), with nothing else of the rule changed', () => {
+    const openshift = {
+      namespace: 'openshift-dns',
+      podLabels: { 'dns.operator.openshift.io/daemonset-dns': 'default' },
+    };
+    expect(desiredNetworkPolicy(sandbox, undefined, apiServer, openshift).spec.egress[1]).toEqual({
+      to: [
+        {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openshift-dns' } },
+          podSelector: { matchLabels: { 'dns.operator.openshift.io/daemonset-dns': 'default' } },
+        },
+      ],
+      ports: [
+        { protocol: 'UDP', port: 53 },
+        { protocol: 'TCP', port: 53 },
+      ],
+    });
+    // A stored policy of the default DNS no longer holds: a changed setting rolls to every sandbox's policy.
+    const stored = policy() as unknown as StoredNetworkPolicy;
+    expect(policyHolds(stored, desiredNetworkPolicy(sandbox, undefined, apiServer, openshift))).toBe(false);
+  });
+
   it('opens each API server endpoint alone on its TCP port, grouped and ordered by port', () => {
     const egress = policy(undefined, [
       { address: '10.0.0.9', port: 6443 },

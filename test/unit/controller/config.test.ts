@@ -35,6 +35,33 @@ describe('operator settings', () => {
     );
   });
 
+  it('reads the cluster DNS as <namespace>/<pod labels>, kube-system’s kube-dns by default', () => {
+    expect(loadConfig([], {}).clusterDns).toEqual({
+      namespace: 'kube-system',
+      podLabels: { 'k8s-app': 'kube-dns' },
+    });
+    expect(
+      loadConfig(
+        ['--cluster-dns', 'openshift-dns/dns.operator.openshift.io/daemonset-dns=default,tier=dns'],
+        {},
+      ).clusterDns,
+    ).toEqual({
+      namespace: 'openshift-dns',
+      podLabels: { 'dns.operator.openshift.io/daemonset-dns': 'default', tier: 'dns' },
+    });
+    for (const bad of [
+      'kube-system',
+      'kube-system/',
+      'Kube/x=y',
+      'kube-system/k8s-app',
+      'ns/a=b,',
+      'ns/a=b=c',
+    ])
+      expect(() => loadConfig(['--cluster-dns', bad], {}), bad).toThrow(
+        /--cluster-dns \(or SANDBOX_OPERATOR_CLUSTER_DNS\): must be <namespace>\/<key>=<value>/,
+      );
+  });
+
   it('keeps /metrics unauthenticated on loopback by default, and guarded only on a port of its own', () => {
     const defaults = loadConfig([], {});
     expect(defaults.metricsAuth).toBe(false);

@@ -87,10 +87,14 @@ describe('a live sandbox’s NetworkPolicy', () => {
 });
 
 describe('keepNetworkIsolation', () => {
-  const keep = async (subject: SandboxBuilder, expected: ConstructorParameters<typeof Script>[0]) => {
+  const keep = async (
+    subject: SandboxBuilder,
+    expected: ConstructorParameters<typeof Script>[0],
+    settings: Partial<ReconcilerContext> = {},
+  ) => {
     const script = new Script(expected);
     const written: DesiredNetworkPolicy[] = [];
-    const ctx = withNetwork(contextOf(subject.store(), script), script, written);
+    const ctx = { ...withNetwork(contextOf(subject.store(), script), script, written), ...settings };
     const state = subject.store().sandbox(`${NAMESPACE}/${subject.name}`);
     if (!state?.ok) throw new Error('the builder’s sandbox parses');
     const outcome = await keepNetworkIsolation(ctx, state.value, silent);
@@ -106,6 +110,27 @@ describe('keepNetworkIsolation', () => {
     expect(outcome).toEqual({ kind: 'Kept' });
     expect(written[0]?.spec.egress[2]?.to).toEqual([{ ipBlock: { cidr: '10.0.0.1/32' } }]);
     expect(written[0]?.metadata.ownerReferences[0]?.uid).toBe('uid-sbx');
+  });
+
+  it('opens the cluster DNS the operator was given (--cluster-dns)', async () => {
+    const clusterDns = {
+      namespace: 'openshift-dns',
+      podLabels: { 'dns.operator.openshift.io/daemonset-dns': 'default' },
+    };
+    const { written } = await keep(
+      guarded(),
+      [
+        expect_('networkPolicies.apiServerEndpoints()', API_SERVER),
+        expect_('networkPolicies.ensure(sbx-sandbox)', 'Repaired'),
+      ],
+      { clusterDns },
+    );
+    expect(written[0]?.spec.egress[1]?.to).toEqual([
+      {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openshift-dns' } },
+        podSelector: { matchLabels: clusterDns.podLabels },
+      },
+    ]);
   });
 
   it('keeps managing an Unmanaged sandbox its namespace does not allow', async () => {
