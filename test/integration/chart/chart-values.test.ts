@@ -92,6 +92,10 @@ describe('the chart with non-default values', () => {
       reconcileConcurrency: 4,
       sidecarImage: 'registry.example.com/platform/reaper:1.0.0',
       logLevel: 'debug',
+      clusterDns: {
+        namespace: 'openshift-dns',
+        podLabels: { 'dns.operator.openshift.io/daemonset-dns': 'default' },
+      },
     });
   });
 
@@ -195,6 +199,7 @@ describe('bad values', () => {
     [{ operator: { workers: 0 } }, "at '/operator/workers': minimum: got 0, want 1"],
     [{ operator: { workers: 65 } }, "at '/operator/workers': maximum: got 65, want 64"],
     [{ operator: { logLevel: 'loud' } }, "at '/operator/logLevel': value must be one of"],
+    [{ operator: { clusterDns: 'kube-system' } }, "at '/operator/clusterDns': 'kube-system' does not match"],
     [{ operator: { wokers: 8 } }, "at '/operator': additional properties 'wokers' not allowed"],
     [{ replicas: 2 }, "additional properties 'replicas' not allowed"],
     [{ securityContext: { runAsUser: 0 } }, "at '/securityContext/runAsUser': minimum: got 0, want 1"],

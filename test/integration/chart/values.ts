@@ -11,6 +11,7 @@ export const NON_DEFAULT_VALUES = {
     workers: 16,
     watchNamespace: 'team-a',
     logLevel: 'debug',
+    clusterDns: 'openshift-dns/dns.operator.openshift.io/daemonset-dns=default',
     resyncMs: 120000,
     leaderElection: { enabled: true, leaseName: 'sandbox-operator-leader' },
     extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }],
