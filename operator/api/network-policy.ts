@@ -4,9 +4,9 @@
  * checked here, as rules, never by sending packets to them (issue 26).
  *
  * Egress: the public internet (0.0.0.0/0 and ::/0 without the ranges below), cluster DNS (kube-system's
- * kube-dns pods, or the operator's --cluster-dns; port 53), the API server's endpoints (the shell reaper reports to it; policies apply after
- * the Service's DNAT, so its endpoints, not its ClusterIP), and the peers the spec lists. Ingress: only
- * the spec's peers.
+ * kube-dns pods, or the operator's --cluster-dns; port 53), the API server's endpoints (the shell reaper
+ * reports to it; policies apply after the Service's DNAT, so its endpoints, not its ClusterIP), and the peers
+ * the spec lists. Ingress: only the spec's peers.
  */
 import { createHash } from 'node:crypto';
 import { API_VERSION, LABELS, MANAGED_BY, SANDBOX } from './names.ts';
@@ -35,7 +35,7 @@ export type ClusterDns = {
 
 /**
  * Cluster DNS, as every kubeadm, kind and managed cluster labels it. Another (OpenShift's `openshift-dns`) is
- * the operator's `--cluster-dns` (cluster-dns.ts).
+ * the operator's `--cluster-dns` (controller/wiring/config.ts).
  */
 export const CLUSTER_DNS: ClusterDns = {
   namespace: 'kube-system',

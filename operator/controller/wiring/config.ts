@@ -25,9 +25,7 @@ function clusterDnsOf(flag: string): ClusterDns {
   const labels = flag.slice(slash + 1).split(',');
   return {
     namespace: flag.slice(0, slash),
-    podLabels: Object.fromEntries(
-      labels.map((label) => [label.split('=')[0] ?? '', label.split('=')[1] ?? '']),
-    ),
+    podLabels: Object.fromEntries(labels.map((label) => label.split('=', 2))),
   };
 }
 
