@@ -25,7 +25,12 @@ function clusterDnsOf(flag: string): ClusterDns {
   const labels = flag.slice(slash + 1).split(',');
   return {
     namespace: flag.slice(0, slash),
-    podLabels: Object.fromEntries(labels.map((label) => label.split('=', 2))),
+    podLabels: Object.fromEntries(
+      labels.map((label): [string, string] => {
+        const [key = '', value = ''] = label.split('=');
+        return [key, value];
+      }),
+    ),
   };
 }
 
