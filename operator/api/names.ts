@@ -84,6 +84,11 @@ export const LABELS = {
    * sandbox is bound to, or the reference was made for. A pool never touches a sandbox carrying it.
    */
   sandboxClaim: `${GROUP}/sandbox-claim`,
+  /**
+   * On a sandbox's NetworkPolicy, which has no owner (network-policy.ts): the uid of the Sandbox incarnation it
+   * isolates, so a release removes only its own and a later Sandbox of the name puts a leftover back as its own.
+   */
+  sandboxUid: `${GROUP}/sandbox-uid`,
 } as const;
 
 export const MANAGED_BY = 'sandbox-operator';

@@ -7,9 +7,13 @@
  * kube-dns pods, or the operator's --cluster-dns; port 53), the API server's endpoints (the shell reaper
  * reports to it; policies apply after the Service's DNAT, so its endpoints, not its ClusterIP), and the peers
  * the spec lists. Ingress: only the spec's peers.
+ *
+ * The policy has no owner, as the eviction guard has none: a foreground cascade of the Sandbox (or any owner's)
+ * would delete it while the exclusivity decision still holds the pods, which would then run unisolated. The
+ * deletion keeps it while pods stand and removes it once they are gone (controller/deletion/steps.ts).
  */
 import { createHash } from 'node:crypto';
-import { API_VERSION, LABELS, MANAGED_BY, SANDBOX } from './names.ts';
+import { LABELS, MANAGED_BY } from './names.ts';
 import type { NetworkManagement, SandboxNetwork } from './network.ts';
 
 /**
@@ -67,14 +71,6 @@ export type DesiredNetworkPolicy = {
     name: string;
     namespace: string;
     labels: Record<string, string>;
-    ownerReferences: {
-      apiVersion: string;
-      kind: string;
-      name: string;
-      uid: string;
-      controller: true;
-      blockOwnerDeletion: true;
-    }[];
   };
   spec: {
     podSelector: { matchLabels: Record<string, string> };
@@ -178,17 +174,11 @@ export function desiredNetworkPolicy(
     metadata: {
       name: networkPolicyName(sandbox.name),
       namespace: sandbox.namespace,
-      labels: { [LABELS.sandbox]: sandbox.name, [LABELS.managedBy]: MANAGED_BY },
-      ownerReferences: [
-        {
-          apiVersion: API_VERSION,
-          kind: SANDBOX.kind,
-          name: sandbox.name,
-          uid: sandbox.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      labels: {
+        [LABELS.sandbox]: sandbox.name,
+        [LABELS.managedBy]: MANAGED_BY,
+        [LABELS.sandboxUid]: sandbox.uid,
+      },
     },
     spec: {
       podSelector: { matchLabels: { [LABELS.sandbox]: sandbox.name } },
@@ -205,7 +195,7 @@ export function desiredNetworkPolicy(
   };
 }
 
-/** What of a stored policy the operator owns: its labels, controller and spec. */
+/** What of a stored policy the operator owns: its labels, owners and spec. */
 export type StoredNetworkPolicy = {
   readonly metadata?: {
     readonly labels?: Readonly<Record<string, string>> | undefined;
@@ -217,20 +207,19 @@ export type StoredNetworkPolicy = {
 
 /**
  * What the operator's comparisons read of a stored policy, and no more (the cache keeps this, docs/adr/0009):
- * its two labels, its controller references, whether it is being deleted, and a digest of its spec.
+ * its three labels, whether anything owns it, whether it is being deleted, and a digest of its spec.
  */
 export type PolicySummary = {
   readonly labels: Readonly<Record<string, string>>;
-  readonly controllers: readonly OwnerPick[];
+  /** Some owner reference: a cascade from that owner (a Sandbox, under earlier versions) would delete it. */
+  readonly owned: boolean;
   readonly deleting: boolean;
   /** SHA-256 of the spec's JSON, keys sorted: equal digests, equal specs (key order aside). */
   readonly spec: string;
 };
 
-type OwnerPick = { apiVersion: unknown; kind: unknown; name: unknown; uid: unknown };
-
 /** The operator's labels: the desired policy carries exactly these (desiredNetworkPolicy). */
-const OWN_LABELS = [LABELS.sandbox, LABELS.managedBy] as const;
+const OWN_LABELS = [LABELS.sandbox, LABELS.managedBy, LABELS.sandboxUid] as const;
 
 export function summarizePolicy(stored: StoredNetworkPolicy): PolicySummary {
   const { labels = {}, ownerReferences = [], deletionTimestamp } = stored.metadata ?? {};
@@ -241,9 +230,7 @@ export function summarizePolicy(stored: StoredNetworkPolicy): PolicySummary {
         return value === undefined ? [] : [[key, value] as const];
       }),
     ),
-    controllers: ownerReferences
-      .filter((r) => (r as { controller?: boolean }).controller === true)
-      .map((r) => pick(r)),
+    owned: ownerReferences.length > 0,
     deleting: (deletionTimestamp ?? undefined) !== undefined,
     spec: specDigest(stored.spec),
   };
@@ -251,7 +238,8 @@ export function summarizePolicy(stored: StoredNetworkPolicy): PolicySummary {
 
 /**
  * Whether the stored policy is the desired one: same spec (as the API server returns it, defaults included:
- * the desired spec spells every default out), the operator's labels and the Sandbox as its only controller.
+ * the desired spec spells every default out), the operator's labels and no owner (an owned one, as earlier
+ * versions wrote it or as someone made it, is put back ownerless so that no cascade can take it).
  */
 export function policyHolds(stored: StoredNetworkPolicy, desired: DesiredNetworkPolicy): boolean {
   return summaryHolds(summarizePolicy(stored), desired);
@@ -259,17 +247,18 @@ export function policyHolds(stored: StoredNetworkPolicy, desired: DesiredNetwork
 
 /** policyHolds on what the cache keeps of the stored policy. */
 export function summaryHolds(stored: PolicySummary, desired: DesiredNetworkPolicy): boolean {
-  const [owner] = desired.metadata.ownerReferences;
   return (
     !stored.deleting &&
     Object.entries(desired.metadata.labels).every(([key, value]) => stored.labels[key] === value) &&
-    stored.controllers.length === 1 &&
-    sameJson(stored.controllers[0], pick(owner)) &&
+    !stored.owned &&
     stored.spec === specDigest(desired.spec)
   );
 }
 
-/** Whether a stored policy is the operator's own for this sandbox incarnation (so it may delete it). */
+/**
+ * Whether a stored policy is the operator's for this sandbox incarnation (so it may delete it): by its labels,
+ * since it has no owner. A policy a tenant labelled so in its own namespace is the tenant's to lose.
+ */
 export function ownedBy(stored: StoredNetworkPolicy, sandbox: SandboxIdentity): boolean {
   return summaryOwnedBy(summarizePolicy(stored), sandbox);
 }
@@ -279,7 +268,7 @@ export function summaryOwnedBy(stored: PolicySummary, sandbox: SandboxIdentity):
   return (
     stored.labels[LABELS.managedBy] === MANAGED_BY &&
     stored.labels[LABELS.sandbox] === sandbox.name &&
-    stored.controllers.some((ref) => ref.kind === SANDBOX.kind && ref.uid === sandbox.uid)
+    stored.labels[LABELS.sandboxUid] === sandbox.uid
   );
 }
 
@@ -287,16 +276,6 @@ export function summaryOwnedBy(stored: PolicySummary, sandbox: SandboxIdentity):
 function specDigest(spec: unknown): string {
   if (spec === undefined) return '';
   return createHash('sha256').update(JSON.stringify(spec, sortedKeys)).digest('base64');
-}
-
-function pick(ref: unknown): OwnerPick {
-  const { apiVersion, kind, name, uid } = (ref ?? {}) as Record<string, unknown>;
-  return { apiVersion, kind, name, uid };
-}
-
-/** Structural equality, key order aside (the API server may return keys in another order). */
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a, sortedKeys) === JSON.stringify(b, sortedKeys);
 }
 
 function sortedKeys(_key: string, value: unknown): unknown {

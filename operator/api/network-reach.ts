@@ -4,7 +4,8 @@
  * a sandbox's own policy, as the controller writes it (network-policy.ts):
  *
  * - named `<sandbox>-sandbox`, labelled `sandbox.agents.dev/sandbox=<sandbox>` and managed by the operator,
- *   controlled by that Sandbox, selecting exactly that sandbox's pods, both policy types;
+ *   owned by nothing (network-policy.ts says why) or, as earlier versions wrote it, controlled by that Sandbox
+ *   alone, selecting exactly that sandbox's pods, both policy types;
  * - no ingress ipBlock; its egress ipBlocks only the internet with every blocked range excepted, or single
  *   addresses on TCP ports (the API server's endpoints).
  *
@@ -52,7 +53,7 @@ const managedPolicy = (o: string) => {
   return (
     `(${label} != '' && ${o}.metadata.?labels[?'${LABELS.managedBy}'].orValue('') == '${MANAGED_BY}' && ` +
     `${o}.metadata.name == ${label} + '-sandbox' && ` +
-    `${o}.metadata.?ownerReferences.orValue([]).exists(r, r.kind == 'Sandbox' && ` +
+    `${o}.metadata.?ownerReferences.orValue([]).all(r, r.kind == 'Sandbox' && ` +
     `r.apiVersion.startsWith('${GROUP}/') && r.?controller.orValue(false) && r.name == ${label}) && ` +
     `${o}.spec.podSelector.?matchLabels.orValue({}) == {'${LABELS.sandbox}': ${label}} && ` +
     `!has(${o}.spec.podSelector.matchExpressions) && ` +
@@ -67,7 +68,7 @@ export function networkReachValidations(): Validation[] {
       expression: `!variables.onNetworkPolicies || (request.operation == 'DELETE' ? ${managedPolicy('oldObject')} : ${managedPolicy('object')})`,
       messageExpression:
         `'the operator may write only the NetworkPolicies of sandboxes (named <sandbox>-sandbox, labelled ` +
-        `${LABELS.sandbox}=<sandbox> and ${LABELS.managedBy}=${MANAGED_BY}, controlled by that Sandbox, over ` +
+        `${LABELS.sandbox}=<sandbox> and ${LABELS.managedBy}=${MANAGED_BY}, owned by nothing but that Sandbox, over ` +
         `exactly its pods, egress ipBlocks only the internet minus the blocked ranges or single addresses on TCP ` +
         "ports); refused ' + request.operation + ' of networkpolicy ' + variables.pod",
       reason: 'Forbidden',

@@ -181,8 +181,17 @@ export interface NetworkPolicyApi {
    * compared with the watch's cache once synced, else read live.
    */
   ensure(policy: DesiredNetworkPolicy): Promise<'Created' | 'Repaired' | 'Unchanged'>;
-  /** Deletes the sandbox's policy if it is the operator's, preconditioned on its uid and version. */
+  /**
+   * Deletes the sandbox's policy if it is the operator's for this incarnation (by its labels: it has no owner),
+   * preconditioned on the uid and version its cache holds, or read live before the cache has listed or when it
+   * was stale. Bound to the incarnation so, it needs no read of the Sandbox.
+   */
   removeOwned(sandbox: SandboxIdentity): Promise<'Removed' | 'Absent' | 'NotOurs'>;
+  /**
+   * Whether a policy of the sandbox may stand: its cache holds one, or has not listed yet (fail closed: the
+   * release then removes it, reading it live).
+   */
+  mayStand(sandbox: Omit<SandboxIdentity, 'uid'>): boolean;
 }
 
 export type EventType = 'Normal' | 'Warning';

@@ -14,10 +14,11 @@
  * deletion's walk, once due again, earns the marker; the operator dies as that walk's outcome is kept and
  * before any status write carries it, so the next operator must walk again before it may release anything.
  */
+import { NetworkingV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS, GROUP, LABELS, SANDBOX } from '../../operator/api/names.ts';
 import { FAILPOINTS } from '../../operator/controller/deletion/failpoints.ts';
-import { kubectlOk, testNamespace } from '../harness/kube.ts';
+import { kubeConfig, kubectlOk, testNamespace } from '../harness/kube.ts';
 import {
   createReference,
   createSandbox,
@@ -80,12 +81,22 @@ const WORKSPACE = {
 const pods = async (sandbox: string) =>
   (await core().listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=${sandbox}` })).items;
 
+/** A sandbox's NetworkPolicies: it has no owner to cascade from, so only the release removes it. */
+const policies = async (sandbox: string) =>
+  (
+    await kubeConfig()
+      .makeApiClient(NetworkingV1Api)
+      .listNamespacedNetworkPolicy({ namespace, labelSelector: `${LABELS.sandbox}=${sandbox}` })
+  ).items;
+
 async function sharedSandboxIntact(): Promise<void> {
   const sandbox = await getSandbox(namespace, 'shared');
   expect(sandbox).toBeDefined();
   const shared = await pods('shared');
   expect(shared).toHaveLength(2);
   for (const pod of shared) expect(pod.metadata?.deletionTimestamp).toBeUndefined();
+  // Its pods stay isolated: the held sandbox's policy stands whatever the crash interrupted.
+  expect(await policies('shared')).toHaveLength(1);
 }
 
 describe('a deletion interrupted by SIGKILL', () => {
@@ -177,6 +188,7 @@ describe('a deletion interrupted by SIGKILL', () => {
       running.push(second);
       await sandboxGone(namespace, name, 60_000);
       expect(await pods(name)).toHaveLength(0);
+      expect(await policies(name)).toHaveLength(0);
       if (step.endsWith('-claim'))
         await eventually('the workspace claim gone', async () => {
           const claims = await core().listNamespacedPersistentVolumeClaim({

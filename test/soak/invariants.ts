@@ -59,6 +59,7 @@ export type InvariantId =
   | 'workspace-kept'
   | 'pool-settled'
   | 'pool-kept'
+  | 'isolated'
   | JudgementId;
 
 /** `signature` groups violations by invariant, actor and reason: `<invariant>/<actor>/<reason>`. */

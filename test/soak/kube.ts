@@ -9,6 +9,7 @@ import {
   createConfiguration,
   CustomObjectsApi,
   KubeConfig,
+  NetworkingV1Api,
   PolicyV1Api,
   ServerConfiguration,
   setHeaderMiddleware,
@@ -57,6 +58,7 @@ export type ActorClients = {
   readonly custom: CustomObjectsApi;
   readonly core: CoreV1Api;
   readonly policy: PolicyV1Api;
+  readonly networking: NetworkingV1Api;
   /** operator/client, through the agent hosts' (delaying) proxy. */
   readonly references: SessionReferences;
 };
@@ -73,6 +75,7 @@ export function actorClients(connections: Connections, userAgent: string): Actor
     custom: direct.makeApiClient(CustomObjectsApi),
     core: direct.makeApiClient(CoreV1Api),
     policy: direct.makeApiClient(PolicyV1Api),
+    networking: direct.makeApiClient(NetworkingV1Api),
     references: new SessionReferences(
       new TaggedKubeConfig(connections.admin, userAgent, connections.agentProxy),
       { userAgent },

@@ -50,6 +50,7 @@ const PRIORITY = [
   'pool-kept',
   'guarded-write',
   'guarded-pods',
+  'isolated',
   'no-lost-reference',
   'cleanup-unreferenced',
   'fence',

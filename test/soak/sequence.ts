@@ -2,7 +2,8 @@
  * One soak sequence in its own namespace: create the sandboxes (and wait for their pods), run the
  * generated operations, then settle — every deleted sandbox that is exclusive must be gone within
  * `bounds.releaseMs` (invariant 2), every reference the model holds must still be there (3), the namespace
- * must be gone within `bounds.namespaceMs` and leave nothing behind (4) — and judge the audit log (1, 3, 5, 6).
+ * must be gone within `bounds.namespaceMs` and leave nothing behind (4), every standing pod isolated and no
+ * gone sandbox's policy left (12) — and judge the audit log (1, 3, 5, 6).
  */
 import * as fc from 'fast-check';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
@@ -30,6 +31,7 @@ import { createPool, settleClaims } from './pools.ts';
 import { gitManifest } from './users.ts';
 import { createSequenceNodes, deleteSequenceNodes } from './nodes.ts';
 import { stripSandboxFinalizer } from './admin.ts';
+import { checkIsolation } from './isolation.ts';
 
 export type Setup = {
   readonly sandboxes: readonly SandboxSpec[];
@@ -403,6 +405,7 @@ export async function runSequence(
   await createAll(ctx, setup);
   await fc.asyncModelRun(() => ({ model, real: ctx }), commands);
   await settle(ctx, env, violations, releaseMs);
+  violations.push(...(await checkIsolation(ctx, env.bounds.releaseMs)));
   if (setup.pool !== undefined) await settleClaims(ctx, env.bounds.releaseMs, violations);
   const namespaceMs = await teardown(ctx, env, violations, setup.stripAfterNamespaceDeleteMs);
   await deleteSequenceNodes(actorClients(env.connections, `soak/${namespace}/nodes`), namespace);

@@ -10,6 +10,7 @@ import {
   ownedBy,
   policyHolds,
   summaryHolds,
+  summaryOwnedBy,
   type ApiServerEndpoint,
   type DesiredNetworkPolicy,
   type StoredNetworkPolicy,
@@ -139,14 +140,31 @@ export function kubeNetworkPolicyApi(
       const name = networkPolicyName(sandbox.name);
       const target = `networkpolicy ${sandbox.namespace}/${name}`;
       const path = `${policiesPath(sandbox.namespace)}/${segment(name)}`;
+      const remove = async (uid: string | undefined, resourceVersion: string | undefined) => {
+        await requestUnlessGone('Delete', target, () =>
+          json({ method: 'DELETE', path, body: { preconditions: { uid, resourceVersion } } }),
+        );
+        return 'Removed' as const;
+      };
+      if (caches?.policies.synced === true) {
+        const cached = caches.policies.policy(sandbox.namespace, name);
+        if (cached === undefined) return 'Absent';
+        if (!summaryOwnedBy(cached.summary, sandbox)) return 'NotOurs';
+        try {
+          return await remove(cached.uid, cached.resourceVersion);
+        } catch (error) {
+          // Changed since the cache saw it (409): what is there now decides.
+          if (!staleWrite(error)) throw error;
+        }
+      }
       const current = await readLive(sandbox.namespace, name, target);
       if (current === undefined) return 'Absent';
       if (!ownedBy(current, sandbox)) return 'NotOurs';
-      const { uid, resourceVersion } = current.metadata ?? {};
-      await requestUnlessGone('Delete', target, () =>
-        json({ method: 'DELETE', path, body: { preconditions: { uid, resourceVersion } } }),
-      );
-      return 'Removed';
+      return remove(current.metadata?.uid, current.metadata?.resourceVersion);
+    },
+    mayStand(sandbox) {
+      if (caches?.policies.synced !== true) return true;
+      return caches.policies.policy(sandbox.namespace, networkPolicyName(sandbox.name)) !== undefined;
     },
   };
 }

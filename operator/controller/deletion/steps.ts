@@ -31,6 +31,7 @@ import { releasePatch, retainPatch, type ClaimHolder } from '../claims.ts';
  */
 export const WRITE_STEPS = [
   'keep-guard',
+  'keep-isolation',
   'start-walk',
   'erase',
   'prune',
@@ -38,6 +39,7 @@ export const WRITE_STEPS = [
   'delete-pod',
   'release-pod',
   'remove-guard',
+  'remove-isolation',
   'delete-claim',
   'release-claim',
   'erase-index',
@@ -68,6 +70,11 @@ export type DeletionFacts = {
   /** The eviction guard as the cache has it, once the pods are listed. */
   readonly budget: { readonly name: string; readonly uid: string } | undefined;
   /**
+   * Once the pods are listed: the sandbox's NetworkPolicy may stand (its cache holds one, or has not listed).
+   * It has no owner, so nothing but the release removes it.
+   */
+  readonly isolation?: boolean;
+  /**
    * The recorded decision is Exclusive and every cached pod is released (terminating, without our finalizer):
    * the release is done, and only the pods' going is awaited.
    */
@@ -92,6 +99,9 @@ export type DeletionFacts = {
   readonly guardKept?: true;
   /** The guard a setting refuses (only a person can change it): said if the sandbox stays blocked. */
   readonly guardRefused?: MisconfigurationError;
+  readonly isolationKept?: true;
+  /** The NetworkPolicy a setting refuses: said, as the guard's, if the sandbox stays blocked. */
+  readonly isolationRefused?: MisconfigurationError;
   readonly erased?: Erased;
   /** The tombstones the prune deleted (one re-attached since its LIST is kept). */
   readonly pruned?: readonly string[];
@@ -117,6 +127,7 @@ export type DeletionFacts = {
   readonly podsHandled?: number;
   readonly podDeleted?: true;
   readonly guardRemoved?: true;
+  readonly isolationRemoved?: true;
   /** The sandbox's claims by a consistent LIST, once its pods are gone; how many are handled; the next deleted. */
   readonly liveClaims?: readonly ClaimHolder[];
   readonly claimsHandled?: number;
@@ -135,6 +146,8 @@ export type DeletionStep =
   /** The cached Sandbox is gone, replaced or not deleting: wait for the watch to catch up. */
   | { readonly kind: 'stale'; readonly staleness: Exclude<Staleness, 'Current'> }
   | { readonly kind: 'keep-guard' }
+  /** The pods' NetworkPolicy, put back if a user or a cascade removed it: held pods never run unisolated. */
+  | { readonly kind: 'keep-isolation' }
   | { readonly kind: 'erase'; readonly request: string }
   | { readonly kind: 'prune'; readonly tombstones: readonly string[] }
   /** The legacy evidence: the marker, a walk's kept outcome or a persisted one; else whether a walk is due. */
@@ -155,6 +168,8 @@ export type DeletionStep =
   /** Pods were released this turn: wait for them to be gone before anything of the index goes. */
   | { readonly kind: 'await-pods-gone'; readonly pods: readonly string[] }
   | { readonly kind: 'remove-guard'; readonly budget: { readonly name: string; readonly uid: string } }
+  /** The pods are gone: their NetworkPolicy, which no owner's going would take. */
+  | { readonly kind: 'remove-isolation' }
   /** The pods are gone: the claims, by a consistent LIST of the sandbox's label. */
   | { readonly kind: 'list-claims' }
   /** Delete: the claim deleted (preconditioned on its uid), then freed of the finalizer. */
@@ -177,11 +192,13 @@ export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
   if (!facts.finalizer) return { kind: 'finished' };
   if (facts.podsGoing === true && facts.eraseRequest === undefined) return { kind: 'pods-going' };
   // The guard is found by name: removing one the cache still holds needs the incarnation read of the whole way.
+  // (The NetworkPolicy's removal is bound to the incarnation by its labels: it needs no read.)
   if (facts.released === true && !facts.budget && (facts.livePods ?? []).every(isReleased))
     return finishStep(facts);
   if (facts.incarnation === undefined) return { kind: 'read-incarnation' };
   if (facts.incarnation !== 'Current') return { kind: 'stale', staleness: facts.incarnation };
   if (facts.cachedPods && !facts.guardKept) return { kind: 'keep-guard' };
+  if (facts.cachedPods && !facts.isolationKept) return { kind: 'keep-isolation' };
   if (facts.final === true) return releaseStep(facts);
   // The legacy evidence before anything the decision reads: the erase's LIST, the prune and the cache are
   // then as fresh as they can be when the decision is made, never as old as a walk.
@@ -218,8 +235,12 @@ function finishStep(facts: DeletionFacts): DeletionStep {
   const pods = facts.livePods;
   if (!pods) return { kind: 'list-pods' };
   if (pods.length > 0) return { kind: 'await-pods-gone', pods: pods.map((each) => each.name) };
-  return claimStep(facts) ?? { kind: 'remove-finalizer', erased: [] };
+  return isolationStep(facts) ?? claimStep(facts) ?? { kind: 'remove-finalizer', erased: [] };
 }
+
+/** The pods' NetworkPolicy, once they are gone: no owner's going takes it. Undefined when none may stand. */
+const isolationStep = (facts: DeletionFacts): DeletionStep | undefined =>
+  facts.isolation === true && !facts.isolationRemoved ? { kind: 'remove-isolation' } : undefined;
 
 /**
  * The workspace, once the pods that mounted it are gone and never before (an Exclusive verdict, or one the
@@ -245,7 +266,8 @@ function claimStep(facts: DeletionFacts): DeletionStep | undefined {
 
 /**
  * Exclusive (or lifted): pods first, each deleted then freed of our finalizer; then the eviction guard, which
- * has nothing left to hold; the workspace claims and the index only once the pods are gone.
+ * has nothing left to hold; the NetworkPolicy, the workspace claims and the index only once the pods are gone
+ * (a pod deleting still runs until its kubelet stops it).
  */
 function releaseStep(facts: DeletionFacts): DeletionStep {
   const pods = facts.livePods;
@@ -261,7 +283,7 @@ function releaseStep(facts: DeletionFacts): DeletionStep {
   }
   if (facts.budget && !facts.guardRemoved) return { kind: 'remove-guard', budget: facts.budget };
   if (pods.length > 0) return { kind: 'await-pods-gone', pods: pods.map((each) => each.name) };
-  const claim = claimStep(facts);
+  const claim = isolationStep(facts) ?? claimStep(facts);
   if (claim) return claim;
   if (!facts.indexErased) return { kind: 'erase-index' };
   if (facts.indexErased.changed.length > 0)

@@ -25,7 +25,6 @@ import { nextDeletionStep, type DeletionFacts, type DeletionStep } from './steps
 import { recordDecision } from './record.ts';
 import { eraseReferences } from '../erase.ts';
 import { lateErase, reportLate } from './late-references.ts';
-import { keepEvictionGuard } from '../eviction-guard.ts';
 import { incarnationOf, stalenessOf } from '../incarnation.ts';
 import { turnReads, type TurnReads } from './read-ahead.ts';
 import { removeFinalizerPatch } from '../finalizer.ts';
@@ -34,6 +33,7 @@ import { capacityLatch, inheritedErase, pendingErase } from '../lifecycle.ts';
 import type { ListedReference } from '../ports.ts';
 import { keyOf } from '../cache/store.ts';
 import { claimPolicy, isClaimStep, performClaimStep } from './claims.ts';
+import { isProtectionStep, performProtectionStep } from './protections.ts';
 
 /** A retry after references changed under the erase (their attaches are withdrawing them). */
 const ERASE_AGAIN_MS = 1_000;
@@ -106,6 +106,7 @@ async function perform(
 ): Promise<DeletionFacts | Action> {
   const { namespace, name } = sandbox.metadata;
   if (isClaimStep(step)) return performClaimStep(ctx, sandbox, step, facts, log);
+  if (isProtectionStep(step)) return performProtectionStep(ctx, sandbox, step, facts, log);
   switch (step.kind) {
     case 'finished':
       return awaitChange();
@@ -123,16 +124,6 @@ async function perform(
         'the cached Sandbox is not the one the API server holds; waiting for the watch',
       );
       return awaitChange();
-    case 'keep-guard': {
-      // Until the pods are released, a drain must not be able to evict them (a foreground cascade deletes
-      // the budget first, and nothing else would bring it back). A guard refused for good does not hold
-      // the decision: an exclusive sandbox is released without it, a blocked one says it (see 'blocked').
-      const outcome = await keepEvictionGuard(ctx, sandbox, log);
-      ctx.failpoint(step.kind);
-      if (outcome.kind === 'Kept') return { ...facts, guardKept: true };
-      log.info({ refused: outcome.error.message }, 'eviction guard refused; the decision goes on without it');
-      return { ...facts, guardKept: true, guardRefused: outcome.error };
-    }
     case 'erase': {
       const erased = await eraseReferences(ctx, sandbox, step.request, log);
       ctx.failpoint(step.kind);
@@ -191,6 +182,7 @@ async function perform(
     case 'blocked':
       // Pods that stay, without the guard a policy refuses: a person must act, and the Sandbox says so.
       if (facts.guardRefused) throw facts.guardRefused;
+      if (facts.isolationRefused) throw facts.isolationRefused;
       return requeueAfter(ctx.timing.blockedRecheckMs);
     case 'list-pods':
       return {
@@ -199,6 +191,7 @@ async function perform(
           ? await reads.pods.take(() => ctx.ports.pods.listLive(namespace, name))
           : cachedPods(ctx, sandbox),
         budget: ctx.store.budget(keyOf(namespace, name)),
+        isolation: ctx.ports.networkPolicies?.mayStand({ namespace, name }) ?? false,
       };
     case 'delete-pod':
       await ctx.ports.pods.delete(namespace, step.pod.name, step.pod.uid);
@@ -214,10 +207,6 @@ async function perform(
       // No poll: each pod's DELETED event enqueues this sandbox, and that turn finishes the deletion.
       log.info({ pods: step.pods }, 'sandbox pods released; waiting for them to be gone');
       return requeueAfter(ctx.timing.resyncMs);
-    case 'remove-guard':
-      await ctx.ports.guards.removeDisruptionBudget(namespace, step.budget.name, step.budget.uid);
-      ctx.failpoint(step.kind);
-      return { ...facts, guardRemoved: true };
     case 'erase-index': {
       // The LIST the decision was confirmed on, when this turn made one: after the fence, so a reference
       // written since is an attach that withdraws it; and each delete is preconditioned on what was listed.

@@ -3,9 +3,10 @@
  * eviction (PodDisruptionBudget), and foreground cascade of the Sandbox (the garbage collector's delete is
  * refused, and the controller's decision still governs).
  */
+import { NetworkingV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS, API_VERSION, LABELS, SANDBOX } from '../../../operator/api/names.ts';
-import { kubectl, testNamespace } from '../../harness/kube.ts';
+import { kubeConfig, kubectl, testNamespace } from '../../harness/kube.ts';
 import {
   createReference,
   createSandbox,
@@ -41,6 +42,20 @@ beforeAll(async () => {
 afterAll(async () => {
   await operator.stop();
 });
+
+const networking = () => kubeConfig().makeApiClient(NetworkingV1Api);
+
+/** The sandbox's NetworkPolicy: standing, being deleted, or absent. */
+const isolationOf = (name: string) =>
+  networking()
+    .readNamespacedNetworkPolicy({ name, namespace })
+    .then(
+      (policy) => (policy.metadata?.deletionTimestamp === undefined ? 'standing' : 'deleting'),
+      (error: unknown) => {
+        if ((error as { code?: number }).code === 404) return 'absent';
+        throw error;
+      },
+    );
 
 const pod = async () =>
   (await core().listNamespacedPod({ namespace, labelSelector: `${LABELS.sandbox}=guarded` })).items[0];
@@ -173,6 +188,14 @@ describe('a sandbox pod', () => {
     });
     const current = await pod();
     expect(current?.metadata?.deletionTimestamp).toBeUndefined();
+    // Nor the pods' isolation: the cascade has tried every dependent by now, and the held pods must not run
+    // without their NetworkPolicy (issue 26). A removed one comes back while blocked, as the guard does.
+    expect(await isolationOf('guarded-sandbox')).toBe('standing');
+    await networking().deleteNamespacedNetworkPolicy({ name: 'guarded-sandbox', namespace });
+    await eventually('policy back while blocked', async () => {
+      const isolation = await isolationOf('guarded-sandbox');
+      return isolation === 'standing' ? true : pending({ isolation });
+    });
     expect((await getSandbox(namespace, 'guarded'))?.metadata.finalizers).toEqual(
       expect.arrayContaining(['foregroundDeletion', 'sandbox.agents.dev/exclusivity']),
     );
@@ -180,6 +203,8 @@ describe('a sandbox pod', () => {
     await deleteReference(namespace, 'foreign');
     await sandboxGone(namespace, 'guarded', 60_000);
     expect(await pod()).toBeUndefined();
+    // The release removes the policy with the pods (nothing else would: it has no owner to cascade from).
+    expect(await isolationOf('guarded-sandbox')).toBe('absent');
   });
 
   it('can be deleted by an administrator who sets the override annotation', async () => {

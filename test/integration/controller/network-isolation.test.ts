@@ -12,7 +12,7 @@ import { NETWORK_UNMANAGED_LABEL } from '../../../operator/api/network.ts';
 import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { startHoldingProxy, type HoldingProxy } from '../../harness/holding-proxy.ts';
 import { sandboxControllerActivity } from '../../harness/prometheus-text.ts';
-import { createSandbox, sandboxManifest, untilSandbox } from './fixtures.ts';
+import { createSandbox, getSandbox, sandboxManifest, untilSandbox } from './fixtures.ts';
 import {
   customObjects,
   eventually,
@@ -109,12 +109,10 @@ afterAll(async () => {
 });
 
 describe('a Managed sandbox', () => {
-  it('gets its NetworkPolicy: its pods, both directions, controlled by the Sandbox', async () => {
+  it('gets its NetworkPolicy: its pods, both directions, owned by nothing a cascade could delete', async () => {
     const policy = await untilPolicy('isolated', 'the policy', () => true);
     expect(policy.metadata?.labels?.[LABELS.sandbox]).toBe('isolated');
-    expect(policy.metadata?.ownerReferences).toEqual([
-      expect.objectContaining({ kind: 'Sandbox', name: 'isolated', controller: true }),
-    ]);
+    expect(policy.metadata?.ownerReferences).toBeUndefined();
     expect(policy.spec?.podSelector).toEqual({ matchLabels: { [LABELS.sandbox]: 'isolated' } });
     expect(policy.spec?.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(policy.spec?.ingress).toBeUndefined();
@@ -154,6 +152,31 @@ describe('a Managed sandbox', () => {
     ]);
     const policy = await untilPolicy('isolated', 'the policy put back', (p) => p.spec?.ingress === undefined);
     expect(policy.spec?.egress?.[0]?.to?.[0]?.ipBlock?.except).toEqual([...BLOCKED_IPV4]);
+  });
+
+  it('gets it back ownerless when something owns it: an owner’s foreground cascade would delete it', async () => {
+    // As earlier versions wrote it: controlled by the Sandbox, which a foreground deletion cascades to.
+    const sandbox = await getSandbox(namespace, 'isolated');
+    const owner = {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: SANDBOX.kind,
+      name: 'isolated',
+      uid: sandbox?.metadata.uid ?? '',
+      controller: true,
+      blockOwnerDeletion: true,
+    };
+    await kubectlOk([
+      'patch',
+      'networkpolicy',
+      'isolated-sandbox',
+      '-n',
+      namespace,
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ metadata: { ownerReferences: [owner] } }),
+    ]);
+    await untilPolicy('isolated', 'the owner removed', (p) => p.metadata?.ownerReferences === undefined);
   });
 });
 

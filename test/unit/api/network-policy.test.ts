@@ -116,7 +116,7 @@ describe('the default egress', () => {
 });
 
 describe('the policy', () => {
-  it('is the sandbox’s: named, labelled, controlled by it, over its pods, both directions', () => {
+  it('is the sandbox’s: named, labelled, owned by nothing, over its pods, both directions', () => {
     const p = policy();
     expect(networkPolicyName('box')).toBe('box-sandbox');
     expect(p.apiVersion).toBe('networking.k8s.io/v1');
@@ -124,17 +124,11 @@ describe('the policy', () => {
     expect(p.metadata).toEqual({
       name: 'box-sandbox',
       namespace: 'team-a',
-      labels: { 'sandbox.agents.dev/sandbox': 'box', 'app.kubernetes.io/managed-by': 'sandbox-operator' },
-      ownerReferences: [
-        {
-          apiVersion: 'sandbox.agents.dev/v1alpha1',
-          kind: 'Sandbox',
-          name: 'box',
-          uid: 'uid-1',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      labels: {
+        'sandbox.agents.dev/sandbox': 'box',
+        'app.kubernetes.io/managed-by': 'sandbox-operator',
+        'sandbox.agents.dev/sandbox-uid': 'uid-1',
+      },
     });
     expect(p.spec.podSelector).toEqual({ matchLabels: { 'sandbox.agents.dev/sandbox': 'box' } });
     expect(p.spec.policyTypes).toEqual(['Ingress', 'Egress']);
@@ -231,7 +225,7 @@ describe('effectiveManagement', () => {
   });
 });
 
-/** The desired policy as the API server returns it: keys in another order, an extra owner, a version. */
+/** The desired policy as the API server returns it: keys in another order, an extra label, a version. */
 const stored = (
   p: DesiredNetworkPolicy = policy(),
 ): StoredNetworkPolicy & { metadata: Record<string, unknown> } => {
@@ -242,18 +236,29 @@ const stored = (
       ...reversed(copy.metadata),
       resourceVersion: '7',
       labels: { ...copy.metadata.labels, extra: 'kept' },
-      ownerReferences: [
-        ...copy.metadata.ownerReferences,
-        { kind: 'Other', uid: 'x', name: 'y', apiVersion: 'v1' },
-      ],
     },
     spec: reversed(copy.spec),
   };
 };
 
+/** The owner reference earlier versions gave the policy. */
+const SANDBOX_OWNER = {
+  apiVersion: 'sandbox.agents.dev/v1alpha1',
+  kind: 'Sandbox',
+  name: 'box',
+  uid: 'uid-1',
+  controller: true,
+  blockOwnerDeletion: true,
+};
+
 describe('policyHolds', () => {
-  it('holds for the desired policy as stored (key order, extra labels and non-controller owners aside)', () =>
+  it('holds for the desired policy as stored (key order and extra labels aside)', () =>
     expect(policyHolds(stored(), policy())).toBe(true));
+
+  it('holds with an empty owner list (the API server drops it)', () =>
+    expect(
+      policyHolds({ ...stored(), metadata: { ...stored().metadata, ownerReferences: [] } }, policy()),
+    ).toBe(true));
 
   it('holds with a null deletionTimestamp', () =>
     expect(
@@ -274,26 +279,25 @@ describe('policyHolds', () => {
     ],
     ['a missing label', { labels: { 'sandbox.agents.dev/sandbox': 'box' } }],
     ['no labels', { labels: undefined }],
-    ['no owner', { ownerReferences: undefined }],
-    ['another incarnation', { ownerReferences: [{ ...policy().metadata.ownerReferences[0], uid: 'uid-0' }] }],
-    ['another kind', { ownerReferences: [{ ...policy().metadata.ownerReferences[0], kind: 'Pod' }] }],
-    ['another name', { ownerReferences: [{ ...policy().metadata.ownerReferences[0], name: 'b' }] }],
     [
-      'another version',
-      { ownerReferences: [{ ...policy().metadata.ownerReferences[0], apiVersion: 'x/v1' }] },
-    ],
-    [
-      'a second controller',
+      'another incarnation’s',
       {
-        ownerReferences: [
-          ...policy().metadata.ownerReferences,
-          { ...policy().metadata.ownerReferences[0], uid: 'u2' },
-        ],
+        labels: {
+          ...{
+            'sandbox.agents.dev/sandbox': 'box',
+            'app.kubernetes.io/managed-by': 'sandbox-operator',
+            'sandbox.agents.dev/sandbox-uid': 'uid-1',
+          },
+          'sandbox.agents.dev/sandbox-uid': 'uid-0',
+        },
       },
     ],
+    // Owned as earlier versions wrote it: a foreground cascade of the Sandbox would take it (issue 26).
+    ['the Sandbox as its controller', { ownerReferences: [SANDBOX_OWNER] }],
+    ['an owner not controlling', { ownerReferences: [{ ...SANDBOX_OWNER, controller: false }] }],
     [
-      'an owner not controlling',
-      { ownerReferences: [{ ...policy().metadata.ownerReferences[0], controller: false }] },
+      'another object as owner',
+      { ownerReferences: [{ kind: 'Other', uid: 'x', name: 'y', apiVersion: 'v1' }] },
     ],
   ])('does not hold with %s', (_, metadata) =>
     expect(policyHolds({ ...stored(), metadata: { ...stored().metadata, ...metadata } }, policy())).toBe(
@@ -332,7 +336,10 @@ describe('ownedBy', () => {
   const own = (metadata: Record<string, unknown>) =>
     ownedBy({ metadata: { ...stored().metadata, ...metadata } }, sandbox);
 
-  it('is the operator’s policy of this incarnation', () => expect(own({})).toBe(true));
+  it('is the operator’s policy of this sandbox incarnation, owned or not (earlier versions owned it)', () => {
+    expect(own({})).toBe(true);
+    expect(own({ ownerReferences: [SANDBOX_OWNER] })).toBe(true);
+  });
 
   it.each([
     ['not managed by the operator', { labels: { 'sandbox.agents.dev/sandbox': 'box' } }],
@@ -341,31 +348,43 @@ describe('ownedBy', () => {
       { labels: { 'sandbox.agents.dev/sandbox': 'b', 'app.kubernetes.io/managed-by': 'sandbox-operator' } },
     ],
     ['unlabelled', { labels: undefined }],
-    ['unowned', { ownerReferences: undefined }],
     [
-      'another incarnation’s',
-      { ownerReferences: [{ ...policy().metadata.ownerReferences[0], uid: 'uid-0' }] },
+      'another incarnation’s (a leftover of a Sandbox of the same name)',
+      {
+        labels: {
+          ...{
+            'sandbox.agents.dev/sandbox': 'box',
+            'app.kubernetes.io/managed-by': 'sandbox-operator',
+            'sandbox.agents.dev/sandbox-uid': 'uid-1',
+          },
+          'sandbox.agents.dev/sandbox-uid': 'uid-0',
+        },
+      },
     ],
     [
-      'owned by another kind',
-      { ownerReferences: [{ ...policy().metadata.ownerReferences[0], kind: 'Pod' }] },
+      'without the incarnation (as earlier versions wrote it)',
+      { labels: { 'sandbox.agents.dev/sandbox': 'box', 'app.kubernetes.io/managed-by': 'sandbox-operator' } },
     ],
-    ['not controlled', { ownerReferences: [{ ...policy().metadata.ownerReferences[0], controller: false }] }],
+    [
+      'managed by someone else',
+      { labels: { 'sandbox.agents.dev/sandbox': 'box', 'app.kubernetes.io/managed-by': 'argocd' } },
+    ],
   ])('is not when %s', (_, metadata) => expect(own(metadata)).toBe(false));
 
   it('is not without metadata', () => expect(ownedBy({}, sandbox)).toBe(false));
 });
 
 describe('summarizePolicy (what the cache keeps)', () => {
-  it('keeps the operator’s two labels, the controller only, and a digest of the spec', () => {
+  it('keeps the operator’s three labels, whether it is owned, and a digest of the spec', () => {
     const summary = summarizePolicy(stored());
     expect(summary.labels).toEqual({
       'sandbox.agents.dev/sandbox': 'box',
       'app.kubernetes.io/managed-by': 'sandbox-operator',
+      'sandbox.agents.dev/sandbox-uid': 'uid-1',
     });
-    expect(summary.controllers).toEqual([
-      { apiVersion: 'sandbox.agents.dev/v1alpha1', kind: 'Sandbox', name: 'box', uid: 'uid-1' },
-    ]);
+    expect(summary.owned).toBe(false);
+    expect(summarizePolicy({ metadata: { ownerReferences: [SANDBOX_OWNER] } }).owned).toBe(true);
+    expect(summarizePolicy({ metadata: { ownerReferences: [] } }).owned).toBe(false);
     expect(summary.deleting).toBe(false);
     expect(summary.spec).toMatch(/^[A-Za-z0-9+/]{43}=$/);
     expect(JSON.stringify(summary)).not.toContain('0.0.0.0/0');
@@ -383,7 +402,7 @@ describe('summarizePolicy (what the cache keeps)', () => {
   it('says a policy being deleted, and keeps no label it lacks', () => {
     const summary = summarizePolicy({ metadata: { deletionTimestamp: 'now' } });
     // Strictly: a label it lacks is no key at all (a key holding undefined would be kept for nothing).
-    expect(summary).toStrictEqual({ labels: {}, controllers: [], deleting: true, spec: '' });
+    expect(summary).toStrictEqual({ labels: {}, owned: false, deleting: true, spec: '' });
   });
 
   it('answers as the stored policy does, for holding and owning alike', () => {
@@ -392,6 +411,7 @@ describe('summarizePolicy (what the cache keeps)', () => {
       { ...stored(), spec: { ...policy().spec, egress: [{}] } },
       { metadata: { ...stored().metadata, deletionTimestamp: 'now' } },
       { metadata: { ...stored().metadata, labels: {} }, spec: policy().spec },
+      { metadata: { ...stored().metadata, ownerReferences: [SANDBOX_OWNER] }, spec: policy().spec },
       {},
     ];
     for (const c of cases) {

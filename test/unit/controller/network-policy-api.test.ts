@@ -30,9 +30,16 @@ type Answer = unknown;
 function server(answers: Answer[]) {
   const sent: string[] = [];
   const json = (request: JsonRequest) => {
-    const body = request.body as { metadata?: { resourceVersion?: string } } | undefined;
+    const body = request.body as
+      | {
+          metadata?: { resourceVersion?: string };
+          preconditions?: { uid?: string; resourceVersion?: string };
+        }
+      | undefined;
     const version = body?.metadata?.resourceVersion;
-    sent.push(`${request.method} ${request.path}${version === undefined ? '' : ` @${version}`}`);
+    const precondition = body?.preconditions;
+    const bound = precondition === undefined ? '' : ` if ${precondition.uid}@${precondition.resourceVersion}`;
+    sent.push(`${request.method} ${request.path}${version === undefined ? '' : ` @${version}`}${bound}`);
     const answer = answers.shift();
     return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
   };
@@ -103,6 +110,68 @@ describe('the NetworkPolicy adapter, its caches synced', () => {
     await expect(kubeNetworkPolicyApi(clients, caches()).ensure(desired)).rejects.toMatchObject({
       status: 403,
       step: 'Create',
+    });
+  });
+});
+
+describe('the NetworkPolicy’s removal (a released sandbox, or an Unmanaged one)', () => {
+  const foreign = (resourceVersion: string) => ({
+    ...stored(resourceVersion),
+    metadata: { ...stored(resourceVersion).metadata, labels: { 'sandbox.agents.dev/sandbox': 'box' } },
+  });
+
+  it('deletes the cached policy on the uid and version cached, reading nothing', async () => {
+    const { clients, sent } = server([{}]);
+    const cached = caches();
+    cached.policies.wrote(stored('5'));
+    const api = kubeNetworkPolicyApi(clients, cached);
+    expect(api.mayStand(sandbox)).toBe(true);
+    expect(await api.removeOwned(sandbox)).toBe('Removed');
+    expect(sent).toEqual([`DELETE ${POLICY} if p-1@5`]);
+  });
+
+  it('sends nothing when the synced cache holds no policy, and says none may stand', async () => {
+    const { clients, sent } = server([]);
+    const api = kubeNetworkPolicyApi(clients, caches());
+    expect(api.mayStand(sandbox)).toBe(false);
+    expect(await api.removeOwned(sandbox)).toBe('Absent');
+    expect(sent).toEqual([]);
+  });
+
+  it('on a stale version (409), reads live and deletes on what it read', async () => {
+    const { clients, sent } = server([httpError(409), stored('6'), {}]);
+    const cached = caches();
+    cached.policies.wrote(stored('5'));
+    expect(await kubeNetworkPolicyApi(clients, cached).removeOwned(sandbox)).toBe('Removed');
+    expect(sent).toEqual([`DELETE ${POLICY} if p-1@5`, `GET ${POLICY}`, `DELETE ${POLICY} if p-1@6`]);
+  });
+
+  it('leaves a policy under the name that is not the operator’s, cached or read live', async () => {
+    const cached = caches();
+    cached.policies.wrote(foreign('5'));
+    const synced = server([]);
+    expect(await kubeNetworkPolicyApi(synced.clients, cached).removeOwned(sandbox)).toBe('NotOurs');
+    expect(synced.sent).toEqual([]);
+    const live = server([foreign('5')]);
+    expect(await kubeNetworkPolicyApi(live.clients, caches(false)).removeOwned(sandbox)).toBe('NotOurs');
+    expect(live.sent).toEqual([`GET ${POLICY}`]);
+  });
+
+  it('before the cache has listed: a policy may stand, and it is read live before its delete', async () => {
+    const { clients, sent } = server([stored('7'), {}, httpError(404)]);
+    const api = kubeNetworkPolicyApi(clients, caches(false));
+    expect(api.mayStand(sandbox)).toBe(true);
+    expect(await api.removeOwned(sandbox)).toBe('Removed');
+    expect(await api.removeOwned(sandbox)).toBe('Absent');
+    expect(sent).toEqual([`GET ${POLICY}`, `DELETE ${POLICY} if p-1@7`, `GET ${POLICY}`]);
+  });
+
+  it('lets any other refusal of the delete through', async () => {
+    const { clients } = server([httpError(403)]);
+    const cached = caches();
+    cached.policies.wrote(stored('5'));
+    await expect(kubeNetworkPolicyApi(clients, cached).removeOwned(sandbox)).rejects.toMatchObject({
+      status: 403,
     });
   });
 });
