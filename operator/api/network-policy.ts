@@ -31,10 +31,14 @@ export const BLOCKED_IPV4 = [
 /** Unique local (fc00::/7, AWS's fd00:ec2::254 metadata address among them) and link-local. */
 export const BLOCKED_IPV6 = ['fc00::/7', 'fe80::/10'] as const;
 
-/** Where the sandboxes resolve names: pods with these labels in that namespace, port 53 (UDP and TCP). */
+/**
+ * Where the sandboxes resolve names, on port 53 (UDP and TCP): pods with these labels in that namespace, and
+ * any addresses given (a node-local DNS cache listens on a link-local address no pod selector reaches).
+ */
 export type ClusterDns = {
   readonly namespace: string;
   readonly podLabels: Readonly<Record<string, string>>;
+  readonly addresses?: readonly string[];
 };
 
 /**
@@ -106,18 +110,33 @@ function apiServerRules(endpoints: readonly ApiServerEndpoint[]): Rule[] {
     }));
 }
 
-const dnsRule = (dns: ClusterDns): Rule => ({
-  peers: [
-    {
-      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': dns.namespace } },
-      podSelector: { matchLabels: { ...dns.podLabels } },
-    },
-  ],
-  ports: [
-    { protocol: 'UDP', port: DNS_PORT },
-    { protocol: 'TCP', port: DNS_PORT },
-  ],
-});
+const DNS_PORTS: Port[] = [
+  { protocol: 'UDP', port: DNS_PORT },
+  { protocol: 'TCP', port: DNS_PORT },
+];
+
+/** The DNS pods; then, only when addresses are given, those addresses alone (each a host block). */
+const dnsRules = (dns: ClusterDns): Rule[] => [
+  {
+    peers: [
+      {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': dns.namespace } },
+        podSelector: { matchLabels: { ...dns.podLabels } },
+      },
+    ],
+    ports: DNS_PORTS.map((port) => ({ ...port })),
+  },
+  ...((dns.addresses ?? []).length === 0
+    ? []
+    : [
+        {
+          peers: [...new Set(dns.addresses)]
+            .sort()
+            .map((address) => ({ ipBlock: { cidr: hostCidr(address) } })),
+          ports: DNS_PORTS.map((port) => ({ ...port })),
+        },
+      ]),
+];
 
 const INTERNET_RULE: Rule = {
   peers: [
@@ -164,7 +183,7 @@ export function desiredNetworkPolicy(
   const ingress = tenantRules((network?.ingress ?? []).map((r) => ({ peers: r.from, ports: r.ports })));
   const egress = [
     INTERNET_RULE,
-    dnsRule(dns),
+    ...dnsRules(dns),
     ...apiServerRules(apiServer),
     ...tenantRules((network?.egress ?? []).map((r) => ({ peers: r.to, ports: r.ports }))),
   ];

@@ -7,11 +7,11 @@
  *   owned by nothing (network-policy.ts says why) or, as earlier versions wrote it, controlled by that Sandbox
  *   alone, selecting exactly that sandbox's pods, both policy types;
  * - no ingress ipBlock; its egress ipBlocks only the internet with every blocked range excepted, or single
- *   addresses on TCP ports (the API server's endpoints).
+ *   addresses on single TCP ports (the API server's endpoints) or on port 53 (a node-local DNS cache's).
  *
  * An UPDATE is judged by what it writes, not by what it replaces: a policy a tenant squatted under the name is
  * put back into the operator's form. Bounded, not closed: a leaked token can still open a single address on a
- * TCP port, or in-cluster peers, for a sandbox's pods (docs/security.md, "What is not bounded").
+ * TCP port or on DNS, or in-cluster peers, for a sandbox's pods (docs/security.md, "What is not bounded").
  */
 import { GROUP, LABELS, MANAGED_BY } from './names.ts';
 import type { Validation, Variable } from './admission.ts';
@@ -42,11 +42,15 @@ const allowedBlock = (b: string) =>
   `(${b}.cidr == '::/0' && ${quoted(BLOCKED_IPV6)}.all(x, x in ${b}.?except.orValue([]))) || ` +
   `${b}.cidr.endsWith('/32') || ${b}.cidr.endsWith('/128'))`;
 
-/** A host block opens only TCP ports (the API server's), never every port and protocol. */
+/**
+ * A host block opens only TCP ports (the API server's) or DNS (port 53, a node-local cache's address), never
+ * every port and protocol.
+ */
 const egressOk = (o: string) =>
   `${o}.spec.?egress.orValue([]).all(r, r.?to.orValue([]).all(p, !has(p.ipBlock) || (${allowedBlock('p.ipBlock')} && ` +
   `(p.ipBlock.cidr in ['0.0.0.0/0', '::/0'] || (size(r.?ports.orValue([])) > 0 && ` +
-  `r.ports.all(q, q.?protocol.orValue('TCP') == 'TCP' && has(q.port)))))))`;
+  `r.ports.all(q, has(q.port) && !has(q.endPort) && (q.?protocol.orValue('TCP') == 'TCP' || ` +
+  `(q.protocol == 'UDP' && q.port == 53))))))))`;
 
 const managedPolicy = (o: string) => {
   const label = `${o}.metadata.?labels[?'${LABELS.sandbox}'].orValue('')`;
@@ -70,7 +74,7 @@ export function networkReachValidations(): Validation[] {
         `'the operator may write only the NetworkPolicies of sandboxes (named <sandbox>-sandbox, labelled ` +
         `${LABELS.sandbox}=<sandbox> and ${LABELS.managedBy}=${MANAGED_BY}, owned by nothing but that Sandbox, over ` +
         `exactly its pods, egress ipBlocks only the internet minus the blocked ranges or single addresses on TCP ` +
-        "ports); refused ' + request.operation + ' of networkpolicy ' + variables.pod",
+        "ports or DNS); refused ' + request.operation + ' of networkpolicy ' + variables.pod",
       reason: 'Forbidden',
     },
   ];

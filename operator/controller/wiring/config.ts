@@ -3,6 +3,7 @@
  * the flag's name and its limit. Every default is documented here, once.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -136,6 +137,17 @@ const configSchema = z.object({
     .describe(
       '--cluster-dns: the DNS the sandboxes may reach on port 53, <namespace>/<pod labels> (default ' +
         'kube-system/k8s-app=kube-dns; OpenShift: openshift-dns/dns.operator.openshift.io/daemonset-dns=default)',
+    ),
+  clusterDnsAddress: z
+    .string()
+    .default('')
+    .transform((flag) => (flag === '' ? [] : flag.split(',')))
+    .refine((addresses) => addresses.length <= 8 && addresses.every((address) => isIP(address) !== 0), {
+      message: 'must be up to 8 IP addresses, comma-separated (a node-local DNS cache: 169.254.20.10)',
+    })
+    .describe(
+      '--cluster-dns-address: addresses the sandboxes may also reach on port 53, besides the --cluster-dns ' +
+        'pods (NodeLocal DNSCache: 169.254.20.10, otherwise blocked as link-local); default none',
     ),
   logLevel: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace'])

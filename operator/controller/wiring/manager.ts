@@ -168,7 +168,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
       onDecision: (verdict, evidence) => metrics.decisions.inc({ verdict, evidence }),
     },
     failpoint: failpoints(config.failpoints),
-    clusterDns: config.clusterDns,
+    clusterDns: { ...config.clusterDns, addresses: config.clusterDnsAddress },
     nodes,
     claims,
     ...(managed.unmanaged ? { unmanaged: managed.unmanaged } : {}),

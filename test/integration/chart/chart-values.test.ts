@@ -96,6 +96,7 @@ describe('the chart with non-default values', () => {
         namespace: 'openshift-dns',
         podLabels: { 'dns.operator.openshift.io/daemonset-dns': 'default' },
       },
+      clusterDnsAddress: ['169.254.20.10', 'fd00::a'],
     });
   });
 
@@ -200,6 +201,14 @@ describe('bad values', () => {
     [{ operator: { workers: 65 } }, "at '/operator/workers': maximum: got 65, want 64"],
     [{ operator: { logLevel: 'loud' } }, "at '/operator/logLevel': value must be one of"],
     [{ operator: { clusterDns: 'kube-system' } }, "at '/operator/clusterDns': 'kube-system' does not match"],
+    [
+      { operator: { clusterDnsAddresses: ['169.254.20.10/32'] } },
+      "at '/operator/clusterDnsAddresses/0': '169.254.20.10/32' does not match",
+    ],
+    [
+      { operator: { clusterDnsAddresses: ['node-local-dns'] } },
+      "at '/operator/clusterDnsAddresses/0': 'node-local-dns' does not match",
+    ],
     [{ operator: { wokers: 8 } }, "at '/operator': additional properties 'wokers' not allowed"],
     [{ replicas: 2 }, "additional properties 'replicas' not allowed"],
     [{ securityContext: { runAsUser: 0 } }, "at '/securityContext/runAsUser': minimum: got 0, want 1"],

@@ -12,6 +12,7 @@ export const NON_DEFAULT_VALUES = {
     watchNamespace: 'team-a',
     logLevel: 'debug',
     clusterDns: 'openshift-dns/dns.operator.openshift.io/daemonset-dns=default',
+    clusterDnsAddresses: ['169.254.20.10', 'fd00::a'],
     resyncMs: 120000,
     leaderElection: { enabled: true, leaseName: 'sandbox-operator-leader' },
     extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }],

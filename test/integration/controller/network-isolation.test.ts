@@ -323,6 +323,47 @@ describe('the operator’s identity', () => {
     expect(refusal).toContain('the operator may write only the NetworkPolicies of sandboxes');
   });
 
+  it('may open DNS at a single address (a node-local cache, --cluster-dns-address), and no other UDP port', async () => {
+    const asOperator = restrictedKubeConfig().makeApiClient(NetworkingV1Api);
+    const withRule = (current: V1NetworkPolicy, port: number) =>
+      ({
+        ...current,
+        spec: {
+          ...current.spec,
+          egress: [
+            ...(current.spec?.egress ?? []),
+            {
+              to: [{ ipBlock: { cidr: '169.254.20.10/32' } }],
+              ports: [
+                { protocol: 'UDP', port },
+                { protocol: 'TCP', port },
+              ],
+            },
+          ],
+        },
+      }) as V1NetworkPolicy;
+    // The operator puts its own form back meanwhile: a replace on a version it changed conflicts, and is retried.
+    const replaced = (port: number) =>
+      eventually(`a replace opening port ${port}`, async () => {
+        const current = await untilPolicy('isolated', 'the policy', () => true);
+        return asOperator
+          .replaceNamespacedNetworkPolicy({
+            namespace,
+            name: 'isolated-sandbox',
+            body: withRule(current, port),
+          })
+          .then(
+            () => 'replaced',
+            (error: unknown) => {
+              if ((error as { code?: number }).code === 409) return pending('conflict');
+              return String((error as { body?: unknown }).body ?? error);
+            },
+          );
+      });
+    expect(await replaced(53)).toBe('replaced');
+    expect(await replaced(5353)).toContain('the operator may write only the NetworkPolicies of sandboxes');
+  });
+
   it('may not open the metadata range in a sandbox’s policy', async () => {
     const asOperator = restrictedKubeConfig().makeApiClient(NetworkingV1Api);
     const current = await untilPolicy('isolated', 'the policy', () => true);

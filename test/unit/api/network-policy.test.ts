@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   BLOCKED_IPV4,
+  CLUSTER_DNS,
   BLOCKED_IPV6,
   desiredNetworkPolicy,
   effectiveManagement,
@@ -89,6 +90,29 @@ describe('the default egress', () => {
     // A stored policy of the default DNS no longer holds: a changed setting rolls to every sandbox's policy.
     const stored = policy() as unknown as StoredNetworkPolicy;
     expect(policyHolds(stored, desiredNetworkPolicy(sandbox, undefined, apiServer, openshift))).toBe(false);
+  });
+
+  it('opens DNS addresses the operator is given (a node-local cache) alone on UDP and TCP 53, after the pods', () => {
+    const nodeLocal = { ...CLUSTER_DNS, addresses: ['169.254.20.10', 'fd00::a', '169.254.20.10'] };
+    const egress = desiredNetworkPolicy(sandbox, undefined, apiServer, nodeLocal).spec.egress;
+    expect(egress[1]).toEqual(policy().spec.egress[1]);
+    expect(egress[2]).toEqual({
+      to: [{ ipBlock: { cidr: '169.254.20.10/32' } }, { ipBlock: { cidr: 'fd00::a/128' } }],
+      ports: [
+        { protocol: 'UDP', port: 53 },
+        { protocol: 'TCP', port: 53 },
+      ],
+    });
+    expect(egress.slice(3)).toEqual(policy().spec.egress.slice(2));
+    // None given: no rule at all, as before the setting existed.
+    const none = desiredNetworkPolicy(sandbox, undefined, apiServer, { ...CLUSTER_DNS, addresses: [] });
+    expect(none).toEqual(policy());
+    expect(
+      policyHolds(
+        policy() as unknown as StoredNetworkPolicy,
+        desiredNetworkPolicy(sandbox, undefined, apiServer, nodeLocal),
+      ),
+    ).toBe(false);
   });
 
   it('opens each API server endpoint alone on its TCP port, grouped and ordered by port', () => {

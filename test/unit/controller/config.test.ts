@@ -62,6 +62,21 @@ describe('operator settings', () => {
       );
   });
 
+  it('reads the DNS addresses besides the pods (a node-local cache), none by default', () => {
+    expect(loadConfig([], {}).clusterDnsAddress).toEqual([]);
+    expect(loadConfig(['--cluster-dns-address', '169.254.20.10'], {}).clusterDnsAddress).toEqual([
+      '169.254.20.10',
+    ]);
+    expect(
+      loadConfig([], { SANDBOX_OPERATOR_CLUSTER_DNS_ADDRESS: '169.254.20.10,fd00::a' }).clusterDnsAddress,
+    ).toEqual(['169.254.20.10', 'fd00::a']);
+    const many = Array.from({ length: 9 }, (_, i) => `10.0.0.${i + 1}`).join(',');
+    for (const bad of ['169.254.20.10/32', 'node-local', '169.254.20.10,', '300.1.1.1', many])
+      expect(() => loadConfig(['--cluster-dns-address', bad], {}), bad).toThrow(
+        /--cluster-dns-address \(or SANDBOX_OPERATOR_CLUSTER_DNS_ADDRESS\): must be up to 8 IP addresses/,
+      );
+  });
+
   it('keeps /metrics unauthenticated on loopback by default, and guarded only on a port of its own', () => {
     const defaults = loadConfig([], {});
     expect(defaults.metricsAuth).toBe(false);
