@@ -93,7 +93,7 @@ describe('the default egress', () => {
   });
 
   it('opens DNS addresses the operator is given (a node-local cache) alone on UDP and TCP 53, after the pods', () => {
-    const nodeLocal = { ...CLUSTER_DNS, addresses: ['169.254.20.10', 'fd00::a', '169.254.20.10'] };
+    const nodeLocal = { ...CLUSTER_DNS, addresses: ['fd00::a', '169.254.20.10', 'fd00::a'] };
     const egress = desiredNetworkPolicy(sandbox, undefined, apiServer, nodeLocal).spec.egress;
     expect(egress[1]).toEqual(policy().spec.egress[1]);
     expect(egress[2]).toEqual({
@@ -356,6 +356,13 @@ describe('policyHolds', () => {
     expect(policyHolds({ spec: policy().spec }, policy())).toBe(false));
 });
 
+/** The operator's three labels on the policy of `sandbox`. */
+const OWN = {
+  'sandbox.agents.dev/sandbox': 'box',
+  'app.kubernetes.io/managed-by': 'sandbox-operator',
+  'sandbox.agents.dev/sandbox-uid': 'uid-1',
+};
+
 describe('ownedBy', () => {
   const own = (metadata: Record<string, unknown>) =>
     ownedBy({ metadata: { ...stored().metadata, ...metadata } }, sandbox);
@@ -366,11 +373,9 @@ describe('ownedBy', () => {
   });
 
   it.each([
-    ['not managed by the operator', { labels: { 'sandbox.agents.dev/sandbox': 'box' } }],
-    [
-      'another sandbox’s',
-      { labels: { 'sandbox.agents.dev/sandbox': 'b', 'app.kubernetes.io/managed-by': 'sandbox-operator' } },
-    ],
+    // Each differs from the operator's own in one label only.
+    ['not managed by the operator', { labels: { ...OWN, 'app.kubernetes.io/managed-by': undefined } }],
+    ['another sandbox’s', { labels: { ...OWN, 'sandbox.agents.dev/sandbox': 'b' } }],
     ['unlabelled', { labels: undefined }],
     [
       'another incarnation’s (a leftover of a Sandbox of the same name)',
@@ -389,10 +394,7 @@ describe('ownedBy', () => {
       'without the incarnation (as earlier versions wrote it)',
       { labels: { 'sandbox.agents.dev/sandbox': 'box', 'app.kubernetes.io/managed-by': 'sandbox-operator' } },
     ],
-    [
-      'managed by someone else',
-      { labels: { 'sandbox.agents.dev/sandbox': 'box', 'app.kubernetes.io/managed-by': 'argocd' } },
-    ],
+    ['managed by someone else', { labels: { ...OWN, 'app.kubernetes.io/managed-by': 'argocd' } }],
   ])('is not when %s', (_, metadata) => expect(own(metadata)).toBe(false));
 
   it('is not without metadata', () => expect(ownedBy({}, sandbox)).toBe(false));
