@@ -55,6 +55,20 @@ async function createWithNetwork(name: string, network: object) {
   });
 }
 
+/** A merge patch of the sandbox `isolated`'s policy, as a user's `kubectl patch`. */
+const patchPolicy = (patch: object) =>
+  kubectlOk([
+    'patch',
+    'networkpolicy',
+    'isolated-sandbox',
+    '-n',
+    namespace,
+    '--type',
+    'merge',
+    '-p',
+    JSON.stringify(patch),
+  ]);
+
 /** A metadata change: its watch event brings the sandbox's turn. */
 const touch = (sandbox: string, value: string) =>
   kubectlOk(['annotate', '--overwrite', 'sandbox', sandbox, '-n', namespace, `test/touched=${value}`]);
@@ -139,17 +153,7 @@ describe('a Managed sandbox', () => {
   });
 
   it('gets it back as it was when it is changed to let everything in and out', async () => {
-    await kubectlOk([
-      'patch',
-      'networkpolicy',
-      'isolated-sandbox',
-      '-n',
-      namespace,
-      '--type',
-      'merge',
-      '-p',
-      JSON.stringify({ spec: { ingress: [{}], egress: [{}] } }),
-    ]);
+    await patchPolicy({ spec: { ingress: [{}], egress: [{}] } });
     const policy = await untilPolicy('isolated', 'the policy put back', (p) => p.spec?.ingress === undefined);
     expect(policy.spec?.egress?.[0]?.to?.[0]?.ipBlock?.except).toEqual([...BLOCKED_IPV4]);
   });
@@ -165,17 +169,7 @@ describe('a Managed sandbox', () => {
       controller: true,
       blockOwnerDeletion: true,
     };
-    await kubectlOk([
-      'patch',
-      'networkpolicy',
-      'isolated-sandbox',
-      '-n',
-      namespace,
-      '--type',
-      'merge',
-      '-p',
-      JSON.stringify({ metadata: { ownerReferences: [owner] } }),
-    ]);
+    await patchPolicy({ metadata: { ownerReferences: [owner] } });
     await untilPolicy('isolated', 'the owner removed', (p) => p.metadata?.ownerReferences === undefined);
   });
 });
@@ -216,17 +210,7 @@ describe('the policy from the watch’s cache', () => {
   it('is put back when changed, on the cached version, without reading it live', async () => {
     await untilPolicy('isolated', 'the policy', () => true);
     requests.length = 0;
-    await kubectlOk([
-      'patch',
-      'networkpolicy',
-      'isolated-sandbox',
-      '-n',
-      namespace,
-      '--type',
-      'merge',
-      '-p',
-      JSON.stringify({ spec: { ingress: [{}] } }),
-    ]);
+    await patchPolicy({ spec: { ingress: [{}] } });
     await untilPolicy('isolated', 'the policy put back', (p) => p.spec?.ingress === undefined);
     expect(writes('isolated')).toEqual([expect.stringMatching(/^PUT .*\/networkpolicies\/isolated-sandbox/)]);
     expect(liveReads('isolated')).toEqual([]);
