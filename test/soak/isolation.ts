@@ -1,5 +1,5 @@
 /**
- * Invariant 12, isolated (issue 26): after the operations settle, every sandbox whose pods stand (not deleting)
+ * Invariant 14, isolated (issue 26): after the operations settle, every sandbox whose pods stand (not deleting)
  * has its NetworkPolicy — within the release bound, as the operator puts back what a cascade, a kill or a
  * fault took — and a sandbox that is gone left none behind: the policy has no owner, so only its release
  * removes it. A foreground cascade of a blocked sandbox (the users' move) is what once took it.

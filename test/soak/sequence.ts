@@ -3,7 +3,7 @@
  * generated operations, then settle — every deleted sandbox that is exclusive must be gone within
  * `bounds.releaseMs` (invariant 2), every reference the model holds must still be there (3), the namespace
  * must be gone within `bounds.namespaceMs` and leave nothing behind (4), every standing pod isolated and no
- * gone sandbox's policy left (12) — and judge the audit log (1, 3, 5, 6).
+ * gone sandbox’s policy left (14) — and judge the audit log (1, 3, 5, 6).
  */
 import * as fc from 'fast-check';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
