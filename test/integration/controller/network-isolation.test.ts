@@ -4,7 +4,7 @@
  * operator's identity may write no other NetworkPolicy (operator bounds). Enforcement itself is not tested
  * here (docs/security.md): these are the policy's objects, against a real API server.
  */
-import { NetworkingV1Api, type V1NetworkPolicy } from '@kubernetes/client-node';
+import { NetworkingV1Api, type V1NetworkPolicy, type V1NetworkPolicyPort } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, LABELS, SANDBOX, VERSION } from '../../../operator/api/names.ts';
 import { BLOCKED_IPV4 } from '../../../operator/api/network-policy.ts';
@@ -307,9 +307,9 @@ describe('the operator’s identity', () => {
     expect(refusal).toContain('the operator may write only the NetworkPolicies of sandboxes');
   });
 
-  it('may open DNS at a single address (a node-local cache, --cluster-dns-address), and no other UDP port', async () => {
+  it('may open DNS at a single address (a node-local cache, --cluster-dns-address), no other UDP port nor a range', async () => {
     const asOperator = restrictedKubeConfig().makeApiClient(NetworkingV1Api);
-    const withRule = (current: V1NetworkPolicy, port: number) =>
+    const withRule = (current: V1NetworkPolicy, ports: V1NetworkPolicyPort[]) =>
       ({
         ...current,
         spec: {
@@ -318,23 +318,20 @@ describe('the operator’s identity', () => {
             ...(current.spec?.egress ?? []),
             {
               to: [{ ipBlock: { cidr: '169.254.20.10/32' } }],
-              ports: [
-                { protocol: 'UDP', port },
-                { protocol: 'TCP', port },
-              ],
+              ports,
             },
           ],
         },
       }) as V1NetworkPolicy;
     // The operator puts its own form back meanwhile: a replace on a version it changed conflicts, and is retried.
-    const replaced = (port: number) =>
-      eventually(`a replace opening port ${port}`, async () => {
+    const replaced = (ports: V1NetworkPolicyPort[]) =>
+      eventually(`a replace opening ${JSON.stringify(ports)}`, async () => {
         const current = await untilPolicy('isolated', 'the policy', () => true);
         return asOperator
           .replaceNamespacedNetworkPolicy({
             namespace,
             name: 'isolated-sandbox',
-            body: withRule(current, port),
+            body: withRule(current, ports),
           })
           .then(
             () => 'replaced',
@@ -344,8 +341,15 @@ describe('the operator’s identity', () => {
             },
           );
       });
-    expect(await replaced(53)).toBe('replaced');
-    expect(await replaced(5353)).toContain('the operator may write only the NetworkPolicies of sandboxes');
+    const refused = 'the operator may write only the NetworkPolicies of sandboxes';
+    expect(
+      await replaced([
+        { protocol: 'UDP', port: 53 },
+        { protocol: 'TCP', port: 53 },
+      ]),
+    ).toBe('replaced');
+    expect(await replaced([{ protocol: 'UDP', port: 5353 }])).toContain(refused);
+    expect(await replaced([{ protocol: 'TCP', port: 6443, endPort: 6500 }])).toContain(refused);
   });
 
   it('may not open the metadata range in a sandbox’s policy', async () => {
