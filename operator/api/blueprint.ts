@@ -135,7 +135,7 @@ export const shellReaperSchema = z
       .enum(['Auto', 'SameUser', 'Privileged'])
       .optional()
       .describe(
-        "The sidecar's privilege (absent: Auto): SameUser runs it as the agent's pinned user (PodSecurity restricted); Privileged as root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN for agents that change UID, only in a namespace an administrator labelled sandbox.agents.dev/shell-reaper-privileged=allowed and PodSecurity privileged; Auto picks SameUser when the template pins runAsUser and runAsGroup, and never Privileged.",
+        "The sidecar's privilege (absent: Auto): SameUser runs it as the agent's pinned user (PodSecurity restricted); Privileged as root with KILL, SYS_PTRACE, DAC_OVERRIDE, CHOWN for agents that change UID, only in a namespace an administrator labelled sandbox.agents.dev/shell-reaper-privileged=allowed and PodSecurity privileged; Auto picks SameUser when the template pins runAsUser and runAsGroup, and never Privileged.",
       ),
   })
   .describe('The shell reaper sidecar.');

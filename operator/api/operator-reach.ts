@@ -43,7 +43,7 @@ import {
 
 /** The injected sidecar's container name and the capabilities its privileged mode adds beyond baseline's. */
 export const REAPER_CONTAINER_NAME = 'shell-reaper';
-export const REAPER_EXTRA_CAPABILITIES = ['SYS_PTRACE', 'DAC_READ_SEARCH'] as const;
+export const REAPER_EXTRA_CAPABILITIES = ['SYS_PTRACE'] as const;
 /** Where the operator never creates anything: the cluster's own namespaces (and the release's, from params). */
 export const SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'] as const;
 

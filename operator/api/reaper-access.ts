@@ -1,7 +1,7 @@
 /**
  * Nobody reaches into the shell reaper sidecar (issue 26 #2): exec and attach into the container
  * `shell-reaper` are refused, whoever asks. The sidecar holds the reaper's token and, in the Privileged mode,
- * root with SYS_PTRACE and DAC_READ_SEARCH: an exec there (the built-in `edit` role grants `pods/exec`) would
+ * root with SYS_PTRACE and DAC_OVERRIDE: an exec there (the built-in `edit` role grants `pods/exec`) would
  * be the tenant's root in the pod. The operator never execs (it has no `pods/exec` right); an administrator
  * who must look inside removes this policy's binding, which is itself an audited, cluster-scoped act.
  *

@@ -8,9 +8,9 @@
  *   the agent can also signal the sidecar and read its files, token included — so the token may do only
  *   what the sidecar's narrowed RBAC and admission policy allow.
  * - `Privileged` (needs the `privileged` level): root with every capability dropped but KILL (signal other
- *   UIDs), SYS_PTRACE and DAC_READ_SEARCH (read another UID's environ; either alone gets EACCES), for agents
- *   that change UID (sudo, setpriv). `baseline` refuses the two read capabilities and `restricted` refuses
- *   root, so no lower level admits it. Capabilities added to a non-root container are not effective in
+ *   UIDs), SYS_PTRACE and DAC_OVERRIDE (read another UID's environ; either alone gets EACCES), for agents
+ *   that change UID (sudo, setpriv). `baseline` refuses SYS_PTRACE and `restricted` refuses root, so no
+ *   lower level admits it. Capabilities added to a non-root container are not effective in
  *   Kubernetes (kubernetes#56374), so "agent UID + caps" is not an option.
  *
  * Either way the sidecar is a native sidecar (an init container with `restartPolicy: Always` and a
@@ -39,7 +39,7 @@ export type ReaperMode =
       readonly gid: number;
     }
   | {
-      /** Needs PodSecurity `privileged`: root with KILL, SYS_PTRACE, DAC_READ_SEARCH and CHOWN. */
+      /** Needs PodSecurity `privileged`: root with KILL, SYS_PTRACE, DAC_OVERRIDE and CHOWN. */
       readonly kind: 'Privileged';
       /** The agent's user and group when known: the socket is handed to them. */
       readonly agent?: { readonly uid: number; readonly gid: number };
@@ -102,17 +102,21 @@ const securityContextOf = (mode: ReaperMode): PodFragment => {
 
 /**
  * What the Privileged mode's root sidecar keeps of root's capabilities (docs/sidecar.md, "Privilege modes"):
- * KILL to signal other users, SYS_PTRACE and DAC_READ_SEARCH to read their environ, CHOWN to hand the
- * socket to the agent's user (without it the chown fails with EPERM and the sidecar never listens).
+ * KILL to signal other users, SYS_PTRACE and DAC_OVERRIDE to read their environ (a 0400 file of its
+ * owner), CHOWN to hand the socket to the agent's user (without it the chown fails with EPERM and the
+ * sidecar never listens). Never DAC_READ_SEARCH (issue 26 #2): it alone admits open_by_handle_at, by the
+ * kernel's check and by the runtime's default seccomp profile, which opens host files by handle ("Shocker");
+ * DAC_OVERRIDE passes open(2)'s permission checks (writes too: files of the pod's processes, which SYS_PTRACE
+ * over those processes already puts in the sidecar's hands) and opens nothing by handle.
  */
-export const PRIVILEGED_CAPABILITIES = ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH', 'CHOWN'] as const;
+export const PRIVILEGED_CAPABILITIES = ['KILL', 'SYS_PTRACE', 'DAC_OVERRIDE', 'CHOWN'] as const;
 
 /** The socket belongs to the agent: its owner in SameUser mode, chown'd to it by a root sidecar. */
 const socketEnv = (mode: ReaperMode): PodFragment[] => {
   if (mode.kind === 'SameUser') return [{ name: CONFIG_ENV.socketMode, value: '0600' }];
   if (mode.agent === undefined) return [{ name: CONFIG_ENV.socketMode, value: '0666' }];
-  // The agent's user owns it; root's group keeps it reachable by the sidecar's own startup probe, which
-  // runs as this root without DAC_OVERRIDE and so may not write (connect to) a socket it does not own.
+  // The agent's user owns it; root's group keeps it reachable by the sidecar's own startup probe (this root)
+  // without leaning on DAC_OVERRIDE, which pods made before it replaced DAC_READ_SEARCH do not hold.
   return [
     { name: CONFIG_ENV.socketOwner, value: `${mode.agent.uid}:0` },
     { name: CONFIG_ENV.socketMode, value: '0660' },

@@ -4,7 +4,7 @@
  *
  * - `SameUser` needs the agent's user and group: every agent container must run as one non-root UID and
  *   GID (the ptrace access check behind /proc/<pid>/environ compares both). It is admitted at every level.
- * - `Privileged` (root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN) needs two things an administrator
+ * - `Privileged` (root with KILL, SYS_PTRACE, DAC_OVERRIDE, CHOWN) needs two things an administrator
  *   says on the namespace (issue 26 #2): the opt-in label `PRIVILEGED_REAPER_LABEL=allowed` and the
  *   `privileged` level. Tenants with `edit` cannot label namespaces, so neither is theirs to give. An unknown
  *   level (unlabelled: the cluster's default, which the operator cannot read) counts as `restricted`.
@@ -12,7 +12,7 @@
  * - `Auto` takes `SameUser` when the template pins the user, and is refused otherwise: it never chooses
  *   root, whatever the namespace allows — root is asked for by name or not at all.
  */
-import type { ReaperMode } from './injection.ts';
+import { PRIVILEGED_CAPABILITIES, type ReaperMode } from './injection.ts';
 
 export const REAPER_MODES = ['Auto', 'SameUser', 'Privileged'] as const;
 export type RequestedMode = (typeof REAPER_MODES)[number];
@@ -121,7 +121,7 @@ export function chooseReaperMode(input: ModeInput): ModeChoice {
       ok: false,
       message:
         `namespace ${namespace} enforces PodSecurity ${level} (${input.level === undefined ? 'unlabelled' : 'labelled'}), ` +
-        `which refuses the shell reaper's Privileged mode (root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN): ` +
+        `which refuses the shell reaper's Privileged mode (root with ${PRIVILEGED_CAPABILITIES.join(', ')}): ` +
         `${PIN_USER} so the sidecar runs as that user (SameUser, admitted by restricted), or have an administrator ` +
         `opt the namespace in (${OPT_IN})`,
     };
@@ -130,8 +130,8 @@ export function chooseReaperMode(input: ModeInput): ModeChoice {
     return {
       ok: false,
       message:
-        `namespace ${namespace} has not been opted in to the shell reaper's Privileged mode (root with KILL, ` +
-        `SYS_PTRACE, DAC_READ_SEARCH, CHOWN): ${PIN_USER} so the sidecar runs as that user (SameUser), or have an ` +
+        `namespace ${namespace} has not been opted in to the shell reaper's Privileged mode (root with ` +
+        `${PRIVILEGED_CAPABILITIES.join(', ')}): ${PIN_USER} so the sidecar runs as that user (SameUser), or have an ` +
         `administrator label the namespace ${PRIVILEGED_REAPER_LABEL}=${PRIVILEGED_REAPER_ALLOWED}`,
     };
   }

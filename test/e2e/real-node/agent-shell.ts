@@ -60,14 +60,41 @@ export async function endTurnFromAgent(
   return result.stdout.trim();
 }
 
-/** The real and effective uid of a host process (the first field pair of /proc/<pid>/status's Uid line). */
-export function uidOf(pid: number): number | undefined {
+/** A field of a host process's /proc/<pid>/status, e.g. `Uid`; undefined once it exited. */
+function statusField(pid: number, field: string): string | undefined {
   try {
     const line = readFileSync(`/proc/${String(pid)}/status`, 'utf8')
       .split('\n')
-      .find((l) => l.startsWith('Uid:'));
-    return line === undefined ? undefined : Number(line.split(/\s+/)[1]);
+      .find((l) => l.startsWith(`${field}:`));
+    return line?.slice(field.length + 1).trim();
   } catch {
     return undefined; // exited while we looked
   }
+}
+
+/** The real uid of a host process (the first of the Uid line's four). */
+export function uidOf(pid: number): number | undefined {
+  const uids = statusField(pid, 'Uid');
+  return uids === undefined ? undefined : Number(uids.split(/\s+/)[0]);
+}
+
+/** Capability numbers in linux/capability.h order. */
+const CAPABILITIES = (
+  'CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP LINUX_IMMUTABLE ' +
+  'NET_BIND_SERVICE NET_BROADCAST NET_ADMIN NET_RAW IPC_LOCK IPC_OWNER SYS_MODULE SYS_RAWIO SYS_CHROOT ' +
+  'SYS_PTRACE SYS_PACCT SYS_ADMIN SYS_BOOT SYS_NICE SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG MKNOD LEASE ' +
+  'AUDIT_WRITE AUDIT_CONTROL SETFCAP MAC_OVERRIDE MAC_ADMIN SYSLOG WAKE_ALARM BLOCK_SUSPEND AUDIT_READ ' +
+  'PERFMON BPF CHECKPOINT_RESTORE'
+).split(' ');
+
+/** What the runtime left a host process: its effective capabilities by name, and its seccomp mode (2: filter). */
+export function confinementOf(pid: number): { capabilities: string[]; seccomp: string } | undefined {
+  const mask = statusField(pid, 'CapEff');
+  const seccomp = statusField(pid, 'Seccomp');
+  if (mask === undefined || seccomp === undefined) return undefined;
+  const bits = BigInt(`0x${mask}`);
+  const capabilities = Array.from({ length: 64 }, (_, bit) => bit)
+    .filter((bit) => (bits >> BigInt(bit)) & 1n)
+    .map((bit) => CAPABILITIES[bit] ?? `CAP_${String(bit)}`);
+  return { capabilities: capabilities.sort(), seccomp };
 }

@@ -11,7 +11,8 @@ import { operatorImageOnNode } from '@sandbox-operator/local-cluster/images/on-n
 import { eventually } from '../../integration/controller/operator.ts';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { startOperatorProcess, type OperatorProcess } from '../operator-process.ts';
-import { registerShell as registerAgentShell, sidecarReady, uidOf } from './agent-shell.ts';
+import { PRIVILEGED_CAPABILITIES } from '../../../operator/sidecar/injection/injection.ts';
+import { confinementOf, registerShell as registerAgentShell, sidecarReady, uidOf } from './agent-shell.ts';
 import { hostProcesses, realNodeToleration, type RealNodeInfo } from './node.ts';
 
 const node = inject('realNode');
@@ -181,12 +182,17 @@ describe.skipIf(node === null)('the shell reaper in a real pod', () => {
       30_000,
     );
 
-    // The shells run as the agent's user; the sidecar that ends them as root (KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN).
+    // The shells run as the agent's user; the sidecar that ends them as root (KILL, SYS_PTRACE, DAC_OVERRIDE,
+    // CHOWN), as the runtime really confined it: those capabilities alone, never DAC_READ_SEARCH (the
+    // open_by_handle_at escape), under the runtime's default seccomp filter.
     expect(new Set([...hostProcesses(childShell), ...hostProcesses(parentShell)].map(uidOf))).toEqual(
       new Set([1000]),
     );
     const podUid = await kubectlOk(['get', 'pod', POD, '-n', namespace, '-o', 'jsonpath={.metadata.uid}']);
-    expect(new Set(hostProcesses('dist/bundle/sidecar.mjs', podUid).map(uidOf))).toEqual(new Set([0]));
+    const sidecars = hostProcesses('dist/bundle/sidecar.mjs', podUid);
+    expect(new Set(sidecars.map(uidOf))).toEqual(new Set([0]));
+    for (const pid of sidecars)
+      expect(confinementOf(pid)).toEqual({ capabilities: [...PRIVILEGED_CAPABILITIES].sort(), seccomp: '2' });
 
     await writeTurn('child', { id: 't1', phase: 'Completed', origin: 'ParentMessage' });
     await eventually(

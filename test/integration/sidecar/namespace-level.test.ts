@@ -179,7 +179,7 @@ describe('the shell reaper’s mode and the namespace’s PodSecurity level', { 
     expect(reaperOf(pod)?.securityContext?.capabilities?.add).toEqual([
       'KILL',
       'SYS_PTRACE',
-      'DAC_READ_SEARCH',
+      'DAC_OVERRIDE',
       'CHOWN',
     ]);
     // Auto never chooses root: the unpinned sandbox, requeued by both label changes, still has no pod.

@@ -24,11 +24,11 @@ describe('sidecar injection', () => {
     expect(injection.podSpec).toEqual({ shareProcessNamespace: true, automountServiceAccountToken: false });
   });
 
-  it('runs the sidecar as root with only KILL, SYS_PTRACE, DAC_READ_SEARCH and CHOWN, no escalation', () => {
+  it('runs the sidecar as root with only KILL, SYS_PTRACE, DAC_OVERRIDE and CHOWN, no escalation', () => {
     expect(container.securityContext).toMatchObject({
       runAsUser: 0,
       allowPrivilegeEscalation: false,
-      capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH', 'CHOWN'] },
+      capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_OVERRIDE', 'CHOWN'] },
     });
   });
 

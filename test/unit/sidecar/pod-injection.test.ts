@@ -94,13 +94,13 @@ describe('the reaper in the sandbox pod', () => {
     });
   });
 
-  it('runs as root with KILL, SYS_PTRACE, DAC_READ_SEARCH, CHOWN when asked (Privileged), handing the socket to the agent', () => {
+  it('runs as root with KILL, SYS_PTRACE, DAC_OVERRIDE, CHOWN when asked (Privileged), handing the socket to the agent', () => {
     const reaper = reaperOf(sandboxPod(sandbox(pinned, 'Privileged'), 0, optedIn).spec);
     expect(reaper?.securityContext).toMatchObject({
       runAsUser: 0,
-      capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_READ_SEARCH', 'CHOWN'] },
+      capabilities: { drop: ['ALL'], add: ['KILL', 'SYS_PTRACE', 'DAC_OVERRIDE', 'CHOWN'] },
     });
-    // The agent owns it; root's group lets the sidecar's own startup probe (root without DAC_OVERRIDE) connect.
+    // The agent owns it; root's group lets the sidecar's own startup probe (root) connect without DAC_OVERRIDE.
     expect(envOf(reaper)).toMatchObject({
       SANDBOX_REAPER_SOCKET_OWNER: '1000:0',
       SANDBOX_REAPER_SOCKET_MODE: '0660',

@@ -6,7 +6,9 @@
  * never becomes a match. Each file is bounded (issue 12): once it has grown past `maxBytes` and been read,
  * it is truncated in place — the spawn helper opens it O_APPEND, so the shell keeps writing at the new end
  * — and a retired shell's file is removed, so output never fills the volume and gets the pod evicted. A root
- * (Privileged) sidecar that may not write the agent's file first takes ownership of it.
+ * (Privileged) sidecar writes the agent's file with DAC_OVERRIDE; in a pod made before DAC_OVERRIDE replaced
+ * DAC_READ_SEARCH (an upgrade keeps running pods; a moved image tag can run this code there) it may not, and
+ * first takes ownership of the file.
  */
 import { constants } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
@@ -117,7 +119,7 @@ async function truncateInPlace(path: string): Promise<void> {
     handle = await open(path, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     if (errnoOf(error) !== 'EACCES' || process.getuid?.() !== 0) throw error;
-    // Privileged mode: a root sidecar without DAC_OVERRIDE may not write the agent's 0640 file.
+    // A root sidecar without DAC_OVERRIDE (a pod made before it was added) may not write the agent's 0640 file.
     await takeOwnership(path);
     handle = await open(path, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   }
