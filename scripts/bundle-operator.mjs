@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { NODE_BUNDLE, ROOT } from './bundle-plugin.mjs';
 
 export const BUNDLE_DIR = 'dist/bundle';
-/** Output name (without .mjs) → entry point; the Dockerfile, the chart and SIDECAR_COMMAND name these. */
+/** Output name (without .mjs) → entry point; the Dockerfile, the chart and REAPER_COMMAND (operator/api/reaper-shape.ts) name these. */
 export const ENTRY_POINTS = Object.freeze({
   main: 'operator/cli/main.ts',
   sidecar: 'operator/cli/sidecar.ts',

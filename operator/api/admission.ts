@@ -270,6 +270,12 @@ export type AdmissionSettings = {
    * empty: every namespace it watches.
    */
   readonly managedNamespaceLabel?: string;
+  /** The images the operator may run as the shell reaper (reaper-bounds.ts); empty: any. */
+  readonly reaperImages?: readonly string[];
+  /** Variables a mutating webhook of the cluster adds to every container, the reaper's too (reaper-bounds.ts). */
+  readonly reaperExtraEnv?: readonly string[];
+  /** Mount paths a mutating webhook of the cluster adds to every container, the reaper's too. */
+  readonly reaperExtraMountPaths?: readonly string[];
 };
 
 export function admissionParams(
@@ -294,6 +300,9 @@ export function admissionParams(
       ...(s.podTemplateNodeNames ? { podTemplateNodeNames: s.podTemplateNodeNames.join(',') } : {}),
       ...(s.administratorGroups ? { administratorGroups: s.administratorGroups.join(',') } : {}),
       ...(s.managedNamespaceLabel !== undefined ? { managedNamespaceLabel: s.managedNamespaceLabel } : {}),
+      ...(s.reaperImages ? { reaperImages: s.reaperImages.join(',') } : {}),
+      ...(s.reaperExtraEnv ? { reaperExtraEnv: s.reaperExtraEnv.join(',') } : {}),
+      ...(s.reaperExtraMountPaths ? { reaperExtraMountPaths: s.reaperExtraMountPaths.join(',') } : {}),
     },
   };
 }

@@ -5,11 +5,9 @@
  * policy (operator-bounds.ts), evaluated only for the operator users.
  *
  * A pod it creates passes the pod-template checks at its namespace's level, as the Sandbox's template had to
- * (template-policy.ts): the operator adds nothing a check refuses but the shell reaper, so the reaper — the
- * first init container, operator/sidecar/injection/injection.ts — is spared the checks its privileged mode
- * cannot pass (capabilities beyond baseline, root) and bounded instead to its own capabilities. The reaper's
- * name and capabilities are repeated here (api imports nothing of ours); test/unit/api/operator-reach.test.ts
- * holds them to the injection's.
+ * (template-policy.ts): the operator adds nothing a check refuses but the shell reaper in its privileged mode,
+ * what reaper-bounds.ts spares where an administrator allowed that mode, and holds to its shape everywhere.
+ * test/unit/api/operator-reach.test.ts holds the bounds to what the injection really adds.
  *
  * `hostNetwork` is the one check not applied: admission sees the pod after every mutating policy, and the local
  * control plane's (tools/local-cluster/node/loopback-api.ts), like any cluster whose pods reach the API server
@@ -22,7 +20,6 @@ import {
   GROUP,
   LABELS,
   MANAGED_BY,
-  REAPER_VOLUMES,
   SANDBOX,
   SANDBOX_CLAIM,
   SANDBOX_WARM_POOL,
@@ -30,7 +27,7 @@ import {
   VERSION,
 } from './names.ts';
 import type { Validation, Variable } from './admission.ts';
-import { BASELINE_CAPABILITIES, type TemplateCheck } from './template-checks.ts';
+import { REAPER_VARIABLES, reaperSpared, reaperValidations } from './reaper-bounds.ts';
 import { checkValidation, LEVEL_VARIABLES, POD_CHECKS } from './template-policy.ts';
 import { PLACEMENT_VARIABLES, runtimeClassValidation } from './template-placement.ts';
 import {
@@ -41,9 +38,6 @@ import {
   unclaimedPoolSandbox,
 } from './pool-reach.ts';
 
-/** The injected sidecar's container name and the capabilities its privileged mode adds beyond baseline's. */
-export const REAPER_CONTAINER_NAME = 'shell-reaper';
-export const REAPER_EXTRA_CAPABILITIES = ['SYS_PTRACE'] as const;
 /** Where the operator never creates anything: the cluster's own namespaces (and the release's, from params). */
 export const SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'] as const;
 
@@ -131,43 +125,12 @@ export const REACH_VARIABLES: readonly Variable[] = [
   ...LEVEL_VARIABLES,
   ...PLACEMENT_VARIABLES,
   { name: 'podSecurity', expression: 'variables.template.?securityContext.orValue({})' },
+  ...REAPER_VARIABLES,
 ];
-
-/** The reaper is spared what its privileged mode cannot pass: root, and capabilities beyond baseline. */
-const reaperSpared = (check: TemplateCheck, list: string): string | undefined =>
-  list === 'initContainers' &&
-  (check.level === 'restricted' || check.field === '.securityContext.capabilities.add')
-    ? `c.name == '${REAPER_CONTAINER_NAME}'`
-    : undefined;
 
 const CHECKED = 'the operator may create only pods that pass the pod-template checks of their namespace: ';
 
-/**
- * The reaper's volumes as the injection mounts them: its token, journal and scratch space for the reaper alone,
- * its socket read-only for everyone else (an agent that could write there could replace the socket).
- */
-const REAPER_ONLY = [REAPER_VOLUMES.token, REAPER_VOLUMES.state, REAPER_VOLUMES.tmp];
-const agentMountOk =
-  `c.?volumeMounts.orValue([]).all(m, !(m.name in ${quoted(REAPER_ONLY)}) && ` +
-  `(m.name != '${REAPER_VOLUMES.socket}' || m.?readOnly.orValue(false)))`;
-const REAPER_MOUNTS: Validation = {
-  expression:
-    '!variables.podCreate || ' +
-    ['containers', 'initContainers', 'ephemeralContainers']
-      .map(
-        (list) =>
-          `variables.template.?${list}.orValue([]).all(c, ` +
-          `${list === 'initContainers' ? `c.name == '${REAPER_CONTAINER_NAME}' || ` : ''}${agentMountOk})`,
-      )
-      .join(' && '),
-  messageExpression:
-    `'${CHECKED}only the shell reaper mounts ${REAPER_ONLY.join(', ')}, and others mount ` +
-    `${REAPER_VOLUMES.socket} read-only; refused pod ' + variables.pod`,
-  reason: 'Forbidden',
-};
-
 export function reachValidations(): Validation[] {
-  const reaperCapabilities = [...BASELINE_CAPABILITIES, ...REAPER_EXTRA_CAPABILITIES];
   return [
     {
       // A Sandbox someone put there must still get and lose its finalizer: only what the operator makes is kept out.
@@ -190,17 +153,7 @@ export function reachValidations(): Validation[] {
       }),
     ),
     runtimeClassValidation('spec', '!variables.podCreate', CHECKED),
-    REAPER_MOUNTS,
-    {
-      expression:
-        "!variables.podCreate || variables.level == 'privileged' || " +
-        `variables.template.?initContainers.orValue([]).all(c, c.name != '${REAPER_CONTAINER_NAME}' || ` +
-        `c.?securityContext.?capabilities.?add.orValue([]).all(a, a in ${quoted(reaperCapabilities)}))`,
-      messageExpression:
-        `'${CHECKED}the shell reaper (spec.initContainers[${REAPER_CONTAINER_NAME}]) may add only ` +
-        `${reaperCapabilities.join(', ')} at pod-template level ' + variables.level + '; refused pod ' + variables.pod`,
-      reason: 'Forbidden',
-    },
+    ...reaperValidations(),
     {
       expression: `!variables.onBudgets || (request.operation == 'DELETE' ? ${guard('oldObject')} : ${guard('object')})`,
       messageExpression:

@@ -17,6 +17,7 @@ import {
 } from '../api/names.ts';
 import type { Sandbox } from '../api/objects.ts';
 import { claimTemplatesOf } from '../api/volume-claims.ts';
+import { REAPER_COMMAND } from '../api/reaper-shape.ts';
 import { claimVolumes } from './claims.ts';
 
 export type SidecarSettings = {
@@ -34,9 +35,6 @@ export type SidecarSettings = {
    */
   readonly privilegedReaperAllowed?: (namespace: string) => boolean;
 };
-
-/** The sidecar's command in the operator image (see Dockerfile). */
-export const SIDECAR_COMMAND = ['node', 'dist/bundle/sidecar.mjs'] as const;
 
 export const podName = (sandbox: string, ordinal: number) => `${sandbox}-${ordinal}`;
 
@@ -117,7 +115,7 @@ function injectReaper(pod: V1Pod, sandbox: Sandbox, sidecar: SidecarSettings): v
   if (!pod.spec) return;
   pod.spec = applyReaper(pod.spec, {
     image: sidecar.image,
-    command: SIDECAR_COMMAND,
+    command: REAPER_COMMAND,
     sandbox: sandbox.metadata.name,
     namespace: sandbox.metadata.namespace,
     gracePeriodSeconds: sandbox.spec.shellReaper.gracePeriodSeconds,

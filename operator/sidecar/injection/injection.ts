@@ -20,16 +20,10 @@
  * bound and remove the files it tails.
  */
 import { REAPER_CONTAINER, REAPER_VOLUMES } from '../../api/names.ts';
+import { REAPER_PATHS, REAPER_PROBE_COMMAND } from '../../api/reaper-shape.ts';
 import { CONFIG_ENV } from '../contract/config.ts';
 
-export { REAPER_CONTAINER, REAPER_VOLUMES };
-export const REAPER_PATHS = {
-  socketDir: '/var/run/sandbox-reaper',
-  socket: '/var/run/sandbox-reaper/reaper.sock',
-  outputDir: '/var/run/sandbox-reaper-output',
-  stateDir: '/var/lib/sandbox-reaper',
-  token: '/var/run/secrets/kubernetes.io/serviceaccount',
-} as const;
+export { REAPER_CONTAINER, REAPER_PATHS, REAPER_VOLUMES };
 
 export type ReaperMode =
   | {
@@ -123,10 +117,6 @@ const socketEnv = (mode: ReaperMode): PodFragment[] => {
   ];
 };
 
-/** Connects to the socket: the kubelet starts the agent containers only once this succeeds. */
-const PROBE_SCRIPT =
-  "require('node:net').connect(process.argv[1]).on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))";
-
 export function reaperInjection(input: ReaperInjectionInput): ReaperInjection {
   return {
     podSpec: { shareProcessNamespace: true, automountServiceAccountToken: false },
@@ -136,7 +126,7 @@ export function reaperInjection(input: ReaperInjectionInput): ReaperInjection {
       command: [...input.command],
       restartPolicy: 'Always',
       startupProbe: {
-        exec: { command: ['node', '-e', PROBE_SCRIPT, REAPER_PATHS.socket] },
+        exec: { command: [...REAPER_PROBE_COMMAND] },
         periodSeconds: 1,
         failureThreshold: 120,
       },
@@ -160,7 +150,7 @@ export function reaperInjection(input: ReaperInjectionInput): ReaperInjection {
         { name: REAPER_VOLUMES.state, mountPath: REAPER_PATHS.stateDir },
         { name: REAPER_VOLUMES.token, mountPath: REAPER_PATHS.token, readOnly: true },
         // The root filesystem is read-only; tsx keeps its transform cache in /tmp.
-        { name: REAPER_VOLUMES.tmp, mountPath: '/tmp' },
+        { name: REAPER_VOLUMES.tmp, mountPath: REAPER_PATHS.tmp },
       ],
     },
     volumes: [

@@ -12,6 +12,11 @@
  * - `Auto` takes `SameUser` when the template pins the user, and is refused otherwise: it never chooses
  *   root, whatever the namespace allows — root is asked for by name or not at all.
  */
+import {
+  POD_SECURITY_ENFORCE_LABEL,
+  PRIVILEGED_REAPER_ALLOWED,
+  PRIVILEGED_REAPER_LABEL,
+} from '../../api/reaper-shape.ts';
 import { PRIVILEGED_CAPABILITIES, type ReaperMode } from './injection.ts';
 
 export const REAPER_MODES = ['Auto', 'SameUser', 'Privileged'] as const;
@@ -19,15 +24,8 @@ export type RequestedMode = (typeof REAPER_MODES)[number];
 export const POD_SECURITY_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
 export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
 
-/**
- * The namespace label by which an administrator allows the Privileged mode there (value `allowed`). Not a
- * tenant's: the built-in `edit` and `admin` roles cannot write namespaces.
- */
-export const PRIVILEGED_REAPER_LABEL = 'sandbox.agents.dev/shell-reaper-privileged';
-export const PRIVILEGED_REAPER_ALLOWED = 'allowed';
-
-/** The namespace label PodSecurity admission enforces (https://kubernetes.io/docs/concepts/security/pod-security-admission/). */
-export const POD_SECURITY_ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce';
+// The administrator's two namespace labels are the operator bounds' too (api/reaper-shape.ts).
+export { POD_SECURITY_ENFORCE_LABEL, PRIVILEGED_REAPER_ALLOWED, PRIVILEGED_REAPER_LABEL };
 
 /**
  * The level a namespace's labels make PodSecurity admission enforce: undefined when unlabelled (the cluster's

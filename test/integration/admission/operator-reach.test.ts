@@ -2,8 +2,9 @@
  * How far a leaked operator token reaches (issue 26, item 1), against the real API server as the restricted
  * operator user, whose chart RBAC grants pods, budgets and Events cluster-wide. Admission bounds each right to
  * what the controller does with it: a pod it creates passes the pod-template checks at its namespace's level
- * (the injected shell reaper alone may keep its capabilities), never lands in a system namespace or the
- * release's own; budgets are only the eviction guards of sandboxes, Events only about Sandboxes.
+ * (the injected shell reaper alone may keep its root mode's capabilities, where an administrator allowed that
+ * mode: reaper-bounds.test.ts), never lands in a system namespace or the release's own; budgets are only the
+ * eviction guards of sandboxes, Events only about Sandboxes.
  */
 import { CoreV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +28,14 @@ let sandbox: Sandbox;
 
 beforeAll(async () => {
   await grantOperatorRbac();
+  // The administrator's opt-in to the reaper's root mode (docs/sidecar.md), which the operator reads too.
+  await kubectlOk([
+    'label',
+    'namespace',
+    namespace,
+    'pod-security.kubernetes.io/enforce=privileged',
+    'sandbox.agents.dev/shell-reaper-privileged=allowed',
+  ]);
   await createSandbox(namespace, 'reach', { worktree: 'wt-1', onNode: false });
   const stored = await getSandbox(namespace, 'reach');
   if (stored === undefined) throw new Error('the Sandbox was not stored');

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SIDECAR_COMMAND } from '../../../operator/controller/pod-template.ts';
+import { REAPER_COMMAND } from '../../../operator/api/reaper-shape.ts';
 import { IMAGE_NODE_OPTIONS } from '../../harness/operator-bundle.ts';
 import { bundleOperator } from '../../../scripts/bundle-operator.mjs';
 
@@ -203,8 +203,8 @@ describe('the Dockerfile', () => {
     );
     expect(deployment).toContain('command: [node, dist/bundle/main.mjs]');
     // The sidecar's command, run from the image's WORKDIR: a file the build emits.
-    expect(SIDECAR_COMMAND[0]).toBe('node');
-    await expect(access(join(root, SIDECAR_COMMAND[1]))).resolves.toBeUndefined();
+    expect(REAPER_COMMAND[0]).toBe('node');
+    await expect(access(join(root, REAPER_COMMAND[1]))).resolves.toBeUndefined();
     expect(runtime.lines.some((line) => line.startsWith('LABEL org.opencontainers.image.title='))).toBe(true);
   });
 });

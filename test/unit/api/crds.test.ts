@@ -258,6 +258,12 @@ describe('the chart’s admission policy template', () => {
         '"system:masters,ops"',
       )
       .replaceAll('{{ .Values.operator.managedNamespaceLabel | quote }}', '"sandbox.agents.dev/managed=true"')
+      .replaceAll(
+        '{{ include "sandbox-operator.sidecarImage" . | quote }}',
+        '"registry.example/operator@sha256:1"',
+      )
+      .replaceAll('{{ join "," .Values.admissionPolicy.reaperExtraEnv | quote }}', '"AWS_ROLE_ARN"')
+      .replaceAll('{{ join "," .Values.admissionPolicy.reaperExtraMountPaths | quote }}', '"/var/run/aws"')
       .replace(/ \{\{- include "sandbox-operator\.labels" \. \| nindent (\d+) \}\}/g, (_, n: string) => {
         return `\n${' '.repeat(Number(n))}app.kubernetes.io/name: sandbox-operator`;
       });
@@ -294,6 +300,9 @@ describe('the chart’s admission policy template', () => {
             podTemplateNodeNames: ['node-a'],
             administratorGroups: ['system:masters', 'ops'],
             managedNamespaceLabel: 'sandbox.agents.dev/managed=true',
+            reaperImages: ['registry.example/operator@sha256:1'],
+            reaperExtraEnv: ['AWS_ROLE_ARN'],
+            reaperExtraMountPaths: ['/var/run/aws'],
           },
           names.params,
         ),
