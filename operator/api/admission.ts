@@ -276,6 +276,11 @@ export type AdmissionSettings = {
   readonly reaperExtraEnv?: readonly string[];
   /** Mount paths a mutating webhook of the cluster adds to every container, the reaper's too. */
   readonly reaperExtraMountPaths?: readonly string[];
+  /**
+   * `allowed`: the cluster's mutating admission puts sandbox pods on the host network (pods that reach the API
+   * server over the node's loopback), so the operator bounds do not refuse it (operator-reach.ts).
+   */
+  readonly sandboxPodsOnHostNetwork?: string;
 };
 
 export function admissionParams(
@@ -303,6 +308,9 @@ export function admissionParams(
       ...(s.reaperImages ? { reaperImages: s.reaperImages.join(',') } : {}),
       ...(s.reaperExtraEnv ? { reaperExtraEnv: s.reaperExtraEnv.join(',') } : {}),
       ...(s.reaperExtraMountPaths ? { reaperExtraMountPaths: s.reaperExtraMountPaths.join(',') } : {}),
+      ...(s.sandboxPodsOnHostNetwork !== undefined
+        ? { sandboxPodsOnHostNetwork: s.sandboxPodsOnHostNetwork }
+        : {}),
     },
   };
 }

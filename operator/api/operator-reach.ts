@@ -9,10 +9,11 @@
  * what reaper-bounds.ts spares where an administrator allowed that mode, and holds to its shape everywhere.
  * test/unit/api/operator-reach.test.ts holds the bounds to what the injection really adds.
  *
- * `hostNetwork` is the one check not applied: admission sees the pod after every mutating policy, and the local
- * control plane's (tools/local-cluster/node/loopback-api.ts), like any cluster whose pods reach the API server
- * only over the node's loopback, puts the reaper's pods on the host network after the operator asked for them,
- * which no bound here can tell from the operator's own request (docs/security.md).
+ * `hostNetwork` is checked too, unless the admission parameter `sandboxPodsOnHostNetwork` is `allowed`:
+ * admission sees the pod after every mutating policy, and a cluster whose pods reach the API server only over
+ * the node's loopback (the local control plane's real node, tools/local-cluster/node/loopback-api.ts) puts the
+ * reaper's pods on the host network after the operator asked for them, which no bound can tell from the
+ * operator's own request. Such a cluster says so in that parameter; no other needs it (docs/security.md).
  */
 import {
   ANNOTATIONS,
@@ -143,11 +144,14 @@ export function reachValidations(): Validation[] {
         'request.resource.resource + " " + variables.pod',
       reason: 'Forbidden',
     },
-    ...POD_CHECKS.filter((check) => check.field !== 'hostNetwork').map((check) =>
+    ...POD_CHECKS.map((check) =>
       checkValidation(check, {
         path: 'spec',
         metadataPath: 'metadata',
-        skip: '!variables.podCreate',
+        skip:
+          check.field === 'hostNetwork'
+            ? "!variables.podCreate || params.?data.?sandboxPodsOnHostNetwork.orValue('') == 'allowed'"
+            : '!variables.podCreate',
         exempt: reaperSpared,
         prefix: CHECKED,
       }),

@@ -17,7 +17,7 @@ import {
   type ApiServerAudit,
   type ComponentContext,
 } from './components.ts';
-import { allowTemplateNodes, installCrds, type CrdSummary } from './crds.ts';
+import { allowSandboxPodsOnHostNetwork, allowTemplateNodes, installCrds, type CrdSummary } from './crds.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { runKubectl, type KubectlOptions, type KubectlResult } from './kubectl.ts';
 import { registry } from './process-registry.ts';
@@ -190,6 +190,8 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
         ? { node: null, skipReason: null }
         : await phase('real node', () => maybeRealNode(options, ctx, nodeEnv));
     if (node.node !== null) nodes.push(node.node);
+    if (node.node !== null)
+      await phase('host-network sandbox pods', () => allowSandboxPodsOnHostNetwork({ kubectl }, installed));
 
     let stopping: Promise<void> | null = null;
     const startupMs = Date.now() - started;

@@ -92,19 +92,52 @@ export async function installCrds(options: InstallCrdsOptions): Promise<Installe
 
 /**
  * The admission parameters crds/policies/ installs (operator/api/admission.ts; named here, as this package
- * imports nothing of operator/): kwok nodes are reached only by naming them (there is no scheduler without a
- * real node), and the pod-template policy refuses a `nodeName` not in `podTemplateNodeNames`, so the local
- * control plane lists its own kwok nodes there, as an administrator would list nodes a template may name.
+ * imports nothing of operator/), set as an administrator of this cluster would.
  */
 const ADMISSION_PARAMS = { name: 'sandbox-operator-admission', namespace: 'sandbox-system' } as const;
 
+/**
+ * Kwok nodes are reached only by naming them (there is no scheduler without a real node), and the pod-template
+ * policy refuses a `nodeName` not in `podTemplateNodeNames`: list the local control plane's kwok nodes there.
+ */
 export async function allowTemplateNodes(
   options: Pick<InstallCrdsOptions, 'kubectl'>,
   installed: InstalledManifests,
   nodes: readonly string[],
 ): Promise<void> {
-  if (nodes.length === 0 || !installed.files.some((f) => f.includes('/policies/'))) return;
-  const patch = JSON.stringify({ data: { podTemplateNodeNames: nodes.join(',') } });
+  if (nodes.length === 0) return;
+  await setAdmissionParams(
+    options,
+    installed,
+    { podTemplateNodeNames: nodes.join(',') },
+    'allow the kwok nodes in Sandbox templates',
+  );
+}
+
+/**
+ * The real node's loopback policy (node/loopback-api.ts) puts sandbox pods on the host network after the
+ * operator created them: say so, or the operator bounds refuse them as a leaked token's.
+ */
+export async function allowSandboxPodsOnHostNetwork(
+  options: Pick<InstallCrdsOptions, 'kubectl'>,
+  installed: InstalledManifests,
+): Promise<void> {
+  await setAdmissionParams(
+    options,
+    installed,
+    { sandboxPodsOnHostNetwork: 'allowed' },
+    'allow sandbox pods on the host network',
+  );
+}
+
+async function setAdmissionParams(
+  options: Pick<InstallCrdsOptions, 'kubectl'>,
+  installed: InstalledManifests,
+  data: Readonly<Record<string, string>>,
+  step: string,
+): Promise<void> {
+  if (!installed.files.some((f) => f.includes('/policies/'))) return;
+  const patch = JSON.stringify({ data });
   const { name, namespace } = ADMISSION_PARAMS;
   const result = await options.kubectl([
     'patch',
@@ -121,7 +154,7 @@ export async function allowTemplateNodes(
       'crd-install-failed',
       `kubectl patch of configmap ${namespace}/${name} failed`,
       {
-        step: 'allow the kwok nodes in Sandbox templates',
+        step,
         outputTail: result.stderr,
         hint: 'crds/policies/ should create this ConfigMap; regenerate it with `npm run crds`.',
       },

@@ -206,7 +206,15 @@ describe.runIf(inject('clusterKind') === 'local')('the examples under npm start 
     // The agent runtime the examples name is a stand-in on this node, and its log says so.
     const shared = examples.find((e) => e.file === 'shared-sandbox.yaml');
     expect(shared).toBeDefined();
-    const log = await ok(['logs', '-n', shared?.namespace ?? '', 'shared-login-0', '-c', 'workspace']);
+    // Read until the kubelet serves the first line (once seen empty under load: the CI of 35ad312).
+    const log = await eventually(
+      'the stand-in’s first log line',
+      async () => {
+        const text = await ok(['logs', '-n', shared?.namespace ?? '', 'shared-login-0', '-c', 'workspace']);
+        return text.includes('stand-in') ? text : pending(text);
+      },
+      30_000,
+    );
     expect(log).toContain('stand-in');
     expect(log).toContain('not ghcr.io/agent-platform/agent-runtime:1.8.2');
   });

@@ -51,7 +51,15 @@ async function operatorPods(): Promise<Pod[]> {
   );
 }
 
-function sandbox(name: string, real: RealNodeInfo, marker: string): string {
+/** A Sandbox of the tenant whose agent runs `marker` on the real node; `reaped`: with the shell reaper. */
+function sandbox(name: string, real: RealNodeInfo, marker: string, reaped = false): string {
+  const reaper = reaped
+    ? {
+        shellReaper: { enabled: true, gracePeriodSeconds: 2 },
+        // Auto takes SameUser for a template that pins its user (docs/sidecar.md).
+        securityContext: { runAsUser: 1000, runAsGroup: 1000 },
+      }
+    : undefined;
   return JSON.stringify({
     apiVersion: 'sandbox.agents.dev/v1alpha1',
     kind: 'Sandbox',
@@ -60,6 +68,7 @@ function sandbox(name: string, real: RealNodeInfo, marker: string): string {
       worktree: `wt-${name}`,
       podTemplate: {
         spec: {
+          ...(reaper ? { securityContext: reaper.securityContext } : {}),
           nodeSelector: { 'kubernetes.io/hostname': real.name },
           tolerations: [realNodeToleration],
           containers: [
@@ -72,6 +81,7 @@ function sandbox(name: string, real: RealNodeInfo, marker: string): string {
           ],
         },
       },
+      ...(reaper ? { shellReaper: reaper.shellReaper } : {}),
     },
   });
 }
@@ -105,6 +115,9 @@ function installArgs(real: RealNodeInfo, repository: string, tag: string, port: 
     // Sandbox templates name (the local control plane allows them, tools/local-cluster/crds.ts).
     '--set',
     `podTemplatePolicy.allowedNodeNames={${[0, 1, 2].map(kwokNodeName).join(',')}}`,
+    // This node's loopback policy puts sandbox pods on the host network after the operator made them.
+    '--set',
+    'admissionPolicy.sandboxPodsOnHostNetwork=true',
     '--wait',
     '--timeout',
     '150s',
@@ -112,9 +125,10 @@ function installArgs(real: RealNodeInfo, repository: string, tag: string, port: 
 }
 
 suite('the chart on the real node', () => {
+  let image = '';
   beforeAll(async () => {
     const real = node as RealNodeInfo;
-    const image = await operatorImageOnNode(cacheRoot(), real.containerdSocket, () => undefined);
+    image = await operatorImageOnNode(cacheRoot(), real.containerdSocket, () => undefined);
     const [repository, tag] = image.split(':') as [string, string];
     await kubectlOk(['create', 'namespace', tenant]);
     await helm(installArgs(real, repository, tag, await freePort())).catch(async (error: unknown) => {
@@ -140,6 +154,18 @@ suite('the chart on the real node', () => {
     ]);
     await kubectl(['delete', 'secret', '-n', RELEASE.namespace, '-l', `owner=helm,name=${RELEASE.name}`]);
     await kubectl(['delete', 'namespace', tenant, '--wait=false']);
+    // The release set the parameters' reaperImages to its own image; the harness's (crds/policies/) lists none,
+    // and later tests run their operators with other sidecar images.
+    await kubectlOk([
+      'patch',
+      'configmap',
+      `${RELEASE.name}-admission`,
+      '-n',
+      RELEASE.namespace,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ data: { reaperImages: '' } }),
+    ]);
   });
 
   it('runs the operator as a Deployment under its ServiceAccount, probes passing, holding the leader Lease', async () => {
@@ -180,6 +206,53 @@ suite('the chart on the real node', () => {
       async () => ((await operatorPods()).length > 0 ? true : undefined),
       120_000,
     );
+  });
+
+  it('runs a sandbox with the shell reaper: the release’s admission parameters admit the reaper of its image', async () => {
+    const real = node as RealNodeInfo;
+    const images = await kubectlOk([
+      'get',
+      'configmap',
+      `${RELEASE.name}-admission`,
+      '-n',
+      RELEASE.namespace,
+      '-o',
+      'jsonpath={.data.reaperImages}',
+    ]);
+    expect(images).toBe(image);
+    await kubectlOk(['apply', '-f', '-'], { input: sandbox('reaped', real, `reaped-${tenant}`, true) });
+    await eventually(
+      'the reaper’s sandbox pod Ready',
+      async () => {
+        const ready = await kubectl([
+          'get',
+          'pod',
+          'reaped-0',
+          '-n',
+          tenant,
+          '-o',
+          'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
+        ]);
+        const misconfigured = await kubectl([
+          'get',
+          'sandbox',
+          'reaped',
+          '-n',
+          tenant,
+          '-o',
+          'jsonpath={.status.conditions[?(@.type=="Misconfigured")].message}',
+        ]);
+        return ready.stdout === 'True'
+          ? true
+          : pending({ ready: ready.stdout, misconfigured: misconfigured.stdout });
+      },
+      180_000,
+    );
+    const pod = JSON.parse(await kubectlOk(['get', 'pod', 'reaped-0', '-n', tenant, '-o', 'json'])) as {
+      spec: { initContainers?: { name: string; image: string }[] };
+    };
+    expect(pod.spec.initContainers?.find((c) => c.name === 'shell-reaper')?.image).toBe(image);
+    await kubectlOk(['delete', 'sandbox', 'reaped', '-n', tenant, '--wait=false']);
   });
 
   it('stops the containers of an exclusive deletion; a blocked deletion leaves them running', async () => {

@@ -165,7 +165,12 @@ describe('the reaper’s shape', () => {
 });
 
 describe('the admission parameters', () => {
-  const PARAMS = ['reaperImages', 'reaperExtraEnv', 'reaperExtraMountPaths'] as const;
+  const PARAMS = [
+    'reaperImages',
+    'reaperExtraEnv',
+    'reaperExtraMountPaths',
+    'sandboxPodsOnHostNetwork',
+  ] as const;
   type Param = (typeof PARAMS)[number];
   const set = (name: Param, value: string | undefined) =>
     core().patchNamespacedConfigMap({
@@ -238,5 +243,16 @@ describe('the admission parameters', () => {
     );
     await set('reaperExtraEnv', before.get('reaperExtraEnv') ?? '');
     await set('reaperExtraMountPaths', before.get('reaperExtraMountPaths') ?? '');
+  });
+
+  it('sandboxPodsOnHostNetwork: a sandbox pod on the host network only where the cluster puts it there', async () => {
+    // What the local control plane's real node does to every reaper pod; a leaked token's request looks the same.
+    const onHost = () =>
+      operatorPod(plain, 'SameUser', (_, pod) => pod.spec && (pod.spec.hostNetwork = true));
+    await set('sandboxPodsOnHostNetwork', '');
+    expect(await settles(onHost, plain, (o) => o !== 'allowed')).toContain('spec.hostNetwork');
+    await set('sandboxPodsOnHostNetwork', 'allowed');
+    expect(await settles(onHost, plain, (o) => o === 'allowed')).toBe('allowed');
+    await set('sandboxPodsOnHostNetwork', before.get('sandboxPodsOnHostNetwork') ?? '');
   });
 });

@@ -64,8 +64,31 @@ beforeAll(async () => {
     '--ignore-not-found',
   ]);
 });
+/**
+ * The release takes over the harness's admission parameters (crds/policies/): it lists its own image as the
+ * reaper's and leaves sandbox pods off the host network. Later test files run operators with other sidecar
+ * images, on a node whose loopback policy puts their pods on the host network: give them back the harness's.
+ */
+const HARNESS_PARAMS = ['reaperImages', 'sandboxPodsOnHostNetwork'] as const;
+let harnessParams: Record<string, string> = {};
+beforeAll(async () => {
+  const params = JSON.parse(
+    await kubectlOk(['get', 'configmap', `${RELEASE}-admission`, '-n', OPERATOR_NAMESPACE, '-o', 'json']),
+  ) as { data?: Record<string, string> };
+  harnessParams = Object.fromEntries(HARNESS_PARAMS.map((key) => [key, params.data?.[key] ?? '']));
+});
 afterAll(async () => {
   await operator?.stop();
+  await kubectlOk([
+    'patch',
+    'configmap',
+    `${RELEASE}-admission`,
+    '-n',
+    OPERATOR_NAMESPACE,
+    '--type=merge',
+    '-p',
+    JSON.stringify({ data: harnessParams }),
+  ]);
 });
 
 describe('installing the rendered chart', () => {

@@ -264,6 +264,7 @@ describe('the chart’s admission policy template', () => {
       )
       .replaceAll('{{ join "," .Values.admissionPolicy.reaperExtraEnv | quote }}', '"AWS_ROLE_ARN"')
       .replaceAll('{{ join "," .Values.admissionPolicy.reaperExtraMountPaths | quote }}', '"/var/run/aws"')
+      .replaceAll('{{ ternary "allowed" "" .Values.admissionPolicy.sandboxPodsOnHostNetwork | quote }}', '""')
       .replace(/ \{\{- include "sandbox-operator\.labels" \. \| nindent (\d+) \}\}/g, (_, n: string) => {
         return `\n${' '.repeat(Number(n))}app.kubernetes.io/name: sandbox-operator`;
       });
@@ -303,6 +304,7 @@ describe('the chart’s admission policy template', () => {
             reaperImages: ['registry.example/operator@sha256:1'],
             reaperExtraEnv: ['AWS_ROLE_ARN'],
             reaperExtraMountPaths: ['/var/run/aws'],
+            sandboxPodsOnHostNetwork: '',
           },
           names.params,
         ),
