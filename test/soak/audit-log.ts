@@ -22,7 +22,8 @@ export type AuditEvent = {
   readonly userAgent?: string;
   readonly user: { readonly username: string };
   readonly objectRef?: AuditObjectRef;
-  readonly responseStatus?: { readonly code?: number };
+  /** A refusal's metav1.Status carries its message (an admission policy's denial names the policy). */
+  readonly responseStatus?: { readonly code?: number; readonly message?: string };
   readonly requestObject?: unknown;
   readonly responseObject?: unknown;
   readonly requestReceivedTimestamp: string;

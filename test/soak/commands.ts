@@ -123,6 +123,8 @@ export const setupArb: fc.Arbitrary<Setup> = fc
       ...s,
       name: NAMES[i] ?? `sbx-${i}`,
       idleSeconds: s.workspace && idling ? idle : undefined,
+      // The second sandbox of a sequence runs the shell reaper: no new draw, so every seed replays as before.
+      shellReaper: i === 1,
     })),
     sessions: sessions.map((s, i): SessionSpec => ({ ...s, id: `workspace_${i}` })),
   }));

@@ -37,6 +37,7 @@ import type { TimedEvent } from './audit-log.ts';
 import { evictedBeforeStart } from './evictions.ts';
 import { claimRelease, poolLosses, poolOrClaimDelete } from './claims.ts';
 import { Incarnations } from './incarnations.ts';
+import { refusedOperatorPods } from './admitted.ts';
 import { judge, NO_LOSSES, type JudgementId, type Losses } from './judgements.ts';
 import type { ModelReference, OpRecord, SandboxSpec, SoakModel } from './model.ts';
 import { eraseWindows, sandboxVersions, within, type SandboxVersion, type Window } from './versions.ts';
@@ -60,6 +61,7 @@ export type InvariantId =
   | 'pool-settled'
   | 'pool-kept'
   | 'isolated'
+  | 'operator-admitted'
   | JudgementId;
 
 /** `signature` groups violations by invariant, actor and reason: `<invariant>/<actor>/<reason>`. */
@@ -288,6 +290,7 @@ export function checkSequence(
         message: `attach #${op.id} (${op.detail}) succeeded though Sandbox ${op.sandbox}'s deletion was recorded ${op.startedAt - deletedAt} ms before it began`,
       });
   }
+  violations.push(...refusedOperatorPods(sorted, operatorUser, evidence));
   violations.push(
     ...judge({
       model,

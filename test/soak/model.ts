@@ -39,6 +39,12 @@ export type SandboxSpec = {
   readonly idleSeconds: number | undefined;
   /** A sandbox the operator bound to this SandboxClaim (issue 28): learnt from the claim's status. */
   readonly claim?: string;
+  /**
+   * With the shell reaper (SameUser: the template pins one user): every pod the operator makes for it, on
+   * every path (create, replica, resume, reschedule), must pass the operator bounds' reaper checks
+   * (operator/api/reaper-bounds.ts), or the sandbox never gets its pods.
+   */
+  readonly shellReaper: boolean;
 };
 
 /** The sequence's warm pool (issue 28): `pool` of template `tpl`, made by an administrator at the start. */
@@ -187,6 +193,7 @@ export class SoakModel {
       workspace: false,
       idleSeconds: undefined,
       claim,
+      shellReaper: false,
     });
   }
 

@@ -51,6 +51,7 @@ const PRIORITY = [
   'guarded-write',
   'guarded-pods',
   'isolated',
+  'operator-admitted',
   'no-lost-reference',
   'cleanup-unreferenced',
   'fence',

@@ -69,6 +69,7 @@ function baseManifest(namespace: string, sandbox: SandboxSpec) {
     onNode: false,
     ...(sandbox.worktree === undefined ? {} : { worktree: sandbox.worktree }),
     replicas: sandbox.replicas,
+    shellReaper: sandbox.shellReaper,
     ...(sandbox.workspace ? { volumeClaimTemplates: [WORKSPACE_CLAIM] } : {}),
     ...(sandbox.cleanupTtlSeconds === undefined
       ? {}

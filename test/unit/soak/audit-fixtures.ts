@@ -14,6 +14,7 @@ export const sandbox = (over: Partial<SandboxSpec> = {}): SandboxSpec => ({
   manifestErase: false,
   workspace: false,
   idleSeconds: undefined,
+  shellReaper: false,
   ...over,
 });
 

@@ -23,6 +23,7 @@ function model() {
         idleSeconds: undefined,
         manifestErase: false,
         workspace: false,
+        shellReaper: false,
       },
     ],
   );
