@@ -7,13 +7,19 @@
  * user that an admission policy answered 403.
  */
 import type { TimedEvent } from './audit-log.ts';
-import type { Violation } from './invariants.ts';
+
+/** A Violation of invariants.ts (which calls this judge, so it is not imported from there). */
+export type RefusedPod = {
+  readonly invariant: 'operator-admitted';
+  readonly signature: string;
+  readonly message: string;
+};
 
 export function refusedOperatorPods(
   sorted: readonly TimedEvent[],
   operatorUser: string,
   evidence: (event: TimedEvent) => string,
-): Violation[] {
+): RefusedPod[] {
   return sorted
     .filter(
       (e) =>
@@ -25,7 +31,7 @@ export function refusedOperatorPods(
         (e.responseStatus.message ?? '').includes('ValidatingAdmissionPolicy'),
     )
     .map((e) => ({
-      invariant: 'operator-admitted',
+      invariant: 'operator-admitted' as const,
       signature: 'operator-admitted/operator/refused',
       message: `admission refused the operator's own pod ${e.objectRef?.name ?? '?'}: ${e.responseStatus?.message ?? ''}; ${evidence(e)}`,
     }));
