@@ -3,6 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { runKubectl, type KubectlOptions, type KubectlResult } from '@sandbox-operator/local-cluster';
+import {
+  POD_SECURITY_ENFORCE_LABEL,
+  PRIVILEGED_REAPER_ALLOWED,
+  PRIVILEGED_REAPER_LABEL,
+} from '../../operator/api/reaper-shape.ts';
 import './provided-context.ts';
 
 export type { KubectlResult };
@@ -92,3 +97,16 @@ export async function accountTokenKubeConfig(
   });
   return kc;
 }
+
+/**
+ * An administrator's opt-in of `namespace` to the shell reaper's Privileged (root) mode (docs/sidecar.md): the
+ * two labels the operator reads before it builds the mode, and the operator bounds before they admit it.
+ */
+export const optInToRootReaper = (namespace: string) =>
+  kubectlOk([
+    'label',
+    'namespace',
+    namespace,
+    `${POD_SECURITY_ENFORCE_LABEL}=privileged`,
+    `${PRIVILEGED_REAPER_LABEL}=${PRIVILEGED_REAPER_ALLOWED}`,
+  ]);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cacheRoot } from '@sandbox-operator/local-cluster';
 import { operatorImageOnNode } from '@sandbox-operator/local-cluster/images/on-node';
 import { eventually } from '../../integration/controller/operator.ts';
-import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { kubectl, kubectlOk, optInToRootReaper, testNamespace } from '../../harness/kube.ts';
 import { startOperatorProcess, type OperatorProcess } from '../operator-process.ts';
 import { PRIVILEGED_CAPABILITIES } from '../../../operator/sidecar/injection/injection.ts';
 import { confinementOf, registerShell as registerAgentShell, sidecarReady, uidOf } from './agent-shell.ts';
@@ -60,13 +60,7 @@ describe.skipIf(node === null)('the shell reaper in a real pod', () => {
     const real = node as RealNodeInfo;
     const image = await operatorImageOnNode(cacheRoot(), real.containerdSocket, () => undefined);
     // The root sidecar (mode Privileged) runs only where an administrator allows it (issue 26 #2).
-    await kubectlOk([
-      'label',
-      'namespace',
-      namespace,
-      'pod-security.kubernetes.io/enforce=privileged',
-      'sandbox.agents.dev/shell-reaper-privileged=allowed',
-    ]);
+    await optInToRootReaper(namespace);
     // The sidecar's identity here: the chart's ClusterRole bound to its ServiceAccount.
     await kubectlOk(['create', 'serviceaccount', 'sandbox-shell-reaper', '-n', namespace]);
     await kubectlOk([

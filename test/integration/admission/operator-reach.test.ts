@@ -17,7 +17,7 @@ import {
 } from '../../../operator/api/names.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
 import { sandboxPod } from '../../../operator/controller/pod-template.ts';
-import { kubeConfig, kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { kubeConfig, kubectl, kubectlOk, optInToRootReaper, testNamespace } from '../../harness/kube.ts';
 import { createSandbox, getSandbox } from '../controller/fixtures.ts';
 import { grantOperatorRbac, OPERATOR_NAMESPACE } from '../controller/operator.ts';
 
@@ -28,14 +28,7 @@ let sandbox: Sandbox;
 
 beforeAll(async () => {
   await grantOperatorRbac();
-  // The administrator's opt-in to the reaper's root mode (docs/sidecar.md), which the operator reads too.
-  await kubectlOk([
-    'label',
-    'namespace',
-    namespace,
-    'pod-security.kubernetes.io/enforce=privileged',
-    'sandbox.agents.dev/shell-reaper-privileged=allowed',
-  ]);
+  await optInToRootReaper(namespace);
   await createSandbox(namespace, 'reach', { worktree: 'wt-1', onNode: false });
   const stored = await getSandbox(namespace, 'reach');
   if (stored === undefined) throw new Error('the Sandbox was not stored');

@@ -13,7 +13,7 @@ import type { Sandbox } from '../../../operator/api/objects.ts';
 import { DEFAULT_NAMESPACE } from '../../../operator/api/render-crds.ts';
 import { sandboxPod } from '../../../operator/controller/pod-template.ts';
 import { eventually, pending } from '../../harness/eventually.ts';
-import { kubeConfig, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { kubeConfig, optInToRootReaper, testNamespace } from '../../harness/kube.ts';
 import { createSandbox, getSandbox } from '../controller/fixtures.ts';
 import { grantOperatorRbac } from '../controller/operator.ts';
 
@@ -25,13 +25,7 @@ const core = () => kubeConfig().makeApiClient(CoreV1Api);
 
 beforeAll(async () => {
   await grantOperatorRbac();
-  await kubectlOk([
-    'label',
-    'namespace',
-    optedIn,
-    'pod-security.kubernetes.io/enforce=privileged',
-    'sandbox.agents.dev/shell-reaper-privileged=allowed',
-  ]);
+  await optInToRootReaper(optedIn);
   for (const namespace of [optedIn, plain]) {
     await createSandbox(namespace, 'reaper', { worktree: 'wt-1', onNode: false });
     const stored = (await getSandbox(namespace, 'reaper')) as unknown as Sandbox | undefined;
