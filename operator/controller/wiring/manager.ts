@@ -29,6 +29,7 @@ import {
   identityAdvice,
   reportIdentity,
 } from './identity.ts';
+import { checkReaperImage } from './reaper-image.ts';
 import { CONTROLLER, createMetrics, queueMetrics, reconcileMetrics } from './metrics.ts';
 import { registerStateGauges } from './state-metrics.ts';
 import { serveEndpoints } from './metrics-serving.ts';
@@ -184,6 +185,7 @@ export async function runManager(options: ManagerOptions): Promise<void> {
   const params = admissionParamsRef(config.admissionParams);
   const identity = await checkIdentity(clients.json, params);
   reportIdentity(identity, log);
+  await checkReaperImage(clients.json, params, config.sidecarImage, log);
   const server = await serveEndpoints(
     config,
     clients.json,

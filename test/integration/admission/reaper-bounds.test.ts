@@ -7,6 +7,7 @@
  * bundle).
  */
 import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMISSION_PARAMS } from '../../../operator/api/admission.ts';
 import type { Sandbox } from '../../../operator/api/objects.ts';
@@ -15,7 +16,7 @@ import { sandboxPod } from '../../../operator/controller/pod-template.ts';
 import { eventually, pending } from '../../harness/eventually.ts';
 import { kubeConfig, optInToRootReaper, testNamespace } from '../../harness/kube.ts';
 import { createSandbox, getSandbox } from '../controller/fixtures.ts';
-import { grantOperatorRbac } from '../controller/operator.ts';
+import { grantOperatorRbac, startOperator } from '../controller/operator.ts';
 
 const optedIn = testNamespace('reaper-bounds');
 const plain = testNamespace('reaper-bounds-plain');
@@ -200,6 +201,23 @@ describe('the admission parameters', () => {
       'runs only an image the admission parameter reaperImages lists (registry.example/operator:2)',
     );
     await set('reaperImages', before.get('reaperImages') ?? '');
+  });
+
+  it('reaperImages: an operator injecting an image it leaves out says so once at start, with the fix', async () => {
+    await set('reaperImages', 'registry.example/operator:2');
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const operator = startOperator(plain, ['--sidecar-image', IMAGE], undefined, undefined, log);
+    try {
+      await operator.port; // the check runs before the endpoints listen
+      const said = lines.filter((line) => line.includes(`this operator injects ${IMAGE}`));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toContain('"level":50');
+      expect(said[0]).toContain('kubectl patch configmap');
+    } finally {
+      await operator.stop();
+      await set('reaperImages', before.get('reaperImages') ?? '');
+    }
   });
 
   it('reaperExtraEnv and reaperExtraMountPaths: what a cluster’s webhook adds to every container (EKS pod identity)', async () => {
