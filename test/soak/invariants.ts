@@ -325,8 +325,15 @@ function strippedInTermination(
     const name = e.objectRef?.name ?? '';
     if (!on(e, 'sandboxes') || e.verb !== 'patch' || !ok(e) || e.received < terminating) continue;
     if (!strips.has(e.userAgent ?? '') || stripped.has(name)) continue;
+    // Later in the store, not on the clock: a write stored before the strip may complete after it.
+    const revision = Number(
+      (e.responseObject as { metadata?: { resourceVersion?: string } } | undefined)?.metadata
+        ?.resourceVersion,
+    );
+    const later = (v: SandboxVersion) =>
+      Number.isFinite(revision) && Number.isFinite(v.revision) ? v.revision > revision : v.at > e.completed;
     const retaken = (versions.get(name) ?? []).some(
-      (v) => v.at > e.completed && v.finalizers.includes(EXCLUSIVITY_FINALIZER),
+      (v) => later(v) && v.finalizers.includes(EXCLUSIVITY_FINALIZER),
     );
     if (!retaken) stripped.set(name, e.completed);
   }

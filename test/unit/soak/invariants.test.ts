@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TimedEvent } from '../../soak/audit-log.ts';
+import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
 import { checkSequence } from '../../soak/invariants.ts';
 import { SoakModel, type SandboxSpec } from '../../soak/model.ts';
 import { event, NS, op, OPERATOR, refObject, sandbox } from './audit-fixtures.ts';
@@ -26,6 +27,9 @@ function blockedSandbox(spec: Partial<SandboxSpec> = {}, deleted = true) {
   ];
   return { model, events };
 }
+
+const NAMESPACE_CONTROLLER =
+  'kube-controller-manager/v1.36.3/system:serviceaccount:kube-system:namespace-controller';
 
 const signatures = (model: SoakModel, events: TimedEvent[]) =>
   checkSequence(model, events, OPERATOR).map((v) => v.signature);
@@ -242,7 +246,7 @@ describe('the soak invariants', () => {
     );
     events.push(
       event(6500, 'delete', 'sessionreferences', 'ref-r', 200, 'admin', {
-        userAgent: 'kube-controller-manager/v1.36.3/system:serviceaccount:kube-system:namespace-controller',
+        userAgent: NAMESPACE_CONTROLLER,
         responseObject: refObject('Attached', 'wt-2'),
       }),
     );
@@ -256,10 +260,56 @@ describe('the soak invariants', () => {
       }),
       event(6200, 'delete', 'pods', 'sbx-a-0', 200, OPERATOR),
       event(6500, 'delete', 'sessionreferences', 'ref-r', 200, 'admin', {
-        userAgent: 'kube-controller-manager/v1.36.3/system:serviceaccount:kube-system:namespace-controller',
+        userAgent: NAMESPACE_CONTROLLER,
         responseObject: refObject('Attached', 'wt-2'),
       }),
     );
     expect(signatures(shared.model, shared.events)).toEqual(['no-wrongful-stop/operator/foreign']);
+  });
+
+  it('take a strip stored after a write whose answer completed later as the last word (store order, not clock)', () => {
+    const version = (revision: string, finalizers: string[]) => ({
+      kind: 'Sandbox',
+      metadata: {
+        name: 'sbx-a',
+        uid: 'u-1',
+        resourceVersion: revision,
+        finalizers,
+        deletionTimestamp: 'now',
+      },
+    });
+    /** The namespace deleted at 6000, its Sandbox's finalizer stripped (revision 11), then a pod deleted. */
+    const teardown = (...between: TimedEvent[]) => {
+      const { model, events } = blockedSandbox({}, false);
+      const deleteNamespace = op(model, 'delete-namespace', 6000, 6010);
+      const strip = op(model, 'strip-finalizer', 6150, 6400, { sandbox: 'sbx-a' });
+      events.push(
+        event(6001, 'delete', 'namespaces', NS, 200, deleteNamespace, {
+          objectRef: { resource: 'namespaces', name: NS },
+        }),
+        event(6200, 'patch', 'sandboxes', 'sbx-a', 200, strip, {
+          completed: 6300,
+          responseObject: version('11', []),
+        }),
+        ...between,
+        event(7000, 'delete', 'pods', 'sbx-a-0', 200, OPERATOR),
+      );
+      return signatures(model, events);
+    };
+    // The namespace's DELETE of it is stored first (revision 10, the finalizer still there) but its answer
+    // completes after the strip's: the strip removed the last finalizer, and the Sandbox with it.
+    const storedBefore = event(6100, 'delete', 'sandboxes', 'sbx-a', 200, 'admin', {
+      userAgent: NAMESPACE_CONTROLLER,
+      completed: 6500,
+      responseObject: version('10', [EXCLUSIVITY_FINALIZER]),
+    });
+    expect(teardown(storedBefore)).toEqual([]);
+    // The operator put its finalizer back after the strip (revision 12), though its answer came first: the
+    // deletion is its own again, and the foreign reference forbids it.
+    const retaken = event(6210, 'patch', 'sandboxes', 'sbx-a', 200, OPERATOR, {
+      completed: 6250,
+      responseObject: version('12', [EXCLUSIVITY_FINALIZER]),
+    });
+    expect(teardown(retaken)).toEqual(['no-wrongful-stop/operator/foreign']);
   });
 });
