@@ -8,8 +8,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
-/** Returns a promise to hold the request until it settles, or undefined to pass it straight through. */
-export type Hold = (method: string, url: string) => Promise<void> | undefined;
+/**
+ * Returns a promise to hold the request until it settles, or undefined to pass it straight through. It sees
+ * the request's body (read whole first), so a hold can pick one write among many to the same path.
+ */
+export type Hold = (method: string, url: string, body: string) => Promise<void> | undefined;
 
 /**
  * Returns, for a response that should be gated chunk by chunk (a watch stream), a function whose promise each
@@ -30,6 +33,12 @@ export async function startHoldingProxy(
   const target = new URL(cluster.server);
   const ca = cluster.caData ? Buffer.from(cluster.caData, 'base64') : undefined;
   const server = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('error', (error) => res.destroy(error));
+    req.on('end', () => relay(req, Buffer.concat(chunks), res));
+  });
+  const relay = (req: IncomingMessage, body: Buffer, res: ServerResponse) => {
     const forward = () => {
       const upstreamReq = httpsRequest(
         {
@@ -48,12 +57,12 @@ export async function startHoldingProxy(
         },
       );
       upstreamReq.on('error', (error) => res.destroy(error));
-      req.pipe(upstreamReq);
+      upstreamReq.end(body);
     };
-    const held = hold(req.method ?? 'GET', req.url ?? '/');
+    const held = hold(req.method ?? 'GET', req.url ?? '/', body.toString('utf8'));
     if (held === undefined) forward();
     else void held.then(forward, (error: unknown) => res.destroy(error as Error));
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const kubeConfig = new KubeConfig();

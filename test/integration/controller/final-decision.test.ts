@@ -34,7 +34,10 @@ const NAME = 'decided';
 let operator: RunningOperator;
 let proxy: HoldingProxy;
 
-/** Armed: the operator's next status PATCH of the Sandbox (its decision) freezes its Sandbox watch. */
+/**
+ * Armed: the operator's status PATCH that records the Exclusive decision freezes its Sandbox watch — that one,
+ * not any status write in flight when armed (which would freeze the watch before it shows the deletion).
+ */
 let armed = false;
 const watch = sandboxWatchGate();
 /** The operator's DELETE of the sandbox's pod waits here, so the late reference lands before the release goes on. */
@@ -45,8 +48,10 @@ beforeAll(async () => {
   await grantOperatorRbac();
   proxy = await startHoldingProxy(
     restrictedKubeConfig(),
-    (method, url) => {
-      if (armed && method === 'PATCH' && url.includes(`/sandboxes/${NAME}/status`)) watch.freeze();
+    (method, url, body) => {
+      const decision = body.includes('"verdict":"Exclusive"');
+      if (armed && method === 'PATCH' && url.includes(`/sandboxes/${NAME}/status`) && decision)
+        watch.freeze();
       if (armed && method === 'DELETE' && url.includes(`/pods/${NAME}-0`)) return podReleased;
       return undefined;
     },
