@@ -27,6 +27,22 @@ let server: Server;
 let url: string;
 /** LISTs still to refuse with an RBAC 403, as the API server words it. */
 let refusals = 0;
+/**
+ * The running test's bearer token. The server is in this process: a request an earlier test's watcher had on
+ * the wire when it stopped can reach the handler after the next test began. Such a request is answered apart
+ * (503), never from the running test's script or into what it saw.
+ */
+let current = '';
+let tests = 0;
+
+/** A test's start: a fresh script, nothing seen, and a token only its own watchers send. */
+function begin(): void {
+  current = `test-${++tests}`;
+  seen.length = 0;
+  lists.length = 0;
+  watches.length = 0;
+  refusals = 0;
+}
 const RBAC_REFUSAL = {
   kind: 'Status',
   apiVersion: 'v1',
@@ -48,6 +64,8 @@ beforeAll(async () => {
         groupVersion: 'v1',
         resources: [{ name: 'pods', namespaced: true, kind: 'Pod', verbs: ['list', 'watch'] }],
       });
+    } else if (request.pathname === '/api/v1/pods' && req.headers.authorization !== `Bearer ${current}`) {
+      json({ message: 'a stopped watcher’s request' }, 503);
     } else if (request.pathname === '/api/v1/pods' && request.searchParams.get('watch') === 'true') {
       seen.push(`watch@${request.searchParams.get('resourceVersion') ?? ''}`);
       const step = watches.shift();
@@ -82,7 +100,7 @@ function watcher(events: string[], lines?: LogLine[]) {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c', server: url, skipTLSVerify: true }],
-    users: [{ name: 'u' }],
+    users: [{ name: 'u', token: current }],
     contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
     currentContext: 'c',
   });
@@ -115,7 +133,7 @@ const until = (what: string, check: () => boolean) =>
 
 describe('the watcher', () => {
   it('relists on 410 Gone, reporting objects deleted while the watch was gone', async () => {
-    seen.length = 0;
+    begin();
     lists.push({ rv: '10', items: [pod('a', '5'), pod('b', '6')] }, { rv: '20', items: [pod('b', '6')] });
     watches.push(
       (res) =>
@@ -139,7 +157,7 @@ describe('the watcher', () => {
   });
 
   it('re-watches from the last resourceVersion after a clean close, without a relist', async () => {
-    seen.length = 0;
+    begin();
     lists.push({ rv: '30', items: [] });
     watches.push((res) =>
       res
@@ -160,7 +178,7 @@ describe('the watcher', () => {
   });
 
   it('backs off and relists after a failed watch', async () => {
-    seen.length = 0;
+    begin();
     lists.push({ rv: '40', items: [] }, { rv: '41', items: [pod('e', '41')] });
     watches.push((res) => res.writeHead(500).end('{"message":"etcdserver: leader changed"}'));
     const events: string[] = [];
@@ -175,7 +193,7 @@ describe('the watcher', () => {
   });
 
   it('takes an ERROR event other than 410 as a failure: backs off, relists, and is not synced meanwhile', async () => {
-    seen.length = 0;
+    begin();
     // What an API server sends after an etcd restore: the watch's resourceVersion means nothing any more.
     lists.push({ rv: '60', items: [pod('f', '60')] }, { rv: '7', items: [pod('g', '7')] });
     watches.push((res) =>
@@ -203,7 +221,7 @@ describe('the watcher', () => {
   });
 
   it('says a refused LIST (a missing permission) once, with its fix, and once more when it is allowed again', async () => {
-    seen.length = 0;
+    begin();
     refusals = 3;
     lists.push({ rv: '70', items: [pod('h', '70')] });
     const events: string[] = [];
@@ -268,7 +286,7 @@ describe('the watcher', () => {
   });
 
   it('stops when asked, even while a watch is open: it closes the watch itself', async () => {
-    seen.length = 0;
+    begin();
     closedByClient.length = 0;
     lists.push({ rv: '50', items: [] });
     const { watcher: w, restarts } = watcher([]);
