@@ -5,7 +5,9 @@
  * and the claim goes regardless (the sandbox is no longer the claim's to hold).
  *
  * Both lists are consistent reads by the claim label, so a binding that stopped half-way (a labelled sandbox,
- * no status yet) is released too.
+ * no status yet) is released too. A delete whose precondition failed (the reference written since the list: a
+ * host's re-attach, a turn's report) keeps the finalizer and the release goes again from fresh lists: once the
+ * claim is gone, nothing would ever forget that reference, and it would hold its sandbox for ever.
  */
 import type { Logger } from 'pino';
 import { removeFinalizerFromIncarnation } from '../finalizer.ts';
@@ -13,7 +15,7 @@ import type { BindingPorts } from './ports.ts';
 import type { ClaimRecord } from './records.ts';
 import { SANDBOX_CLAIM_FINALIZER } from '../../api/names.ts';
 
-export type Release = { readonly kind: 'Released' | 'FinalizerChanged' };
+export type Release = { readonly kind: 'Released' | 'FinalizerChanged' | 'ChangedSinceRead' };
 
 export async function releaseClaim(ports: BindingPorts, claim: ClaimRecord, log: Logger): Promise<Release> {
   const { namespace, name } = claim;
@@ -25,8 +27,17 @@ export async function releaseClaim(ports: BindingPorts, claim: ClaimRecord, log:
   const deleted: string[] = [];
   for (const sandbox of sandboxes)
     if (!sandbox.deleting && (await ports.sandboxes.delete(sandbox))) deleted.push(sandbox.name);
+  const alreadyDeleting = sandboxes.filter((s) => s.deleting).map((s) => s.name);
+  if (forgotten.length < references.length || deleted.length + alreadyDeleting.length < sandboxes.length) {
+    // Changed or gone since the lists: the next turn lists again (a gone one is no longer listed).
+    log.info(
+      { forgotten, deleted, listed: { references: references.length, sandboxes: sandboxes.length } },
+      'claim deleted, but a reference or sandbox changed since it was listed; releasing again from fresh lists',
+    );
+    return { kind: 'ChangedSinceRead' };
+  }
   log.info(
-    { forgotten, deleted, alreadyDeleting: sandboxes.filter((s) => s.deleting).map((s) => s.name) },
+    { forgotten, deleted, alreadyDeleting },
     'claim deleted: its reference forgotten and its sandbox deleted (the decision keeps it if others attached)',
   );
   const ops = removeFinalizerFromIncarnation(

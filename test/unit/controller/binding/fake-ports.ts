@@ -37,6 +37,8 @@ export class FakeCluster {
   readonly log: string[] = [];
   /** Called before each binding patch lands: a test's concurrent writer. */
   beforeBind: (sandbox: string) => void = () => undefined;
+  /** Reference deletes still to lose their precondition (the reference written since it was listed). */
+  referenceDeletesToLose = 0;
   /** What the fence read answers, by sandbox; the sandbox itself when unset. */
   readonly fenceOf = new Map<string, unknown>();
   claimFinalizers: string[] = [];
@@ -157,6 +159,11 @@ export class FakeCluster {
           ),
         delete: (_ns, reference) => {
           const stored = this.references.get(reference.name);
+          if (stored !== undefined && this.referenceDeletesToLose > 0) {
+            this.referenceDeletesToLose -= 1;
+            stored.resourceVersion = this.next();
+            return Promise.resolve(false);
+          }
           if (stored?.uid !== reference.uid) return Promise.resolve(false);
           if (reference.resourceVersion !== undefined && reference.resourceVersion !== stored.resourceVersion)
             return Promise.resolve(false);

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
   reconcileSandboxClaim,
+  BINDING_RETRY_MS,
   MISSING_RETRY_MS,
   type ClaimReconcilerContext,
 } from '../../../../operator/controller/binding/reconciler.ts';
@@ -388,6 +389,26 @@ describe('the SandboxClaim reconciler', () => {
     cluster.log.length = 0;
     await turn();
     expect(cluster.log).toEqual([]);
+  });
+
+  it('a deleted claim whose reference changed since its list keeps its finalizer and releases again', async () => {
+    const { cluster, turn, setClaim } = setup(claimRecord(), ['python-pool-a']);
+    await turn();
+    const deleting = claimRecord({
+      deleting: true,
+      finalizers: [FINALIZER],
+      status: cluster.statuses.at(-1) ?? {},
+    });
+    setClaim(deleting);
+    cluster.referenceDeletesToLose = 1;
+    cluster.log.length = 0;
+    expect(await turn()).toEqual({ kind: 'RequeueAfter', ms: BINDING_RETRY_MS });
+    // The sandbox's deletion is the decision's (the reference still holds it); the claim stays to forget it.
+    expect(cluster.log).toEqual(['sandbox:delete:python-pool-a']);
+    cluster.log.length = 0;
+    expect(await turn()).toEqual({ kind: 'AwaitChange' });
+    expect(cluster.log).toEqual(['reference:delete:python-pool-a', 'claim:patch']);
+    expect(cluster.references.size).toBe(0);
   });
 
   it('a claim whose finalizer this turn added is bound without listing for an earlier binding', async () => {
