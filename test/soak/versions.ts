@@ -24,6 +24,12 @@ export type SandboxVersion = {
   /** spec.operatingMode as stored (the CRD defaults it to Running). */
   readonly operatingMode: string | undefined;
   readonly status: RecordedStatus | undefined;
+  /**
+   * When the status it shows was stored at the latest: the API server stamps a manager's managedFields entry
+   * (second precision) at every status write that changes a field, so the newest `status` entry, plus the
+   * second it was truncated to, bounds every status write before it — one answered 5xx yet stored included.
+   */
+  readonly statusStoredBy: number;
 };
 
 export type RecordedStatus = {
@@ -46,6 +52,7 @@ type RawSandbox = {
     labels?: Record<string, string>;
     finalizers?: string[];
     deletionTimestamp?: string;
+    managedFields?: { subresource?: string; time?: string }[];
   };
   spec?: { operatingMode?: string };
   status?: RecordedStatus;
@@ -76,11 +83,22 @@ export function sandboxVersions(sorted: readonly TimedEvent[]): Map<string, Sand
       deleting: object.metadata?.deletionTimestamp !== undefined,
       operatingMode: object.spec?.operatingMode,
       status: object.status,
+      statusStoredBy: statusStoredBy(object.metadata?.managedFields ?? []),
     });
     byName.set(name, list);
   }
   for (const list of byName.values()) list.sort((a, b) => a.revision - b.revision || a.at - b.at);
   return byName;
+}
+
+const SECOND_MS = 1000;
+
+function statusStoredBy(entries: readonly { subresource?: string; time?: string }[]): number {
+  const times = entries
+    .filter((entry) => entry.subresource === 'status')
+    .map((entry) => Date.parse(entry.time ?? ''))
+    .filter((time) => Number.isFinite(time));
+  return times.length === 0 ? Number.POSITIVE_INFINITY : Math.max(...times) + SECOND_MS;
 }
 
 export type Window = { readonly from: number; readonly to: number };

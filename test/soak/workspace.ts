@@ -125,7 +125,7 @@ export type WorkspaceLoss = { readonly claim: string; readonly sandbox: string; 
 /**
  * The deletions of workspace claims the API server accepted that no Exclusive verdict allowed: before the
  * namespace terminated, and before any version of the claim's sandbox recorded Exclusive (stored by then:
- * `storedBy`).
+ * `storedBy`, or the version's managedFields time of its status, `statusStoredBy`).
  */
 export function lostWorkspaces(
   sorted: readonly TimedEvent[],
@@ -143,7 +143,9 @@ export function lostWorkspaces(
     if (!claim.startsWith(CLAIM_PREFIX)) continue;
     const sandbox = claim.slice(CLAIM_PREFIX.length);
     const decided = (versions.get(sandbox) ?? []).some(
-      (v) => Math.min(v.at, stored(v.revision)) < e.completed && v.status?.decision?.verdict === 'Exclusive',
+      (v) =>
+        Math.min(v.at, stored(v.revision), v.statusStoredBy) < e.completed &&
+        v.status?.decision?.verdict === 'Exclusive',
     );
     if (!decided) losses.push({ claim, sandbox, event: e });
   }

@@ -256,6 +256,29 @@ describe('workspace-kept', () => {
     ]);
   });
 
+  /**
+   * Found by the soak (CI seed 20261347): the operator's write of Exclusive was answered 5xx yet stored (the
+   * operator killed meanwhile), and the next answer showing it came after the claim's delete, no other answer
+   * between. The API server's managedFields time of the status (second precision) bounds when it was stored.
+   */
+  it('takes a decision as stored by its version’s managedFields time of the status, plus that second', () => {
+    const laterAnswer = (at: number, statusTime: string) => {
+      const e = version(at, OPERATOR, { deleting: true, verdict: 'Exclusive' });
+      const object = e.responseObject as { metadata: Record<string, unknown> };
+      const managedFields = [
+        { manager: 'sandbox-operator', subresource: 'status', time: statusTime },
+        { manager: 'sandbox-operator', time: new Date(at).toISOString() },
+      ];
+      return { ...e, responseObject: { ...object, metadata: { ...object.metadata, managedFields } } };
+    };
+    const m = model();
+    expect(signatures(m, [claimDelete(5000), laterAnswer(6000, '1970-01-01T00:00:01Z')])).toEqual([]);
+    const n = model();
+    expect(signatures(n, [claimDelete(5000), laterAnswer(6000, '1970-01-01T00:00:05Z')])).toEqual([
+      'workspace-kept/operator',
+    ]);
+  });
+
   it('judges only the sandboxes’ workspace claims, and only accepted deletes', () => {
     const m = model();
     expect(
