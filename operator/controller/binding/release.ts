@@ -5,9 +5,9 @@
  * and the claim goes regardless (the sandbox is no longer the claim's to hold).
  *
  * Both lists are consistent reads by the claim label, so a binding that stopped half-way (a labelled sandbox,
- * no status yet) is released too. A delete whose precondition failed (the reference written since the list: a
- * host's re-attach, a turn's report) keeps the finalizer and the release goes again from fresh lists: once the
- * claim is gone, nothing would ever forget that reference, and it would hold its sandbox for ever.
+ * no status yet) is released too. A delete that did not happen (answered 409: another incarnation under the
+ * name, or a conflict) keeps the finalizer and the release goes again from fresh lists: once the claim is gone,
+ * nothing would ever forget a reference left behind, and it would hold its sandbox for ever.
  */
 import type { Logger } from 'pino';
 import { removeFinalizerFromIncarnation } from '../finalizer.ts';
@@ -29,10 +29,10 @@ export async function releaseClaim(ports: BindingPorts, claim: ClaimRecord, log:
     if (!sandbox.deleting && (await ports.sandboxes.delete(sandbox))) deleted.push(sandbox.name);
   const alreadyDeleting = sandboxes.filter((s) => s.deleting).map((s) => s.name);
   if (forgotten.length < references.length || deleted.length + alreadyDeleting.length < sandboxes.length) {
-    // Changed or gone since the lists: the next turn lists again (a gone one is no longer listed).
+    // Not deleted (409) or gone since the lists: the next turn lists again (a gone one is no longer listed).
     log.info(
       { forgotten, deleted, listed: { references: references.length, sandboxes: sandboxes.length } },
-      'claim deleted, but a reference or sandbox changed since it was listed; releasing again from fresh lists',
+      'claim deleted, but a delete of its reference or sandbox did not happen; releasing again from fresh lists',
     );
     return { kind: 'ChangedSinceRead' };
   }

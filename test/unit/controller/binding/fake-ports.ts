@@ -37,7 +37,7 @@ export class FakeCluster {
   readonly log: string[] = [];
   /** Called before each binding patch lands: a test's concurrent writer. */
   beforeBind: (sandbox: string) => void = () => undefined;
-  /** Reference deletes still to lose their precondition (the reference written since it was listed). */
+  /** Reference deletes still to answer 409 (a conflict): nothing deleted. */
   referenceDeletesToLose = 0;
   /** What the fence read answers, by sandbox; the sandbox itself when unset. */
   readonly fenceOf = new Map<string, unknown>();
@@ -161,7 +161,6 @@ export class FakeCluster {
           const stored = this.references.get(reference.name);
           if (stored !== undefined && this.referenceDeletesToLose > 0) {
             this.referenceDeletesToLose -= 1;
-            stored.resourceVersion = this.next();
             return Promise.resolve(false);
           }
           if (stored?.uid !== reference.uid) return Promise.resolve(false);

@@ -391,7 +391,7 @@ describe('the SandboxClaim reconciler', () => {
     expect(cluster.log).toEqual([]);
   });
 
-  it('a deleted claim whose reference changed since its list keeps its finalizer and releases again', async () => {
+  it('a deleted claim whose reference delete did not happen (409) keeps its finalizer and releases again', async () => {
     const { cluster, turn, setClaim } = setup(claimRecord(), ['python-pool-a']);
     await turn();
     const deleting = claimRecord({
