@@ -15,7 +15,7 @@ import type { BindingPorts } from './ports.ts';
 import type { ClaimRecord } from './records.ts';
 import { SANDBOX_CLAIM_FINALIZER } from '../../api/names.ts';
 
-export type Release = { readonly kind: 'Released' | 'FinalizerChanged' | 'ChangedSinceRead' };
+export type Release = { readonly kind: 'Released' | 'FinalizerChanged' | 'NotAllDeleted' };
 
 export async function releaseClaim(ports: BindingPorts, claim: ClaimRecord, log: Logger): Promise<Release> {
   const { namespace, name } = claim;
@@ -34,7 +34,7 @@ export async function releaseClaim(ports: BindingPorts, claim: ClaimRecord, log:
       { forgotten, deleted, listed: { references: references.length, sandboxes: sandboxes.length } },
       'claim deleted, but a delete of its reference or sandbox did not happen; releasing again from fresh lists',
     );
-    return { kind: 'ChangedSinceRead' };
+    return { kind: 'NotAllDeleted' };
   }
   log.info(
     { forgotten, deleted, alreadyDeleting },
