@@ -4,12 +4,13 @@
  * default, because metrics are served without authentication unless a guard is given (issue 15, issue 26;
  * docs/security.md says how to scrape them). When both binds are the same, one listener serves all three.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createTlsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { answer, listen, type Route, type ServingCertificate } from './listener.ts';
 import type { MetricsGuard } from './metrics-access.ts';
+
+export { parseBind } from './listener.ts';
 
 export type ProbeState = {
   /** Undefined when ready; otherwise why not, in words /readyz answers with. */
@@ -21,13 +22,7 @@ export type MetricsServing = {
   /** Who may read /metrics (metrics-access.ts); absent: anyone who reaches the listener. */
   readonly guard?: MetricsGuard;
   /** PEM certificate and key: the metrics listener speaks HTTPS, so a scraper's token is not sent in clear. */
-  readonly tls?: { readonly cert: string; readonly key: string };
-};
-type Route = (path: string, req: IncomingMessage, res: ServerResponse) => boolean;
-
-const answer = (res: ServerResponse, code: number, body: string, type = 'text/plain') => {
-  res.writeHead(code, { 'content-type': type });
-  res.end(body);
+  readonly tls?: ServingCertificate;
 };
 
 function probeRoute(state: ProbeState): Route {
@@ -63,28 +58,6 @@ function metricsRoute(registry: Registry, log: Logger, guard: MetricsGuard | und
   };
 }
 
-async function listen(
-  bind: string,
-  routes: readonly Route[],
-  what: string,
-  log: Logger,
-  tls?: MetricsServing['tls'],
-): Promise<Server> {
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    if (!routes.some((route) => route(path, req, res))) answer(res, 404, 'not found');
-  };
-  const server = tls === undefined ? createServer(handle) : createTlsServer(tls, handle);
-  const { host, port } = parseBind(bind);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  log.info({ address: `${address.address}:${address.port}` }, `serving ${what}`);
-  return server;
-}
-
 /** The probe listener; closing it closes the metrics listener too. */
 export async function serveProbes(
   binds: EndpointBinds,
@@ -113,14 +86,4 @@ export async function serveProbes(
     metricsServer.close();
     throw error;
   }
-}
-
-/** `:8080`, `0.0.0.0:8080` or `127.0.0.1:0`. */
-export function parseBind(bind: string): { host: string; port: number } {
-  const at = bind.lastIndexOf(':');
-  const host = at <= 0 ? '0.0.0.0' : bind.slice(0, at);
-  const port = Number.parseInt(bind.slice(at + 1), 10);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`invalid bind address "${bind}": expected host:port`);
-  return { host, port };
 }

@@ -68,6 +68,18 @@ const configSchema = z.object({
     .string()
     .optional()
     .describe('--metrics-cert-dir: tls.crt and tls.key here: /metrics over HTTPS (its own --metrics-bind)'),
+  reviewBind: z
+    .string()
+    .optional()
+    .describe(
+      "--review-bind: serve the operator's delete review here, over HTTPS (docs/adr/0011); default: not served",
+    ),
+  reviewCertDir: z
+    .string()
+    .optional()
+    .describe(
+      '--review-cert-dir: tls.crt and tls.key for --review-bind (the API server calls it over HTTPS)',
+    ),
   admissionParams: z
     .string()
     .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, 'expected <namespace>/<name>')
@@ -187,6 +199,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
   const config = parsed.data;
   requireHttps(config);
   requireOwnMetricsPort(config);
+  requireReviewCertificate(config);
   const ledgerToken = config.ledgerTokenFile
     ? readFileSync(config.ledgerTokenFile, 'utf8').trim()
     : env['SANDBOX_OPERATOR_LEDGER_TOKEN'];
@@ -203,6 +216,17 @@ function requireOwnMetricsPort(config: z.infer<typeof configSchema>): void {
       `--metrics-bind (or ${envName('metricsBind')}): must differ from --probe-bind (${config.probeBind}) ` +
         'with --metrics-auth or --metrics-cert-dir',
     );
+}
+
+/** The API server calls a webhook over HTTPS only: a review listener needs its certificate, and the other way round. */
+function requireReviewCertificate(config: z.infer<typeof configSchema>): void {
+  if ((config.reviewBind === undefined) === (config.reviewCertDir === undefined)) return;
+  const [given, missing] =
+    config.reviewBind === undefined ? ['reviewCertDir', 'reviewBind'] : ['reviewBind', 'reviewCertDir'];
+  throw new ConfigError(
+    `--${kebab(missing)} (or ${envName(missing)}): required with --${kebab(given)}: the delete review is ` +
+      'served over HTTPS, on its own listener',
+  );
 }
 
 /**

@@ -33,6 +33,7 @@ import { checkReaperImage } from './reaper-image.ts';
 import { CONTROLLER, createMetrics, queueMetrics, reconcileMetrics } from './metrics.ts';
 import { registerStateGauges } from './state-metrics.ts';
 import { serveEndpoints } from './metrics-serving.ts';
+import { serveReview } from './review-serving.ts';
 import { DEFAULT_BACKOFF, WorkQueue } from '../../runtime/queue.ts';
 import { Runner } from '../../runtime/runner.ts';
 import { reconcileSandbox } from '../sandbox-reconciler.ts';
@@ -203,6 +204,11 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     },
     log,
   );
+  const review = await serveReview(config, kubeReferenceApi(clients), log).catch((error: unknown) => {
+    server.close();
+    throw error;
+  });
+  server.on('close', () => review?.close());
   const address = server.address();
   if (address && typeof address === 'object') onListening?.(address.port);
   metrics.cache.counts = () => store.counts;

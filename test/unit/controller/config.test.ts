@@ -86,4 +86,16 @@ describe('operator settings', () => {
     const shared = () => loadConfig(['--metrics-auth', 'true', '--metrics-bind', ':8081'], {});
     expect(shared).toThrow(/--metrics-bind .*must differ from --probe-bind \(:8081\)/);
   });
+
+  it('serves the delete review only when asked, and only with its certificate', () => {
+    expect(loadConfig([], {})).toMatchObject({ reviewBind: undefined, reviewCertDir: undefined });
+    const both = loadConfig(['--review-bind', ':9443', '--review-cert-dir', '/certs'], {});
+    expect(both).toMatchObject({ reviewBind: ':9443', reviewCertDir: '/certs' });
+    expect(() => loadConfig(['--review-bind', ':9443'], {})).toThrow(
+      /--review-cert-dir \(or SANDBOX_OPERATOR_REVIEW_CERT_DIR\): required with --review-bind/,
+    );
+    expect(() => loadConfig([], { SANDBOX_OPERATOR_REVIEW_CERT_DIR: '/certs' })).toThrow(
+      /--review-bind \(or SANDBOX_OPERATOR_REVIEW_BIND\): required with --review-cert-dir/,
+    );
+  });
 });

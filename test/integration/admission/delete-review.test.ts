@@ -1,0 +1,173 @@
+/**
+ * The operator's delete review (docs/adr/0011), as the operator serves it (`--review-bind`, `--review-cert-dir`)
+ * and as api/operator-review.ts registers it, against the real API server. A leaked operator token may raise the
+ * cleanup fence, which the operator-bounds policy then takes for an automatic cleanup; the review reads the
+ * sandbox's references and refuses the delete while any is there. The operator's own cleanup passes through it.
+ *
+ * The registration selects this file's two namespaces by a label: the operator watches one (its cleanup runs
+ * there); in the other no operator acts, so a fence stays as the test wrote it.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RESTRICTED_USER } from '@sandbox-operator/local-cluster';
+import { freePort } from '@sandbox-operator/local-cluster/net';
+import { ANNOTATIONS, GROUP, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
+import { operatorReviewWebhook } from '../../../operator/api/operator-review.ts';
+import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
+import { createReference, createSandbox, getSandbox } from '../controller/fixtures.ts';
+import {
+  customObjects,
+  eventually,
+  grantOperatorRbac,
+  pending,
+  startOperator,
+  type RunningOperator,
+} from '../controller/operator.ts';
+
+const watched = testNamespace('delete-review');
+const unwatched = testNamespace('delete-review-token');
+const WEBHOOK = `${watched}-review`;
+const SELECTED = { 'sandbox.agents.dev/delete-review-test': watched };
+const FENCE = { [ANNOTATIONS.cleanupFence]: '2026-12-04T00:00:00Z' };
+const LATER = { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 3600 };
+const asOperator = (namespace: string, args: string[]) =>
+  kubectl([...args, '-n', namespace, '--wait=false'], { restricted: true });
+
+const logLines: string[] = [];
+let operator: RunningOperator | undefined;
+
+beforeAll(async () => {
+  await grantOperatorRbac();
+  const dir = await mkdtemp(join(tmpdir(), 'delete-review-'));
+  // The API server calls webhooks over HTTPS only; a self-signed certificate is its own CA bundle.
+  await promisify(execFile)('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+    '-keyout',
+    join(dir, 'tls.key'),
+    '-out',
+    join(dir, 'tls.crt'),
+  ]);
+  const port = await freePort();
+  const log = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
+  operator = startOperator(
+    watched,
+    ['--review-bind', `127.0.0.1:${port}`, '--review-cert-dir', dir],
+    undefined,
+    undefined,
+    log,
+  );
+  await operator.port;
+  for (const namespace of [watched, unwatched])
+    await kubectlOk(['label', 'namespace', namespace, `sandbox.agents.dev/delete-review-test=${watched}`]);
+  const registration = operatorReviewWebhook({
+    name: WEBHOOK,
+    operatorUsers: [RESTRICTED_USER],
+    endpoint: { url: `https://127.0.0.1:${port}` },
+    caBundlePem: await readFile(join(dir, 'tls.crt'), 'utf8'),
+    namespaceSelector: { matchLabels: SELECTED },
+  });
+  await kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(registration) });
+});
+
+afterAll(async () => {
+  await kubectlOk(['delete', 'validatingwebhookconfiguration', WEBHOOK, '--ignore-not-found']);
+  await operator?.stop();
+});
+
+const deleteReference = (namespace: string, name: string) =>
+  customObjects().deleteNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: SESSION_REFERENCE.plural,
+    name,
+  });
+
+describe('the operator’s identity deleting a fenced DeleteWhenUnreferenced sandbox (a leaked token)', () => {
+  it('is refused while a reference is there, naming it, and the sandbox stays', async () => {
+    await createSandbox(unwatched, 'held', { worktree: 'wt-1', cleanup: LATER, annotations: FENCE });
+    await createReference(unwatched, 'board-main', {
+      sandbox: 'held',
+      session: 'workspace_1',
+      worktree: 'wt-2',
+    });
+    // Webhooks register asynchronously: until the API server calls this one, the bounds alone let it through.
+    const refused = await eventually('the review consulted', async () => {
+      const result = await kubectl(['delete', 'sandbox', 'held', '-n', unwatched, '--dry-run=server'], {
+        restricted: true,
+      });
+      return result.exitCode !== 0 ? result : pending({ stdout: result.stdout });
+    });
+    expect(refused.stderr).toContain('still has 1 SessionReference(s) (board-main)');
+    const deleted = await asOperator(unwatched, ['delete', 'sandbox', 'held']);
+    expect(deleted.exitCode).not.toBe(0);
+    expect(deleted.stderr).toContain('still has 1 SessionReference(s) (board-main)');
+    expect(await getSandbox(unwatched, 'held')).toBeDefined();
+  });
+
+  it('is admitted once nothing references it (what the cleanup itself waits for)', async () => {
+    await deleteReference(unwatched, 'board-main');
+    const deleted = await asOperator(unwatched, ['delete', 'sandbox', 'held']);
+    expect(deleted.exitCode, deleted.stderr).toBe(0);
+    await eventually('held gone', async () =>
+      (await getSandbox(unwatched, 'held')) === undefined ? true : pending('still there'),
+    );
+  });
+
+  it('is not the review’s to judge when someone else deletes (a tenant’s delete never reaches it)', async () => {
+    await createSandbox(unwatched, 'tenants', { worktree: 'wt-1', cleanup: LATER, annotations: FENCE });
+    await createReference(unwatched, 'tenant-ref', {
+      sandbox: 'tenants',
+      session: 'workspace_2',
+      worktree: 'wt-2',
+    });
+    const deleted = await kubectl(['delete', 'sandbox', 'tenants', '-n', unwatched, '--wait=false']);
+    expect(deleted.exitCode, deleted.stderr).toBe(0);
+  });
+});
+
+describe('the operator’s own cleanup', () => {
+  it('passes through the review: an unreferenced sandbox past its TTL is deleted, and the review said so', async () => {
+    await createSandbox(watched, 'ephemeral', {
+      worktree: 'wt-1',
+      cleanup: { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 0 },
+    });
+    await eventually('ephemeral cleaned up', async () =>
+      (await getSandbox(watched, 'ephemeral')) === undefined ? true : pending('still there'),
+    );
+    const admitted = logLines
+      .map((line) => JSON.parse(line) as { msg?: string; sandbox?: string; user?: string })
+      .filter((entry) => entry.msg === 'delete review: sandbox unreferenced, its delete admitted');
+    expect(admitted).toContainEqual(
+      expect.objectContaining({ sandbox: `${watched}/ephemeral`, user: RESTRICTED_USER }),
+    );
+  });
+
+  it('waits while the review is not served (failurePolicy Fail); nobody else does', async () => {
+    await operator?.stop();
+    operator = undefined;
+    await createSandbox(unwatched, 'unserved', { worktree: 'wt-1', cleanup: LATER, annotations: FENCE });
+    const byOperator = await asOperator(unwatched, ['delete', 'sandbox', 'unserved']);
+    expect(byOperator.exitCode).not.toBe(0);
+    expect(byOperator.stderr).toContain(`failed calling webhook`);
+    const byAdmin = await kubectl(['delete', 'sandbox', 'unserved', '-n', unwatched, '--wait=false']);
+    expect(byAdmin.exitCode, byAdmin.stderr).toBe(0);
+  });
+});
