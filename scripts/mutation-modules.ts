@@ -39,6 +39,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   { name: 'claim watch decisions', paths: ['operator/client/claim-watch.ts'] },
   { name: 'warm pool plan', paths: ['operator/controller/warm-pool/plan.ts'] },
   { name: 'pool exemption', paths: ['operator/controller/pool-exemption.ts'] },
+  { name: 'delete review', paths: ['operator/controller/delete-review.ts'] },
 ];
 
 /** The part of Stryker's JSON report read here: each mutated file's mutants and their status. */

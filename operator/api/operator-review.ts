@@ -32,8 +32,8 @@ export type OperatorReviewSettings = {
   readonly namespaceSelector?: { readonly matchLabels: Readonly<Record<string, string>> };
 };
 
-/** CEL string literals: JSON's double-quoted form is one CEL accepts. */
-const list = (values: readonly string[]) => `[${values.map((value) => JSON.stringify(value)).join(', ')}]`;
+/** A CEL list of strings: JSON's array of double-quoted strings is one CEL accepts (and Helm's toJson writes). */
+const list = (values: readonly string[]) => JSON.stringify(values);
 
 export function operatorReviewWebhook(settings: OperatorReviewSettings) {
   const { endpoint } = settings;

@@ -69,8 +69,9 @@ export function sandboxDeleteReviewer(references: Pick<ReferenceApi, 'listLive'>
         message: `could not list the SessionReferences of sandbox ${namespace}/${name}: ${(error as Error).message}`,
       };
     }
+    // A reference that does not parse still counts, named by its key (namespace/name).
     const names = listed.map((reference) =>
-      reference.ok ? reference.value.metadata.name : (reference.error.objectKey.split('/').at(-1) ?? ''),
+      reference.ok ? reference.value.metadata.name : reference.error.objectKey,
     );
     const verdict = judgeSandboxDelete(sandbox, names);
     log.info(

@@ -2,13 +2,14 @@
  * The operator's delete review (controller/delete-review.ts, docs/adr/0011): a Sandbox's DELETE by the
  * operator's identity is admitted only when a consistent LIST finds no reference; anything uncertain refuses.
  */
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { parseSessionReference } from '../../../operator/api/parse.ts';
 import { judgeSandboxDelete, sandboxDeleteReviewer } from '../../../operator/controller/delete-review.ts';
 import type { AdmissionRequest } from '../../../operator/runtime/admission-review.ts';
 import { sessionReference } from '../builders.ts';
-import { silent } from './scripted-ports.ts';
 
+const OPERATOR = 'system:serviceaccount:sandbox-system:sandbox-operator';
 const SANDBOX = { namespace: 'ns', name: 'sbx' };
 const deleteOf = (overrides: Partial<AdmissionRequest> = {}): AdmissionRequest => ({
   uid: 'u-1',
@@ -16,9 +17,24 @@ const deleteOf = (overrides: Partial<AdmissionRequest> = {}): AdmissionRequest =
   namespace: 'ns',
   name: 'sbx',
   resource: { group: 'sandbox.agents.dev', resource: 'sandboxes' },
-  userInfo: { username: 'system:serviceaccount:sandbox-system:sandbox-operator' },
+  userInfo: { username: OPERATOR },
   ...overrides,
 });
+const refusal = (count: number, named: string) => ({
+  allowed: false,
+  code: 409,
+  reason: 'Conflict',
+  message:
+    `sandbox ns/sbx still has ${count} SessionReference(s) (${named}): the operator deletes a sandbox only ` +
+    'while nothing references it; its cleanup looks again and lifts the fence',
+});
+
+/** A logger whose entries the test reads: what was decided, and why, is part of the behaviour. */
+function recording() {
+  const entries: Record<string, unknown>[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void entries.push(JSON.parse(line)) });
+  return { log, entries };
+}
 
 describe('the verdict on the operator deleting a sandbox', () => {
   it('admits it when nothing references the sandbox', () => {
@@ -26,14 +42,9 @@ describe('the verdict on the operator deleting a sandbox', () => {
   });
 
   it('refuses it as a conflict while any reference is listed, naming three and counting the rest', () => {
-    expect(judgeSandboxDelete(SANDBOX, ['ref-a'])).toEqual({
-      allowed: false,
-      code: 409,
-      reason: 'Conflict',
-      message: expect.stringContaining('sandbox ns/sbx still has 1 SessionReference(s) (ref-a)'),
-    });
-    const five = judgeSandboxDelete(SANDBOX, ['a', 'b', 'c', 'd', 'e']);
-    expect(five).toMatchObject({ allowed: false, message: expect.stringContaining('(a, b, c and 2 more)') });
+    expect(judgeSandboxDelete(SANDBOX, ['ref-a'])).toEqual(refusal(1, 'ref-a'));
+    expect(judgeSandboxDelete(SANDBOX, ['a', 'b', 'c'])).toEqual(refusal(3, 'a, b, c'));
+    expect(judgeSandboxDelete(SANDBOX, ['a', 'b', 'c', 'd'])).toEqual(refusal(4, 'a, b, c and 1 more'));
   });
 });
 
@@ -45,47 +56,74 @@ describe('the delete reviewer', () => {
     },
   });
 
-  it('lists the sandbox’s references live and judges by them', async () => {
+  it('lists the sandbox’s references live, judges by them, and says so', async () => {
+    const { log, entries } = recording();
     const attached = sessionReference('board-main').of('sbx').raw();
-    expect(await sandboxDeleteReviewer(listing([]), silent)(deleteOf())).toEqual({ allowed: true });
-    expect(await sandboxDeleteReviewer(listing([attached]), silent)(deleteOf())).toMatchObject({
-      allowed: false,
-      code: 409,
-      message: expect.stringContaining('(board-main)'),
-    });
+    expect(await sandboxDeleteReviewer(listing([]), log)(deleteOf())).toEqual({ allowed: true });
+    expect(await sandboxDeleteReviewer(listing([attached]), log)(deleteOf())).toEqual(
+      refusal(1, 'board-main'),
+    );
+    expect(entries).toEqual([
+      expect.objectContaining({
+        sandbox: 'ns/sbx',
+        user: OPERATOR,
+        references: 0,
+        msg: 'delete review: sandbox unreferenced, its delete admitted',
+      }),
+      expect.objectContaining({
+        sandbox: 'ns/sbx',
+        user: OPERATOR,
+        references: 1,
+        msg: 'delete review: sandbox still referenced, its delete refused',
+      }),
+    ]);
   });
 
-  it('counts a reference it cannot read, by its name', async () => {
+  it('counts a reference it cannot read, by its key', async () => {
     const malformed = sessionReference('odd').of('sbx').malformed('state', 'Sideways').raw();
-    expect(await sandboxDeleteReviewer(listing([malformed]), silent)(deleteOf())).toMatchObject({
-      allowed: false,
-      message: expect.stringContaining('(odd)'),
-    });
+    const { log } = recording();
+    expect(await sandboxDeleteReviewer(listing([malformed]), log)(deleteOf())).toEqual(refusal(1, 'ns/odd'));
   });
 
-  it('refuses when the LIST fails: uncertainty never admits the delete', async () => {
+  it('refuses when the LIST fails, and says why: uncertainty never admits the delete', async () => {
+    const { log, entries } = recording();
     const failing = { listLive: () => Promise.reject(new Error('etcd timed out')) };
-    expect(await sandboxDeleteReviewer(failing, silent)(deleteOf())).toEqual({
+    expect(await sandboxDeleteReviewer(failing, log)(deleteOf())).toEqual({
       allowed: false,
       code: 503,
       reason: 'ServiceUnavailable',
       message: 'could not list the SessionReferences of sandbox ns/sbx: etcd timed out',
     });
+    expect(entries).toEqual([
+      expect.objectContaining({
+        sandbox: 'ns/sbx',
+        err: expect.objectContaining({ message: 'etcd timed out' }),
+        msg: 'delete review could not list the references; refusing',
+      }),
+    ]);
   });
 
   it('refuses anything but one Sandbox’s DELETE, saying the registration is not the operator’s', async () => {
     const never = { listLive: () => Promise.reject(new Error('must not list')) };
-    const review = sandboxDeleteReviewer(never, silent);
-    for (const request of [
-      deleteOf({ operation: 'UPDATE' }),
-      deleteOf({ resource: { group: 'sandbox.agents.dev', resource: 'sessionreferences' } }),
-      deleteOf({ resource: { group: 'other.example', resource: 'sandboxes' } }),
-      deleteOf({ name: undefined }),
-    ])
-      expect(await review(request)).toMatchObject({
+    const review = sandboxDeleteReviewer(never, recording().log);
+    const cases: [Partial<AdmissionRequest>, string][] = [
+      [{ operation: 'UPDATE' }, 'UPDATE of sandboxes.sandbox.agents.dev'],
+      [
+        { resource: { group: 'sandbox.agents.dev', resource: 'sessionreferences' } },
+        'DELETE of sessionreferences.sandbox.agents.dev',
+      ],
+      [{ resource: { group: 'other.example', resource: 'sandboxes' } }, 'DELETE of sandboxes.other.example'],
+      [{ name: undefined }, 'DELETE of sandboxes.sandbox.agents.dev'],
+      [{ namespace: undefined }, 'DELETE of sandboxes.sandbox.agents.dev'],
+    ];
+    for (const [overrides, sent] of cases)
+      expect(await review(deleteOf(overrides))).toEqual({
         allowed: false,
         code: 400,
-        message: expect.stringContaining("is not the operator's"),
+        reason: 'BadRequest',
+        message:
+          `the operator's delete review judges only the DELETE of one Sandbox; it was sent ${sent}: ` +
+          "its ValidatingWebhookConfiguration is not the operator's",
       });
   });
 });
