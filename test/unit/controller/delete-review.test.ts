@@ -32,7 +32,10 @@ const refusal = (count: number, named: string) => ({
 /** A logger whose entries the test reads: what was decided, and why, is part of the behaviour. */
 function recording() {
   const entries: Record<string, unknown>[] = [];
-  const log = pino({ level: 'info' }, { write: (line: string) => void entries.push(JSON.parse(line)) });
+  const log = pino(
+    { level: 'info' },
+    { write: (line: string) => void entries.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   return { log, entries };
 }
 
