@@ -201,7 +201,8 @@ export function reachValidations(): Validation[] {
     // and the fence was raised first (the DELETE is preconditioned on the fenced version). A Retain sandbox is
     // never the operator's to delete, so a leaked token cannot delete one outright — but a pool's unclaimed one
     // (pool-reach.ts), and a sandbox claim's when the claim is deleted (controller/binding/release.ts): that
-    // deletion is the ordinary decision, so the references of other sessions still keep it.
+    // deletion is the ordinary decision, so the references of other sessions still keep it. Whether a cleanup's
+    // sandbox is unreferenced, a policy cannot read: the delete review does (controller/delete-review.ts).
     {
       expression:
         "!variables.onSandboxes || request.operation != 'DELETE' || " +
