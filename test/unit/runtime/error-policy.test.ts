@@ -27,6 +27,22 @@ describe('the error policy', () => {
       });
   });
 
+  // The delete review (controller/delete-review.ts) answers 409 so that its refusal of the cleanup's DELETE reads as
+  // a race lost, retried from fresh state — with the 400 a webhook sends by default it would await a fix for ever.
+  it('retries the delete review’s refusal (409 from an admission webhook) as a stale write', () => {
+    const message =
+      'admission webhook "sandbox-deletes.operator-review.sandbox.agents.dev" denied the request: sandbox ns/sbx ' +
+      'still has 1 SessionReference(s) (board-main)';
+    const refused = new KubeRequestError('Delete', 'sandbox ns/sbx', 409, {
+      cause: { code: 409, body: JSON.stringify({ kind: 'Status', reason: 'Conflict', code: 409, message }) },
+    });
+    expect(refused.admissionDenied).toBe(false);
+    expect(errorPolicy(controllerErrorOf(refused))).toMatchObject({
+      kind: 'RetryWithBackoff',
+      level: 'info',
+    });
+  });
+
   it('retries any other failed request with backoff, as a warning', () => {
     for (const error of [kube(500), kube(422)])
       expect(errorPolicy(controllerErrorOf(error))).toEqual({
