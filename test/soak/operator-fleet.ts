@@ -25,6 +25,8 @@ export type FleetSettings = {
   readonly kubeconfig: string;
   readonly seed: number;
   readonly flags: readonly string[];
+  /** Flags of one replica alone (its own listening ports), by its index; kept across its restarts. */
+  readonly replicaFlags?: (index: number) => readonly string[];
 };
 
 export type FleetEvent = { readonly at: number; readonly replica: number; readonly what: string };
@@ -81,6 +83,7 @@ export class OperatorFleet {
         '--probe-bind',
         '127.0.0.1:0',
         ...this.settings.flags,
+        ...(this.settings.replicaFlags?.(index) ?? []),
       ],
       {
         env: { ...process.env, KUBECONFIG: this.settings.kubeconfig, SANDBOX_OPERATOR_LOG_LEVEL: 'info' },

@@ -12,6 +12,7 @@ import { RESTRICTED_USER } from '@sandbox-operator/local-cluster';
 import { kubeConfig } from '../harness/kube.ts';
 import { grantOperatorRbac } from '../integration/controller/operator.ts';
 import { AuditTail } from './audit-log.ts';
+import { registerDeleteReview, type SoakDeleteReview } from './delete-review.ts';
 import { evidence } from './invariants.ts';
 import { FaultProxy, NO_FAULTS } from './fault-proxy.ts';
 import { apiServerOf, writeProxiedKubeconfig } from './kube.ts';
@@ -29,6 +30,7 @@ let fleet: OperatorFleet;
 let tail: AuditTail;
 let proxies: FaultProxy[] = [];
 let logDir: string;
+let review: SoakDeleteReview | undefined;
 
 beforeAll(async () => {
   await grantOperatorRbac();
@@ -56,6 +58,7 @@ beforeAll(async () => {
   await writeProxiedKubeconfig(restricted, operatorUrl, operatorKubeconfig);
   tail = new AuditTail(inject('auditLogPath'), RESTRICTED_USER);
   await tail.start();
+  review = await registerDeleteReview(logDir, settings.replicas, RESTRICTED_USER, settings.baseSeed);
   fleet = new OperatorFleet({
     main: inject('operatorMain'),
     replicas: settings.replicas,
@@ -65,6 +68,7 @@ beforeAll(async () => {
     kubeconfig: operatorKubeconfig,
     seed: settings.baseSeed,
     flags: ['--resync-ms', '5000', '--blocked-recheck-ms', '2000'],
+    replicaFlags: review.replicaFlags,
   });
   fleet.start();
   await installRefusalPolicy(admin, settings.baseSeed.toString(36));
@@ -88,6 +92,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fleet.stop();
+  await review?.forwarder.stop();
   await tail.stop();
   for (const proxy of proxies) await proxy.stop();
 });
@@ -125,6 +130,7 @@ it(
       bounds: settings.bounds,
       operatorKills: fleet.kills,
       operatorCrashes: fleet.crashes,
+      deleteReviewsUnanswered: review?.forwarder.unanswered ?? 0,
       faults: proxies[0]?.counts ?? {},
       auditLines: tail.lines,
       operatorWritesAfterNamespaceGone: late.length,

@@ -1,0 +1,82 @@
+/**
+ * The soak runs with the operator's delete review registered (docs/adr/0011): every cleanup DELETE the operator
+ * makes in a sequence passes through it, under the fault proxy and the kills, and invariant 5 judges what it
+ * admitted. Each replica serves it on a port of its own, below the kernel's ephemeral range (a restarted replica
+ * binds it again, and no outgoing connection can have taken it meanwhile); the forwarder is the one URL the API
+ * server calls.
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { operatorReviewWebhook } from '../../operator/api/operator-review.ts';
+import { kubectlOk } from '../harness/kube.ts';
+import { ReviewForwarder } from './review-forwarder.ts';
+
+/** Below /proc/sys/net/ipv4/ip_local_port_range's start (32768 by default). */
+const PORTS = { from: 20_000, to: 32_000 } as const;
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+async function reviewPorts(count: number, seed: number): Promise<number[]> {
+  const ports: number[] = [];
+  const span = PORTS.to - PORTS.from;
+  for (let step = 0; ports.length < count && step < span; step++) {
+    const port = PORTS.from + ((seed + step * 7919) % span);
+    if (!ports.includes(port) && (await bindable(port))) ports.push(port);
+  }
+  if (ports.length < count) throw new Error(`no ${count} free ports in ${PORTS.from}..${PORTS.to}`);
+  return ports;
+}
+
+export type SoakDeleteReview = {
+  readonly replicaFlags: (index: number) => readonly string[];
+  readonly forwarder: ReviewForwarder;
+};
+
+export async function registerDeleteReview(
+  dir: string,
+  replicas: number,
+  operatorUser: string,
+  seed: number,
+): Promise<SoakDeleteReview> {
+  await promisify(execFile)('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+    '-keyout',
+    join(dir, 'tls.key'),
+    '-out',
+    join(dir, 'tls.crt'),
+  ]);
+  const ports = await reviewPorts(replicas, seed);
+  const forwarder = new ReviewForwarder(ports);
+  const port = await forwarder.start();
+  const registration = operatorReviewWebhook({
+    operatorUsers: [operatorUser],
+    endpoint: { url: `https://127.0.0.1:${port}` },
+    caBundlePem: await readFile(join(dir, 'tls.crt'), 'utf8'),
+  });
+  await kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(registration) });
+  return {
+    forwarder,
+    replicaFlags: (index) => ['--review-bind', `127.0.0.1:${ports[index] ?? 0}`, '--review-cert-dir', dir],
+  };
+}
