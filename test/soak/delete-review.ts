@@ -5,12 +5,9 @@
  * binds it again, and no outgoing connection can have taken it meanwhile); the forwarder is the one URL the API
  * server calls.
  */
-import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { operatorReviewWebhook } from '../../operator/api/operator-review.ts';
+import { loopbackCertificate } from '../harness/certificate.ts';
 import { kubectlOk } from '../harness/kube.ts';
 import { ReviewForwarder } from './review-forwarder.ts';
 
@@ -47,32 +44,14 @@ export async function registerDeleteReview(
   operatorUser: string,
   seed: number,
 ): Promise<SoakDeleteReview> {
-  await promisify(execFile)('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-    '-keyout',
-    join(dir, 'tls.key'),
-    '-out',
-    join(dir, 'tls.crt'),
-  ]);
+  const { certPem } = await loopbackCertificate('soak-review', dir);
   const ports = await reviewPorts(replicas, seed);
   const forwarder = new ReviewForwarder(ports);
   const port = await forwarder.start();
   const registration = operatorReviewWebhook({
     operatorUsers: [operatorUser],
     endpoint: { url: `https://127.0.0.1:${port}` },
-    caBundlePem: await readFile(join(dir, 'tls.crt'), 'utf8'),
+    caBundlePem: certPem,
   });
   await kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(registration) });
   return {

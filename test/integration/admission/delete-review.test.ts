@@ -7,17 +7,13 @@
  * The registration selects this file's two namespaces by a label: the operator watches one (its cleanup runs
  * there); in the other no operator acts, so a fence stays as the test wrote it.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESTRICTED_USER } from '@sandbox-operator/local-cluster';
 import { freePort } from '@sandbox-operator/local-cluster/net';
 import { ANNOTATIONS, GROUP, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
 import { operatorReviewWebhook } from '../../../operator/api/operator-review.ts';
+import { loopbackCertificate } from '../../harness/certificate.ts';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { createReference, createSandbox, getSandbox } from '../controller/fixtures.ts';
 import {
@@ -43,27 +39,7 @@ let operator: RunningOperator | undefined;
 
 beforeAll(async () => {
   await grantOperatorRbac();
-  const dir = await mkdtemp(join(tmpdir(), 'delete-review-'));
-  // The API server calls webhooks over HTTPS only; a self-signed certificate is its own CA bundle.
-  await promisify(execFile)('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-    '-keyout',
-    join(dir, 'tls.key'),
-    '-out',
-    join(dir, 'tls.crt'),
-  ]);
+  const { dir, certPem } = await loopbackCertificate('delete-review');
   const port = await freePort();
   const log = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
   operator = startOperator(
@@ -80,7 +56,7 @@ beforeAll(async () => {
     name: WEBHOOK,
     operatorUsers: [RESTRICTED_USER],
     endpoint: { url: `https://127.0.0.1:${port}` },
-    caBundlePem: await readFile(join(dir, 'tls.crt'), 'utf8'),
+    caBundlePem: certPem,
     namespaceSelector: { matchLabels: SELECTED },
   });
   await kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(registration) });

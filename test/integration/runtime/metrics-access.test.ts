@@ -4,14 +4,11 @@
  * — TokenReview for the bearer token, SubjectAccessReview for `get` on the non-resource URL /metrics. Real
  * API server, real ServiceAccount tokens; the listener binds to loopback only.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { Counter, Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +18,7 @@ import { kubeClients } from '../../../operator/kube/clients.ts';
 import { kubeAccessReviews } from '../../../operator/runtime/access-reviews.ts';
 import { metricsGuard } from '../../../operator/runtime/metrics-access.ts';
 import { serveProbes } from '../../../operator/runtime/probes.ts';
+import { loopbackCertificate } from '../../harness/certificate.ts';
 import { kubeConfig, kubectlOk, serviceAccountKubeConfig, testNamespace } from '../../harness/kube.ts';
 
 const namespace = testNamespace('metrics-access');
@@ -95,26 +93,7 @@ describe('/metrics with --metrics-auth', () => {
 
 describe('/metrics with --metrics-auth and --metrics-cert-dir, as the operator wires them', () => {
   it('speaks HTTPS with the certificate given, and still asks for the token', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'metrics-tls-'));
-    await promisify(execFile)('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      join(dir, 'tls.key'),
-      '-out',
-      join(dir, 'tls.crt'),
-    ]);
+    const { dir } = await loopbackCertificate('metrics-tls');
     const port = await freePort();
     const flags = [
       '--metrics-auth',
