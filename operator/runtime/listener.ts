@@ -2,13 +2,23 @@
  * One HTTP(S) listener and its routes: what the probe, metrics and admission review endpoints share. A route
  * answers the paths it owns and returns false for the rest; a path no route owns is answered 404.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 
 /** PEM certificate and key: the listener speaks HTTPS. */
 export type ServingCertificate = { readonly cert: string; readonly key: string };
+/** `tls.crt` and `tls.key` in `dir`, as controller-runtime's CertDir and a kubernetes.io/tls Secret name them. */
+export function readServingCertificate(dir: string): ServingCertificate {
+  return {
+    cert: readFileSync(join(dir, 'tls.crt'), 'utf8'),
+    key: readFileSync(join(dir, 'tls.key'), 'utf8'),
+  };
+}
+
 export type Route = (path: string, req: IncomingMessage, res: ServerResponse) => boolean;
 
 export const answer = (res: ServerResponse, code: number, body: string, type = 'text/plain') => {

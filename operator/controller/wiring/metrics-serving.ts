@@ -3,14 +3,13 @@
  * (docs/security.md, "/metrics and the probes"), over HTTPS with `--metrics-cert-dir` (tls.crt and tls.key,
  * as controller-runtime's CertDir and a kubernetes.io/tls Secret name them).
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { JsonClient } from '../../kube/plain-json.ts';
 import { kubeAccessReviews } from '../../runtime/access-reviews.ts';
 import { metricsGuard } from '../../runtime/metrics-access.ts';
+import { readServingCertificate } from '../../runtime/listener.ts';
 import { serveProbes, type MetricsServing, type ProbeState } from '../../runtime/probes.ts';
 import type { OperatorConfig } from './config.ts';
 
@@ -18,14 +17,7 @@ export function metricsServing(config: OperatorConfig, json: JsonClient): Metric
   const dir = config.metricsCertDir;
   return {
     ...(config.metricsAuth ? { guard: metricsGuard(kubeAccessReviews(json)) } : {}),
-    ...(dir === undefined
-      ? {}
-      : {
-          tls: {
-            cert: readFileSync(join(dir, 'tls.crt'), 'utf8'),
-            key: readFileSync(join(dir, 'tls.key'), 'utf8'),
-          },
-        }),
+    ...(dir === undefined ? {} : { tls: readServingCertificate(dir) }),
   };
 }
 

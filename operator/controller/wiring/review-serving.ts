@@ -3,13 +3,11 @@
  * `--review-cert-dir`'s tls.crt and tls.key, on a listener of its own (the API server calls it; the kubelet's
  * probes and the scrapers never do). Its registration is api/operator-review.ts.
  */
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { SANDBOX_DELETE_REVIEW_PATH } from '../../api/operator-review.ts';
 import { reviewRoute } from '../../runtime/admission-review.ts';
-import { listen } from '../../runtime/listener.ts';
+import { listen, readServingCertificate } from '../../runtime/listener.ts';
 import { sandboxDeleteReviewer } from '../delete-review.ts';
 import type { ReferenceApi } from '../ports.ts';
 import type { OperatorConfig } from './config.ts';
@@ -21,10 +19,7 @@ export async function serveReview(
 ): Promise<Server | undefined> {
   const { reviewBind, reviewCertDir } = config;
   if (reviewBind === undefined || reviewCertDir === undefined) return undefined;
-  const tls = {
-    cert: readFileSync(join(reviewCertDir, 'tls.crt'), 'utf8'),
-    key: readFileSync(join(reviewCertDir, 'tls.key'), 'utf8'),
-  };
+  const tls = readServingCertificate(reviewCertDir);
   const reviewLog = log.child({ component: 'delete-review' });
   const route = reviewRoute(
     SANDBOX_DELETE_REVIEW_PATH,
