@@ -26,8 +26,17 @@ export interface KubeletSettings {
   readonly taint: boolean;
 }
 
+/** Where this kubelet listens and keeps what is its own on the host. */
+export interface KubeletPlaces {
+  readonly port: number;
+  readonly healthzPort: number;
+  /** Its pod logs, in its node's directory: never the host's shared /var/log/pods (below). */
+  readonly podLogsDir: string;
+}
+
 /** KubeletConfiguration (pure). Why each setting: docs/real-node.md. */
-export function kubeletConfig(settings: KubeletSettings, port: number, healthzPort: number): string {
+export function kubeletConfig(settings: KubeletSettings, places: KubeletPlaces): string {
+  const { port, healthzPort, podLogsDir } = places;
   return stringify({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
@@ -55,6 +64,10 @@ export function kubeletConfig(settings: KubeletSettings, port: number, healthzPo
     shutdownGracePeriod: '0s',
     registerWithTaints: settings.taint ? [REAL_NODE_TAINT] : [],
     nodeStatusUpdateFrequency: '4s',
+    // Its container GC removes, once a minute, every pod log directory here whose pod it does not know: in a
+    // directory shared with another local control plane's kubelet (a test's, or `npm start` beside the
+    // tests'), each removed the other's, and those containers' logs read empty from then on.
+    podLogsDir,
   });
 }
 
@@ -67,7 +80,12 @@ export async function startKubelet(
   const dir = join(nodeDir, 'kubelet');
   await mkdir(join(dir, 'pki'), { recursive: true });
   const configPath = join(dir, 'config.yaml');
-  await writeFile(configPath, kubeletConfig(settings, await freePort(), await freePort()));
+  const podLogsDir = join(dir, 'pod-logs');
+  await mkdir(podLogsDir, { recursive: true });
+  await writeFile(
+    configPath,
+    kubeletConfig(settings, { port: await freePort(), healthzPort: await freePort(), podLogsDir }),
+  );
   const proc = startProcess({
     name: 'kubelet',
     command: binary,
