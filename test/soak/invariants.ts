@@ -417,12 +417,10 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
     if (sandbox === undefined) return 'the operator deleted a reference of an unknown sandbox';
     // An administrator asked for every reference to go: any of them, while the request is pending.
     if (within(ctx.erasing, e.received)) return undefined;
-    if (!ctx.lives.deleting(sandbox.name, e.received))
-      return `the operator deleted a reference of Sandbox ${sandbox.name}, which was not being deleted`;
-    // Created after the deletion was recorded: its attach is refused (the fence invariant checks that), and
-    // the erase after the release may take it before the attach withdraws it. (A reference that existed
+    // Created after the deletion of the incarnation it was written to was recorded: its attach is refused (the
+    // fence invariant checks that), and the erase after the release — once the Sandbox is gone, so a later
+    // incarnation may stand by then — may take it before the attach withdraws it. (A reference that existed
     // before, even if re-attached since, is evidence the decision had to see: not exempt.)
-    const deletedAt = ctx.lives.at(sandbox.name, e.received)?.deleted;
     const created = ctx.events.findLast(
       (c) =>
         on(c, 'sessionreferences') &&
@@ -431,7 +429,9 @@ function unjustifiedRemoval(e: TimedEvent, object: RefObject, ctx: RemovalContex
         c.responseStatus?.code === 201 &&
         c.received < e.received,
     );
-    if (deletedAt !== undefined && created !== undefined && created.received > deletedAt) return undefined;
+    if (created !== undefined && ctx.lives.deleting(sandbox.name, created.received)) return undefined;
+    if (!ctx.lives.deleting(sandbox.name, e.received))
+      return `the operator deleted a reference of Sandbox ${sandbox.name}, which was not being deleted`;
     if (isForeignReference({ worktree: object.spec?.worktree }, { worktree: sandbox.worktree }))
       return `the operator deleted a reference foreign to Sandbox ${sandbox.name}`;
     if (ctx.lives.adopted(sandbox.name, e.received))

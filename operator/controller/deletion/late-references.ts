@@ -1,6 +1,8 @@
 /**
- * References written after a deletion's final Exclusive decision (issue 25, #7): the erase of the index takes
- * them with the rest, and they are said, since each is an attach that was refused (or a withdraw that failed).
+ * References written after a deletion's final Exclusive decision (issue 25, #7): each is an attach that was
+ * refused (or a withdraw that failed). The final erase of the index takes the sandbox's own references and leaves
+ * these — foreign references of a sandbox that still stands, which the operator's reference review refuses to
+ * let anyone delete (docs/adr/0011) — until the finalizer is gone; then they are erased and said.
  */
 import type { Logger } from 'pino';
 import type { SandboxState, SessionReference } from '../../api/objects.ts';
@@ -12,51 +14,80 @@ import type { ListedReference } from '../ports.ts';
 import { sandboxRef } from '../erase.ts';
 
 /**
- * What the erase of a finally decided sandbox's index deletes, and which of those are late: foreign to its
- * worktree, or unreadable — references that would have made it not exclusive, written after the decision's
- * LIST, so their attaches were refused. Taken from the erase's own consistent LIST, not the cache: a late
- * reference the cache has not seen yet is erased all the same, and must be said all the same.
+ * What the erase of a finally decided sandbox's index deletes now (`own`: of its worktree) and what it leaves
+ * for after the finalizer (`late`: foreign to its worktree, or unreadable — references that would have made it
+ * not exclusive, written after the decision's LIST, so their attaches were refused). Taken from the erase's own
+ * consistent LIST, not the cache: a late reference the cache has not seen yet is erased all the same, and must be
+ * said all the same.
  */
 export function lateErase(
   live: readonly Parsed<SessionReference>[],
   sandbox: SandboxState,
-): { readonly listed: readonly ListedReference[]; readonly late: ReadonlySet<string> } {
+): { readonly own: readonly ListedReference[]; readonly late: readonly ListedReference[] } {
   const target = { worktree: sandbox.spec.worktree };
-  const listed: ListedReference[] = [];
-  const late = new Set<string>();
+  const own: ListedReference[] = [];
+  const late: ListedReference[] = [];
   for (const parsed of live) {
     if (parsed.ok) {
       const { name, uid, resourceVersion } = parsed.value.metadata;
-      listed.push({ name, uid: uid ?? '', resourceVersion: resourceVersion ?? '' });
-      if (isForeignReference(referenceEntryOf(parsed.value), target)) late.add(name);
+      const listed = { name, uid: uid ?? '', resourceVersion: resourceVersion ?? '' };
+      (isForeignReference(referenceEntryOf(parsed.value), target) ? late : own).push(listed);
     } else {
       // An unreadable one is named by its key, `namespace/name`, and deleted on the uid and version it was read at.
       const name = parsed.error.objectKey.split('/').at(-1) ?? '';
       const { uid = '', resourceVersion = '' } = parsed.error.identity;
-      listed.push({ name, uid, resourceVersion });
-      late.add(name);
+      late.push({ name, uid, resourceVersion });
     }
   }
-  return { listed, late };
+  return { own, late };
 }
 
-export function reportLate(
+/**
+ * Erases the late references the final erase left, once the finalizer is gone, each preconditioned on what was
+ * listed, and says which. One that changed since (a host re-attached) or that cannot be deleted now is left to its
+ * host, whose refused attach withdraws it; that is said too, never retried here: the Sandbox is gone, and no turn
+ * of it comes again.
+ */
+export async function eraseLate(
   ctx: ReconcilerContext,
   sandbox: SandboxState,
-  late: ReadonlySet<string>,
-  deleted: readonly string[],
+  late: readonly ListedReference[],
+  log: Logger,
+): Promise<void> {
+  const { namespace, name } = sandbox.metadata;
+  try {
+    const { deleted, changed } = await ctx.ports.references.deleteAll(namespace, name, late);
+    ctx.failpoint('erase-late');
+    if (changed.length > 0)
+      log.warn(
+        { changedSinceListed: changed },
+        'late references changed since listed are left to their hosts, whose refused attaches withdraw them',
+      );
+    reportLate(ctx, sandbox, deleted, log);
+  } catch (error) {
+    log.warn(
+      { err: error, late: late.map((reference) => reference.name) },
+      'late references could not be erased after the release; left to their hosts, whose refused attaches ' +
+        'withdraw them',
+    );
+  }
+}
+
+function reportLate(
+  ctx: ReconcilerContext,
+  sandbox: SandboxState,
+  erased: readonly string[],
   log: Logger,
 ): void {
-  const erased = deleted.filter((name) => late.has(name));
   if (erased.length === 0) return;
   log.warn(
     { late: erased },
-    'references written after the Exclusive decision were erased with the index: their attaches were refused',
+    'references written after the Exclusive decision were erased after the release: their attaches were refused',
   );
   ctx.ports.events.record(
     sandboxRef(sandbox),
     'Warning',
     'LateReferencesErased',
-    `written after the exclusive decision (their attaches were refused), erased with the index: ${erased.join(', ')}`,
+    `written after the exclusive decision (their attaches were refused), erased after the release: ${erased.join(', ')}`,
   );
 }

@@ -44,6 +44,7 @@ export const WRITE_STEPS = [
   'release-claim',
   'erase-index',
   'remove-finalizer',
+  'erase-late',
 ] as const;
 export type WriteStep = (typeof WRITE_STEPS)[number];
 
@@ -90,7 +91,7 @@ export type DeletionFacts = {
   /**
    * The recorded decision is Exclusive: final. It was confirmed on a LIST made after the fence, so a reference
    * written since is an attach that saw the deletion and withdraws (or failed to): the release goes on, and
-   * the erase of the index takes such late references with it and reports them. Never decided again.
+   * such late references are erased once the finalizer is gone, and reported. Never decided again.
    */
   readonly final?: boolean;
 
@@ -134,6 +135,12 @@ export type DeletionFacts = {
   readonly claimDeleted?: true;
   /** What erasing the index deleted, and what it kept because it changed since its LIST. */
   readonly indexErased?: Deleted;
+  /**
+   * The late references a final erase left (foreign to the sandbox, written after its decision): erased after
+   * the finalizer, when the Sandbox is gone. While it stands they are foreign references of a standing sandbox,
+   * which the operator's reference review refuses to let anyone delete (controller/reference-review.ts).
+   */
+  readonly lateLeft?: readonly ListedReference[];
 };
 
 export type DeletionStep =
@@ -186,10 +193,15 @@ export type DeletionStep =
   | { readonly kind: 'erase-index' }
   /** References written after the fence changed under the erase (their attach withdraws them): erase again. */
   | { readonly kind: 'erase-again'; readonly changed: readonly string[] }
-  | { readonly kind: 'remove-finalizer'; readonly erased: readonly string[] };
+  | { readonly kind: 'remove-finalizer'; readonly erased: readonly string[] }
+  /** The finalizer is gone: the late references the final erase left, now of a gone Sandbox. */
+  | { readonly kind: 'erase-late'; readonly late: readonly ListedReference[] };
 
 export function nextDeletionStep(facts: DeletionFacts): DeletionStep {
-  if (!facts.finalizer) return { kind: 'finished' };
+  if (!facts.finalizer)
+    return facts.lateLeft !== undefined && facts.lateLeft.length > 0
+      ? { kind: 'erase-late', late: facts.lateLeft }
+      : { kind: 'finished' };
   if (facts.podsGoing === true && facts.eraseRequest === undefined) return { kind: 'pods-going' };
   // The guard is found by name: removing one the cache still holds needs the incarnation read of the whole way.
   // (The NetworkPolicy's removal is bound to the incarnation by its labels: it needs no read.)

@@ -24,7 +24,7 @@ import { isReleased, type PodSummary } from '../cache/pod-summary.ts';
 import { nextDeletionStep, type DeletionFacts, type DeletionStep } from './steps.ts';
 import { recordDecision } from './record.ts';
 import { eraseReferences } from '../erase.ts';
-import { lateErase, reportLate } from './late-references.ts';
+import { eraseLate, lateErase } from './late-references.ts';
 import { incarnationOf, stalenessOf } from '../incarnation.ts';
 import { turnReads, type TurnReads } from './read-ahead.ts';
 import { removeFinalizerPatch } from '../finalizer.ts';
@@ -218,11 +218,10 @@ async function perform(
       const indexErased = await ctx.ports.references.deleteAll(
         namespace,
         name,
-        final?.listed ?? facts.liveListed,
+        final?.own ?? facts.liveListed,
       );
       ctx.failpoint(step.kind);
-      if (final) reportLate(ctx, sandbox, final.late, indexErased.deleted, log);
-      return { ...facts, indexErased };
+      return { ...facts, indexErased, ...(final ? { lateLeft: final.late } : {}) };
     }
     case 'erase-again':
       log.info(
@@ -232,6 +231,9 @@ async function perform(
       return requeueAfter(ERASE_AGAIN_MS);
     case 'remove-finalizer':
       return removeFinalizer(ctx, sandbox, facts, step.erased, log);
+    case 'erase-late':
+      await eraseLate(ctx, sandbox, step.late, log);
+      return { ...facts, lateLeft: [] };
   }
 }
 

@@ -1,8 +1,10 @@
 /**
  * A recorded Exclusive decision is final (issue 25, #7; docs/deletion.md): it was confirmed on a LIST made
  * after the fence, so a reference written since is an attach that saw the deletion and withdraws (or failed
- * to). A later turn does not decide again: it finishes the release, erases such late references with the
- * index, and says so. Before, a late reference made the next turn decide Foreign, with the pods already gone.
+ * to). A later turn does not decide again: it finishes the release, erases its own worktree's references with
+ * the index and such late references once the finalizer is gone (the operator's reference review refuses a
+ * foreign reference's delete while its sandbox stands, docs/adr/0011), and says so. Before, a late reference
+ * made the next turn decide Foreign, with the pods already gone.
  */
 import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
 import { describe, expect, it } from 'vitest';
@@ -27,16 +29,34 @@ const current = expect_('sandboxes.readLive(sbx)', {
 });
 
 describe('a released deletion and a reference written after its decision', () => {
-  it('finishes: the pods listed gone, the late reference erased with the index and reported, the finalizer removed', async () => {
+  it('finishes: the pods listed gone, its own reference erased, the finalizer removed, then the late one erased and reported', async () => {
     const subject = sandbox('sbx').deleting().withReference(own, late);
     subject.withStatus(releasingStatus(subject, [own]));
     const action = await turn(subject, [
       current,
       expect_('pods.listLive(sbx)', []),
       expect_('references.listLive(sbx)', listed([own, late], 'sbx')),
-      expect_('references.deleteAll(sbx, listed [own, late])', deleted('own', 'late')),
-      expect_('events.record(LateReferencesErased)'),
+      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+      expect_('references.deleteAll(sbx, listed [late])', deleted('late')),
+      expect_('events.record(LateReferencesErased)'),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('finishes all the same when the late erase fails: the sandbox is released, the late reference left to its host', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own, late);
+    subject.withStatus(releasingStatus(subject, [own]));
+    const refused = new KubeRequestError('Delete', 'sessionreference ns/late', 409, {
+      cause: new Error('admission webhook denied the request'),
+    });
+    const action = await turn(subject, [
+      current,
+      expect_('pods.listLive(sbx)', []),
+      expect_('references.listLive(sbx)', listed([own, late], 'sbx')),
+      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+      failing('references.deleteAll(sbx, listed [late])', refused),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
   });
@@ -50,9 +70,10 @@ describe('a released deletion and a reference written after its decision', () =>
       current,
       expect_('pods.listLive(sbx)', []),
       expect_('references.listLive(sbx)', listed([own, unseen], 'sbx')),
-      expect_('references.deleteAll(sbx, listed [own, unseen])', deleted('own', 'unseen')),
-      expect_('events.record(LateReferencesErased)'),
+      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+      expect_('references.deleteAll(sbx, listed [unseen])', deleted('unseen')),
+      expect_('events.record(LateReferencesErased)'),
     ]);
   });
 

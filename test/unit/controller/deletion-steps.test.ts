@@ -42,6 +42,24 @@ describe('the deletion steps', () => {
     ]);
   });
 
+  it('leave a final erase’s late references until the finalizer is gone, then erase them', () => {
+    const late = [{ name: 'late-host', uid: 'u-late', resourceVersion: '41' }];
+    expect(walk({ ...start, final: true }, { cached: foreign, pods: [], late })).toEqual([
+      'read-incarnation',
+      'list-pods',
+      'remove-guard',
+      'remove-isolation',
+      'erase-index',
+      'remove-finalizer',
+      'erase-late',
+      'finished',
+    ]);
+    expect(nextDeletionStep({ ...start, finalizer: false, lateLeft: late })).toEqual({
+      kind: 'erase-late',
+      late,
+    });
+  });
+
   it('release pods first, then wait for them to be gone', () => {
     const facts = { ...start, cachedPods: true, eraseRequest: 'INC-1', tombstones: ['old'] };
     expect(
@@ -222,6 +240,10 @@ describe('the deletion steps', () => {
       ...walk(start, { cached: exclusive }),
       ...walk(start, { cached: exclusive, walkDue: true }),
       ...walk({ ...start, claims: 'Delete' }, { cached: exclusive, claims: [claim('work-sbx')] }),
+      ...walk(
+        { ...start, final: true },
+        { cached: foreign, pods: [], late: [{ name: 'late', uid: 'u', resourceVersion: '1' }] },
+      ),
     ]);
     for (const step of WRITE_STEPS) expect(seen).toContain(step);
   });

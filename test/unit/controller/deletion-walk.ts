@@ -72,6 +72,8 @@ export type World = {
   readonly namespaceLifts?: true;
   /** What list-claims finds. */
   readonly claims?: DeletionFacts['liveClaims'];
+  /** The late references a final erase-index lists (foreign, written after the decision). */
+  readonly late?: DeletionFacts['lateLeft'];
 };
 
 /** Plays one turn: each step gets the facts its shell would learn from `world`, until a step ends the turn. */
@@ -138,9 +140,15 @@ function learn(step: DeletionStep, facts: DeletionFacts, world: World): Deletion
       return { ...rest, claimsHandled: step.index + 1 };
     }
     case 'erase-index':
-      return { ...facts, indexErased: { deleted: ['own'], changed: [] } };
+      return {
+        ...facts,
+        indexErased: { deleted: ['own'], changed: [] },
+        ...(facts.final === true ? { lateLeft: world.late ?? [] } : {}),
+      };
     case 'remove-finalizer':
       return { ...facts, finalizer: false };
+    case 'erase-late':
+      return { ...facts, lateLeft: [] };
     case 'finished':
     case 'pods-going':
     case 'stale':

@@ -103,6 +103,33 @@ describe('the soak invariants', () => {
     expect(signatures(before.model, before.events)).toContain('no-lost-reference/operator');
   });
 
+  it('pass the late erase after the Sandbox is gone, even once a later incarnation stands (docs/adr/0011)', () => {
+    const model = new SoakModel(NS, [{ id: 'workspace_1', worktree: 'wt-2', role: 'Root' }], [sandbox()]);
+    const user = op(model, 'delete-sandbox', 2000, 2010, { sandbox: 'sbx-a' });
+    const late = op(model, 'attach', 2500, 2600, {
+      reference: 'ref-r',
+      sandbox: 'sbx-a',
+      outcome: 'refused: sandbox deleting or gone',
+    });
+    const erase = event(2800, 'delete', 'sessionreferences', 'ref-r', 200, OPERATOR, {
+      responseObject: refObject('Attached', 'wt-2'),
+    });
+    const events = [
+      event(500, 'create', 'sandboxes', 'sbx-a', 201, user),
+      event(2002, 'delete', 'sandboxes', 'sbx-a', 200, user),
+      event(2501, 'create', 'sessionreferences', 'ref-r', 201, late, {
+        responseObject: refObject('Attached', 'wt-2'),
+      }),
+      // GitOps re-creates it between the release and the late erase.
+      event(2700, 'create', 'sandboxes', 'sbx-a', 201, user),
+      erase,
+    ];
+    expect(signatures(model, events)).toEqual([]);
+    // A reference written to the new incarnation is no late one: the operator may not take it.
+    const onTheNew = events.map((e) => (e.received === 2501 ? { ...e, received: 2750, completed: 2751 } : e));
+    expect(signatures(model, onTheNew)).toContain('no-lost-reference/operator');
+  });
+
   it('name a prune that deletes a reference re-attached since its LIST (#6), and pass one of a tombstone', () => {
     const { model, events } = blockedSandbox({}, false);
     const detach = op(model, 'detach', 2500, 2510, { reference: 'ref-r', sandbox: 'sbx-a' });
