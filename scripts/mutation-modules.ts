@@ -40,6 +40,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   { name: 'warm pool plan', paths: ['operator/controller/warm-pool/plan.ts'] },
   { name: 'pool exemption', paths: ['operator/controller/pool-exemption.ts'] },
   { name: 'delete review', paths: ['operator/controller/delete-review.ts'] },
+  { name: 'reference review', paths: ['operator/controller/reference-review.ts'] },
 ];
 
 /** The part of Stryker's JSON report read here: each mutated file's mutants and their status. */

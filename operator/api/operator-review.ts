@@ -1,20 +1,21 @@
 /**
- * The registration of the operator's delete review (controller/delete-review.ts, docs/adr/0011): a
- * ValidatingWebhookConfiguration that sends a Sandbox's DELETE to the operator when the operator's own users
- * make it, and only for the deletes its cleanup makes — a `DeleteWhenUnreferenced` sandbox, not a warm pool's or
- * a sandbox claim's (pool-reach.ts bounds those, and a claim's release deletes its sandbox while others may
- * still reference it: the decision keeps it then). Tenants' deletes never reach it.
+ * The registration of the operator's delete review (docs/adr/0011): a ValidatingWebhookConfiguration that sends
+ * the operator's own users' deletes to the operator, judged again from live reads:
+ * - a Sandbox's DELETE (controller/delete-review.ts): its cleanup's, a warm pool's, a claim's release;
+ * - a SessionReference's DELETE (controller/reference-review.ts).
+ * Tenants' deletes never reach it.
  *
  * `failurePolicy: Fail`: an operator that cannot answer its own review cannot delete — only the operator waits,
  * and it is the one asking. The matching is in `matchConditions` (CEL on the request), so the API server calls
  * the webhook for nothing else.
  */
-import { GROUP, SANDBOX } from './names.ts';
-import { poolOrClaimLabelled } from './pool-reach.ts';
+import { GROUP, SANDBOX, SESSION_REFERENCE } from './names.ts';
 
 export const OPERATOR_REVIEW_WEBHOOK = `sandbox-deletes.operator-review.${GROUP}`;
-/** The path the operator serves the review on (its `--review-bind` listener). */
+export const REFERENCE_REVIEW_WEBHOOK = `reference-deletes.operator-review.${GROUP}`;
+/** The paths the operator serves the reviews on (its `--review-bind` listener). */
 export const SANDBOX_DELETE_REVIEW_PATH = '/review/sandbox-delete';
+export const REFERENCE_DELETE_REVIEW_PATH = '/review/reference-delete';
 
 /** How the API server reaches the operator: a URL (the local control plane) or the release's Service. */
 export type ReviewEndpoint =
@@ -37,11 +38,32 @@ const list = (values: readonly string[]) => JSON.stringify(values);
 
 export function operatorReviewWebhook(settings: OperatorReviewSettings) {
   const { endpoint } = settings;
-  const clientConfig = {
-    ...('url' in endpoint
-      ? { url: `${endpoint.url}${SANDBOX_DELETE_REVIEW_PATH}` }
-      : { service: { ...endpoint.service, path: SANDBOX_DELETE_REVIEW_PATH } }),
+  const clientConfig = (path: string) => ({
+    ...('url' in endpoint ? { url: `${endpoint.url}${path}` } : { service: { ...endpoint.service, path } }),
     caBundle: Buffer.from(settings.caBundlePem, 'utf8').toString('base64'),
+  });
+  const webhook = (name: string, path: string, plural: string) => ({
+    name,
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    failurePolicy: 'Fail',
+    matchPolicy: 'Equivalent',
+    timeoutSeconds: 10,
+    clientConfig: clientConfig(path),
+    rules: [
+      {
+        apiGroups: [GROUP],
+        apiVersions: ['*'],
+        operations: ['DELETE'],
+        resources: [plural],
+        scope: 'Namespaced',
+      },
+    ],
+    ...(settings.namespaceSelector === undefined ? {} : { namespaceSelector: settings.namespaceSelector }),
+  });
+  const operatorUsers = {
+    name: 'operator-users',
+    expression: `request.userInfo.username in ${list(settings.operatorUsers)}`,
   };
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
@@ -52,37 +74,12 @@ export function operatorReviewWebhook(settings: OperatorReviewSettings) {
     },
     webhooks: [
       {
-        name: OPERATOR_REVIEW_WEBHOOK,
-        admissionReviewVersions: ['v1'],
-        sideEffects: 'None',
-        failurePolicy: 'Fail',
-        matchPolicy: 'Equivalent',
-        timeoutSeconds: 10,
-        clientConfig,
-        rules: [
-          {
-            apiGroups: [GROUP],
-            apiVersions: ['*'],
-            operations: ['DELETE'],
-            resources: [SANDBOX.plural],
-            scope: 'Namespaced',
-          },
-        ],
-        ...(settings.namespaceSelector === undefined
-          ? {}
-          : { namespaceSelector: settings.namespaceSelector }),
-        matchConditions: [
-          {
-            name: 'operator-users',
-            expression: `request.userInfo.username in ${list(settings.operatorUsers)}`,
-          },
-          {
-            name: 'cleanup-deletes',
-            expression:
-              "oldObject.spec.?cleanup.?policy.orValue('Retain') == 'DeleteWhenUnreferenced' && " +
-              `!${poolOrClaimLabelled('oldObject')}`,
-          },
-        ],
+        ...webhook(OPERATOR_REVIEW_WEBHOOK, SANDBOX_DELETE_REVIEW_PATH, SANDBOX.plural),
+        matchConditions: [operatorUsers],
+      },
+      {
+        ...webhook(REFERENCE_REVIEW_WEBHOOK, REFERENCE_DELETE_REVIEW_PATH, SESSION_REFERENCE.plural),
+        matchConditions: [operatorUsers],
       },
     ],
   };

@@ -1,18 +1,21 @@
 /**
  * The operator's own DELETE of a Sandbox, judged again at admission (docs/adr/0011). The operator-bounds policy
- * lets the operator's identity delete a fenced `DeleteWhenUnreferenced` sandbox, but a policy sees one object and
- * cannot read its references: a leaked token could raise the fence and delete a referenced one. This reviewer
- * reads them — a consistent LIST of the sandbox's SessionReferences, as the cleanup's own (live/cleanup.ts) — and
- * admits the delete only when there is none. Its registration (api/operator-review.ts) sends it exactly the
- * deletes the cleanup makes; whatever it is sent, it judges alike.
+ * lets the operator's identity delete a fenced `DeleteWhenUnreferenced` sandbox, an unclaimed pool sandbox and a
+ * sandbox claim's, but a policy sees one object and cannot read its references: a leaked token could raise the
+ * fence and delete a referenced one, or delete a claim's sandbox its session still uses. This reviewer reads them
+ * — a consistent LIST of the sandbox's SessionReferences, as the cleanup's own (live/cleanup.ts) — and admits
+ * the delete when there is none, or when the sandbox is a sandbox claim's and that claim is being deleted (its
+ * release, binding/release.ts: the decision then keeps the sandbox for other sessions' references). Its
+ * registration (api/operator-review.ts) sends it every sandbox delete of the operator's users.
  *
  * A refusal is a 409: to the cleanup a conflict, which the reconcile retries, and its next turn sees the
- * reference and lifts the fence. A LIST that fails refuses too (503): uncertainty never admits the delete.
+ * reference and lifts the fence. A read that fails refuses too (503): uncertainty never admits the delete.
  */
 import type { Logger } from 'pino';
 import { GROUP, SANDBOX } from '../api/names.ts';
 import type { AdmissionAnswer, Reviewer } from '../runtime/admission-review.ts';
 import type { ReferenceApi } from './ports.ts';
+import { claimLabelOf, type ReviewReads } from './reference-review.ts';
 
 /** How many references a refusal names; the count says the rest. */
 const NAMED = 3;
@@ -35,7 +38,11 @@ export function judgeSandboxDelete(
   };
 }
 
-export function sandboxDeleteReviewer(references: Pick<ReferenceApi, 'listLive'>, log: Logger): Reviewer {
+export function sandboxDeleteReviewer(
+  references: Pick<ReferenceApi, 'listLive'>,
+  claims: Pick<ReviewReads, 'claimDeleting'>,
+  log: Logger,
+): Reviewer {
   return async (request) => {
     const { namespace, name, operation, resource } = request;
     if (
@@ -54,19 +61,27 @@ export function sandboxDeleteReviewer(references: Pick<ReferenceApi, 'listLive'>
           `${resource.resource}.${resource.group}: its ValidatingWebhookConfiguration is not the operator's`,
       };
     const sandbox = { namespace, name };
+    const claim = claimLabelOf(request.oldObject);
     let listed;
     try {
+      if (claim !== undefined && (await claims.claimDeleting(namespace, claim))) {
+        log.info(
+          { sandbox: `${namespace}/${name}`, user: request.userInfo.username, claim },
+          'delete review: its sandbox claim is being deleted, its release’s delete admitted',
+        );
+        return { allowed: true };
+      }
       listed = await references.listLive(namespace, name);
     } catch (error) {
       log.warn(
         { err: error, sandbox: `${namespace}/${name}` },
-        'delete review could not list the references; refusing',
+        'delete review could not read the references or the claim; refusing',
       );
       return {
         allowed: false,
         code: 503,
         reason: 'ServiceUnavailable',
-        message: `could not list the SessionReferences of sandbox ${namespace}/${name}: ${(error as Error).message}`,
+        message: `could not read the SessionReferences or sandbox claim of sandbox ${namespace}/${name}: ${(error as Error).message}`,
       };
     }
     // A reference that does not parse still counts, named by its key (namespace/name).

@@ -4,6 +4,7 @@
  * one. Writes to the Sandbox carry its uid (the API server refuses them on any other); the pods and
  * references of a sandbox are found by name, so a deleting pass first reads the Sandbox live.
  */
+import { EXCLUSIVITY_FINALIZER } from '../api/names.ts';
 import type { SandboxState } from '../api/objects.ts';
 import type { LiveSandbox, SandboxIncarnation } from './ports.ts';
 
@@ -24,4 +25,14 @@ export function stalenessOf(cached: SandboxState, live: LiveSandbox | undefined)
   if (live === undefined) return 'Gone';
   if (live.uid !== cached.metadata.uid) return 'Replaced';
   return live.deleting ? 'Current' : 'NotDeleting';
+}
+
+/**
+ * Whether the Sandbox under the name decides for its pods, claims and references: it exists, and is live or held by our
+ * finalizer. One being deleted without it (stripped, while another finalizer — the garbage collector's
+ * `orphan`, `foregroundDeletion` — keeps the object) will never decide: its deletion is no longer ours, and
+ * the collector waits on pods that pod protection keeps from it. It is as good as gone.
+ */
+export function decidesItself(live: LiveSandbox | undefined): live is LiveSandbox {
+  return live !== undefined && (!live.deleting || live.finalizers.includes(EXCLUSIVITY_FINALIZER));
 }

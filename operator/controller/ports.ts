@@ -48,6 +48,12 @@ export type LiveSandbox = {
   readonly deleting: boolean;
   readonly finalizers: readonly string[];
   readonly podTemplate?: Sandbox['spec']['podTemplate'];
+  /** Its spec.worktree, when it parses (the reference review: which references are its own). */
+  readonly worktree?: string;
+  /** The administrator's erase-references value it carries, if any (only administrators may set it). */
+  readonly eraseRequest?: string;
+  /** The sandbox claim it is bound to (its sandbox-claim label, only the operator sets it), if any. */
+  readonly claim?: string;
 };
 
 export interface SandboxApi {

@@ -1,7 +1,8 @@
 /**
- * The soak runs with the operator's delete review registered (docs/adr/0011): every cleanup DELETE the operator
- * makes in a sequence passes through it, under the fault proxy and the kills, and invariant 5 judges what it
- * admitted. Each replica serves it on a port of its own, below the kernel's ephemeral range (a restarted replica
+ * The soak runs with the operator's delete review registered (docs/adr/0011): every Sandbox and SessionReference
+ * DELETE the operator makes in a sequence passes through it, under the fault proxy and the kills, and invariants
+ * 3 (no-lost-reference) and 5 (cleanup-unreferenced) judge what it admitted; a refused delete the operator needed
+ * shows as a release that never finishes (2 bounded-release). Each replica serves it on a port of its own, below the kernel's ephemeral range (a restarted replica
  * binds it again, and no outgoing connection can have taken it meanwhile); the forwarder is the one URL the API
  * server calls.
  */

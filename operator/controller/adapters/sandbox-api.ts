@@ -1,6 +1,6 @@
 /** SandboxApi over the API server, read and written as plain JSON (no generated-model walk). */
 import { PatchStrategy } from '@kubernetes/client-node';
-import { GROUP, SANDBOX, VERSION } from '../../api/names.ts';
+import { ANNOTATIONS, GROUP, LABELS, SANDBOX, VERSION } from '../../api/names.ts';
 import { KubeRequestError, request, requestUnlessGone } from '../../kube/errors.ts';
 import { segment } from '../../kube/plain-json.ts';
 import { incarnationTest, type JsonPatchOp } from '../finalizer.ts';
@@ -21,11 +21,19 @@ export function kubeSandboxApi({ json }: KubeClients): SandboxApi {
         )) as { metadata?: { uid?: string; deletionTimestamp?: unknown; finalizers?: string[] } } | undefined;
         const deletion = live?.metadata?.deletionTimestamp;
         const parsed = parseSandbox(live);
+        const erase = parsed.ok
+          ? parsed.value.metadata.annotations?.[ANNOTATIONS.eraseReferences]
+          : undefined;
+        const worktree = parsed.ok ? parsed.value.spec.worktree : undefined;
+        const claim = parsed.ok ? parsed.value.metadata.labels?.[LABELS.sandboxClaim] : undefined;
         return {
           uid: live?.metadata?.uid ?? '',
           deleting: deletion !== undefined && deletion !== null,
           finalizers: live?.metadata?.finalizers ?? [],
           ...(parsed.ok ? { podTemplate: parsed.value.spec.podTemplate } : {}),
+          ...(worktree === undefined ? {} : { worktree }),
+          ...(erase === undefined ? {} : { eraseRequest: erase }),
+          ...(claim === undefined ? {} : { claim }),
         };
       } catch (error) {
         if (error instanceof KubeRequestError && error.notFound) return undefined;

@@ -16,19 +16,9 @@ import { EXCLUSIVITY_FINALIZER } from '../../api/names.ts';
 import { awaitChange, requeueAfter, type Action } from '../../runtime/action.ts';
 import type { PodSummary } from '../cache/pod-summary.ts';
 import type { ReconcilerContext } from '../context.ts';
-import type { LiveSandbox } from '../ports.ts';
 import { removeFinalizerFromIncarnation } from '../finalizer.ts';
+import { decidesItself } from '../incarnation.ts';
 import { releasePatch } from '../claims.ts';
-
-/**
- * Whether the Sandbox under the name decides for its pods and claims: it exists, and is live or held by our
- * finalizer. One being deleted without it (stripped, while another finalizer — the garbage collector's
- * `orphan`, `foregroundDeletion` — keeps the object) will never decide: its deletion is no longer ours, and
- * the collector waits on pods that pod protection keeps from it. It is as good as gone.
- */
-export function decidesItself(live: LiveSandbox | undefined): boolean {
-  return live !== undefined && (!live.deleting || live.finalizers.includes(EXCLUSIVITY_FINALIZER));
-}
 
 /**
  * `pods`: the cache's pods of the sandbox name `key` (`<namespace>/<name>`), whose Sandbox the cache does not

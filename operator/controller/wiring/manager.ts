@@ -20,6 +20,7 @@ import { claimResource, HeldClaims } from '../cache/held-claims.ts';
 import { kubeNetworkPolicyApi } from '../adapters/network-policy-api.ts';
 import { networkWatches } from '../cache/network-watches.ts';
 import { kubeReferenceApi } from '../adapters/reference-api.ts';
+import { kubeReviewReads } from '../adapters/review-reads.ts';
 import { kubeSandboxApi } from '../adapters/sandbox-api.ts';
 import { DEFAULT_LEASE_TIMING, LeaderElector } from '../../runtime/leader.ts';
 import {
@@ -204,10 +205,12 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     },
     log,
   );
-  const review = await serveReview(config, kubeReferenceApi(clients), log).catch((error: unknown) => {
-    server.close();
-    throw error;
-  });
+  const review = await serveReview(config, kubeReferenceApi(clients), kubeReviewReads(clients), log).catch(
+    (error: unknown) => {
+      server.close();
+      throw error;
+    },
+  );
   server.on('close', () => review?.close());
   const address = server.address();
   if (address && typeof address === 'object') onListening?.(address.port);

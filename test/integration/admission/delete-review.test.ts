@@ -2,7 +2,9 @@
  * The operator's delete review (docs/adr/0011), as the operator serves it (`--review-bind`, `--review-cert-dir`)
  * and as api/operator-review.ts registers it, against the real API server. A leaked operator token may raise the
  * cleanup fence, which the operator-bounds policy then takes for an automatic cleanup; the review reads the
- * sandbox's references and refuses the delete while any is there. The operator's own cleanup passes through it.
+ * sandbox's references and refuses the delete while any is there. It may delete references, which the bounds
+ * allow on every path the operator takes; the review refuses a reference foreign to a sandbox that stands. The
+ * operator's own cleanup and release pass through it.
  *
  * The registration selects this file's two namespaces by a label: the operator watches one (its cleanup runs
  * there); in the other no operator acts, so a fence stays as the test wrote it.
@@ -119,6 +121,72 @@ describe('the operator’s identity deleting a fenced DeleteWhenUnreferenced san
   });
 });
 
+describe('the operator’s identity deleting a SessionReference (a leaked token)', () => {
+  const deleteAsOperator = (name: string) =>
+    asOperator(unwatched, ['delete', SESSION_REFERENCE.plural, name]);
+
+  it('is refused for a reference foreign to a sandbox that stands, and the reference stays', async () => {
+    await createSandbox(unwatched, 'shared', { worktree: 'wt-1' });
+    await createReference(unwatched, 'other-worktree', {
+      sandbox: 'shared',
+      session: 'workspace_3',
+      worktree: 'wt-2',
+    });
+    const refused = await eventually('the review consulted', async () => {
+      const result = await kubectl(
+        ['delete', SESSION_REFERENCE.plural, 'other-worktree', '-n', unwatched, '--dry-run=server'],
+        { restricted: true },
+      );
+      return result.exitCode !== 0 ? result : pending({ stdout: result.stdout });
+    });
+    expect(refused.stderr).toContain(
+      `sessionreference ${unwatched}/other-worktree is foreign to sandbox ${unwatched}/shared (worktree wt-2; ` +
+        "the sandbox's wt-1), which still stands",
+    );
+    const deleted = await deleteAsOperator('other-worktree');
+    expect(deleted.exitCode).not.toBe(0);
+    expect(await kubectl(['get', SESSION_REFERENCE.plural, 'other-worktree', '-n', unwatched])).toMatchObject(
+      {
+        exitCode: 0,
+      },
+    );
+  });
+
+  it('is admitted for the sandbox’s own worktree’s reference (the prune, the erase of an exclusive index)', async () => {
+    await createReference(unwatched, 'same-worktree', {
+      sandbox: 'shared',
+      session: 'workspace_4',
+      worktree: 'wt-1',
+    });
+    const deleted = await deleteAsOperator('same-worktree');
+    expect(deleted.exitCode, deleted.stderr).toBe(0);
+  });
+
+  it('is admitted on an administrator’s erase request, and once the sandbox is gone', async () => {
+    await createSandbox(unwatched, 'erased', { worktree: 'wt-1' });
+    await createReference(unwatched, 'erased-ref', {
+      sandbox: 'erased',
+      session: 'workspace_5',
+      worktree: 'wt-2',
+    });
+    expect((await deleteAsOperator('erased-ref')).exitCode).not.toBe(0);
+    await kubectlOk([
+      'annotate',
+      'sandbox',
+      'erased',
+      '-n',
+      unwatched,
+      `${ANNOTATIONS.eraseReferences}=INC-1`,
+    ]);
+    const erased = await deleteAsOperator('erased-ref');
+    expect(erased.exitCode, erased.stderr).toBe(0);
+
+    await kubectlOk(['delete', 'sandbox', 'shared', '-n', unwatched]);
+    const gone = await deleteAsOperator('other-worktree');
+    expect(gone.exitCode, gone.stderr).toBe(0);
+  });
+});
+
 describe('the operator’s own cleanup', () => {
   it('passes through the review: an unreferenced sandbox past its TTL is deleted, and the review said so', async () => {
     await createSandbox(watched, 'ephemeral', {
@@ -133,6 +201,29 @@ describe('the operator’s own cleanup', () => {
       .filter((entry) => entry.msg === 'delete review: sandbox unreferenced, its delete admitted');
     expect(admitted).toContainEqual(
       expect.objectContaining({ sandbox: `${watched}/ephemeral`, user: RESTRICTED_USER }),
+    );
+  });
+
+  it('releases an exclusive deletion through the review: its own worktree’s reference erased, the review said so', async () => {
+    await createSandbox(watched, 'solo', { worktree: 'wt-1' });
+    await createReference(watched, 'solo-own', { sandbox: 'solo', session: 'workspace_6', worktree: 'wt-1' });
+    await eventually('solo held by the operator’s finalizer', async () =>
+      ((await getSandbox(watched, 'solo'))?.metadata.finalizers ?? []).length > 0
+        ? true
+        : pending('no finalizer'),
+    );
+    await kubectlOk(['delete', 'sandbox', 'solo', '-n', watched, '--wait=false']);
+    await eventually('solo released', async () =>
+      (await getSandbox(watched, 'solo')) === undefined ? true : pending('still there'),
+    );
+    const admitted = logLines
+      .map((line) => JSON.parse(line) as { msg?: string; reference?: string; user?: string })
+      .filter(
+        (entry) =>
+          entry.msg === 'reference review: not a standing sandbox’s foreign reference, its delete admitted',
+      );
+    expect(admitted).toContainEqual(
+      expect.objectContaining({ reference: `${watched}/solo-own`, user: RESTRICTED_USER }),
     );
   });
 

@@ -52,6 +52,8 @@ describe('the verdict on the operator deleting a sandbox', () => {
 });
 
 describe('the delete reviewer', () => {
+  /** A sandbox with no claim label never asks about a claim. */
+  const noClaim = { claimDeleting: () => Promise.reject(new Error('no claim label: never asked')) };
   const listing = (items: unknown[]) => ({
     listLive: (namespace: string, sandbox: string) => {
       expect({ namespace, sandbox }).toEqual({ namespace: 'ns', sandbox: 'sbx' });
@@ -62,8 +64,8 @@ describe('the delete reviewer', () => {
   it('lists the sandbox’s references live, judges by them, and says so', async () => {
     const { log, entries } = recording();
     const attached = sessionReference('board-main').of('sbx').raw();
-    expect(await sandboxDeleteReviewer(listing([]), log)(deleteOf())).toEqual({ allowed: true });
-    expect(await sandboxDeleteReviewer(listing([attached]), log)(deleteOf())).toEqual(
+    expect(await sandboxDeleteReviewer(listing([]), noClaim, log)(deleteOf())).toEqual({ allowed: true });
+    expect(await sandboxDeleteReviewer(listing([attached]), noClaim, log)(deleteOf())).toEqual(
       refusal(1, 'board-main'),
     );
     expect(entries).toEqual([
@@ -85,30 +87,32 @@ describe('the delete reviewer', () => {
   it('counts a reference it cannot read, by its key', async () => {
     const malformed = sessionReference('odd').of('sbx').malformed('state', 'Sideways').raw();
     const { log } = recording();
-    expect(await sandboxDeleteReviewer(listing([malformed]), log)(deleteOf())).toEqual(refusal(1, 'ns/odd'));
+    expect(await sandboxDeleteReviewer(listing([malformed]), noClaim, log)(deleteOf())).toEqual(
+      refusal(1, 'ns/odd'),
+    );
   });
 
   it('refuses when the LIST fails, and says why: uncertainty never admits the delete', async () => {
     const { log, entries } = recording();
     const failing = { listLive: () => Promise.reject(new Error('etcd timed out')) };
-    expect(await sandboxDeleteReviewer(failing, log)(deleteOf())).toEqual({
+    expect(await sandboxDeleteReviewer(failing, noClaim, log)(deleteOf())).toEqual({
       allowed: false,
       code: 503,
       reason: 'ServiceUnavailable',
-      message: 'could not list the SessionReferences of sandbox ns/sbx: etcd timed out',
+      message: 'could not read the SessionReferences or sandbox claim of sandbox ns/sbx: etcd timed out',
     });
     expect(entries).toEqual([
       expect.objectContaining({
         sandbox: 'ns/sbx',
         err: expect.objectContaining({ message: 'etcd timed out' }),
-        msg: 'delete review could not list the references; refusing',
+        msg: 'delete review could not read the references or the claim; refusing',
       }),
     ]);
   });
 
   it('refuses anything but one Sandbox’s DELETE, saying the registration is not the operator’s', async () => {
     const never = { listLive: () => Promise.reject(new Error('must not list')) };
-    const review = sandboxDeleteReviewer(never, recording().log);
+    const review = sandboxDeleteReviewer(never, noClaim, recording().log);
     const cases: [Partial<AdmissionRequest>, string][] = [
       [{ operation: 'UPDATE' }, 'UPDATE of sandboxes.sandbox.agents.dev'],
       [
@@ -128,5 +132,49 @@ describe('the delete reviewer', () => {
           `the operator's delete review judges only the DELETE of one Sandbox; it was sent ${sent}: ` +
           "its ValidatingWebhookConfiguration is not the operator's",
       });
+  });
+  const claimed = (claim: string) =>
+    deleteOf({ oldObject: { metadata: { labels: { 'sandbox.agents.dev/sandbox-claim': claim } } } });
+  const claims = (deleting: readonly string[]) => {
+    const asked: string[] = [];
+    return {
+      asked,
+      claimDeleting: (namespace: string, claim: string) => {
+        asked.push(`${namespace}/${claim}`);
+        return Promise.resolve(deleting.includes(claim));
+      },
+    };
+  };
+
+  it('admits a deleted sandbox claim’s release of its sandbox without listing: the decision keeps it for others', async () => {
+    const { log, entries } = recording();
+    const never = { listLive: () => Promise.reject(new Error('must not list')) };
+    const deleting = claims(['claim-a']);
+    expect(await sandboxDeleteReviewer(never, deleting, log)(claimed('claim-a'))).toEqual({ allowed: true });
+    expect(deleting.asked).toEqual(['ns/claim-a']);
+    expect(entries).toEqual([
+      expect.objectContaining({
+        sandbox: 'ns/sbx',
+        claim: 'claim-a',
+        msg: 'delete review: its sandbox claim is being deleted, its release’s delete admitted',
+      }),
+    ]);
+  });
+
+  it('judges a claim’s sandbox by its references while the claim lives: a leaked token cannot take it from its session', async () => {
+    const attached = sessionReference('claim-a-ref').of('sbx').raw();
+    const living = claims([]);
+    const review = sandboxDeleteReviewer(listing([attached]), living, recording().log);
+    expect(await review(claimed('claim-a'))).toEqual(refusal(1, 'claim-a-ref'));
+    expect(living.asked).toEqual(['ns/claim-a']);
+    expect(await sandboxDeleteReviewer(listing([]), living, recording().log)(claimed('claim-a'))).toEqual({
+      allowed: true,
+    });
+  });
+
+  it('refuses when the claim cannot be read', async () => {
+    const failing = { claimDeleting: () => Promise.reject(new Error('claims unreachable')) };
+    const review = sandboxDeleteReviewer(listing([]), failing, recording().log);
+    expect(await review(claimed('claim-a'))).toMatchObject({ allowed: false, code: 503 });
   });
 });
