@@ -2,12 +2,12 @@
  * The operator's delete review (controller/delete-review.ts, docs/adr/0011): a Sandbox's DELETE by the
  * operator's identity is admitted only when a consistent LIST finds no reference; anything uncertain refuses.
  */
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { parseSessionReference } from '../../../operator/api/parse.ts';
 import { judgeSandboxDelete, sandboxDeleteReviewer } from '../../../operator/controller/delete-review.ts';
 import type { AdmissionRequest } from '../../../operator/runtime/admission-review.ts';
 import { sessionReference } from '../builders.ts';
+import { recordingLog } from '../recording-log.ts';
 
 const OPERATOR = 'system:serviceaccount:sandbox-system:sandbox-operator';
 const SANDBOX = { namespace: 'ns', name: 'sbx' };
@@ -28,16 +28,6 @@ const refusal = (count: number, named: string) => ({
     `sandbox ns/sbx still has ${count} SessionReference(s) (${named}): the operator deletes a sandbox only ` +
     'while nothing references it; its cleanup looks again and lifts the fence',
 });
-
-/** A logger whose entries the test reads: what was decided, and why, is part of the behaviour. */
-function recording() {
-  const entries: Record<string, unknown>[] = [];
-  const log = pino(
-    { level: 'info' },
-    { write: (line: string) => void entries.push(JSON.parse(line) as Record<string, unknown>) },
-  );
-  return { log, entries };
-}
 
 describe('the verdict on the operator deleting a sandbox', () => {
   it('admits it when nothing references the sandbox', () => {
@@ -62,7 +52,7 @@ describe('the delete reviewer', () => {
   });
 
   it('lists the sandbox’s references live, judges by them, and says so', async () => {
-    const { log, entries } = recording();
+    const { log, entries } = recordingLog();
     const attached = sessionReference('board-main').of('sbx').raw();
     expect(await sandboxDeleteReviewer(listing([]), noClaim, log)(deleteOf())).toEqual({ allowed: true });
     expect(await sandboxDeleteReviewer(listing([attached]), noClaim, log)(deleteOf())).toEqual(
@@ -86,14 +76,14 @@ describe('the delete reviewer', () => {
 
   it('counts a reference it cannot read, by its key', async () => {
     const malformed = sessionReference('odd').of('sbx').malformed('state', 'Sideways').raw();
-    const { log } = recording();
+    const { log } = recordingLog();
     expect(await sandboxDeleteReviewer(listing([malformed]), noClaim, log)(deleteOf())).toEqual(
       refusal(1, 'ns/odd'),
     );
   });
 
   it('refuses when the LIST fails, and says why: uncertainty never admits the delete', async () => {
-    const { log, entries } = recording();
+    const { log, entries } = recordingLog();
     const failing = { listLive: () => Promise.reject(new Error('etcd timed out')) };
     expect(await sandboxDeleteReviewer(failing, noClaim, log)(deleteOf())).toEqual({
       allowed: false,
@@ -112,7 +102,7 @@ describe('the delete reviewer', () => {
 
   it('refuses anything but one Sandbox’s DELETE, saying the registration is not the operator’s', async () => {
     const never = { listLive: () => Promise.reject(new Error('must not list')) };
-    const review = sandboxDeleteReviewer(never, noClaim, recording().log);
+    const review = sandboxDeleteReviewer(never, noClaim, recordingLog().log);
     const cases: [Partial<AdmissionRequest>, string][] = [
       [{ operation: 'UPDATE' }, 'UPDATE of sandboxes.sandbox.agents.dev'],
       [
@@ -147,7 +137,7 @@ describe('the delete reviewer', () => {
   };
 
   it('admits a deleted sandbox claim’s release of its sandbox without listing: the decision keeps it for others', async () => {
-    const { log, entries } = recording();
+    const { log, entries } = recordingLog();
     const never = { listLive: () => Promise.reject(new Error('must not list')) };
     const deleting = claims(['claim-a']);
     expect(await sandboxDeleteReviewer(never, deleting, log)(claimed('claim-a'))).toEqual({ allowed: true });
@@ -164,17 +154,17 @@ describe('the delete reviewer', () => {
   it('judges a claim’s sandbox by its references while the claim lives: a leaked token cannot take it from its session', async () => {
     const attached = sessionReference('claim-a-ref').of('sbx').raw();
     const living = claims([]);
-    const review = sandboxDeleteReviewer(listing([attached]), living, recording().log);
+    const review = sandboxDeleteReviewer(listing([attached]), living, recordingLog().log);
     expect(await review(claimed('claim-a'))).toEqual(refusal(1, 'claim-a-ref'));
     expect(living.asked).toEqual(['ns/claim-a']);
-    expect(await sandboxDeleteReviewer(listing([]), living, recording().log)(claimed('claim-a'))).toEqual({
+    expect(await sandboxDeleteReviewer(listing([]), living, recordingLog().log)(claimed('claim-a'))).toEqual({
       allowed: true,
     });
   });
 
   it('refuses when the claim cannot be read', async () => {
     const failing = { claimDeleting: () => Promise.reject(new Error('claims unreachable')) };
-    const review = sandboxDeleteReviewer(listing([]), failing, recording().log);
+    const review = sandboxDeleteReviewer(listing([]), failing, recordingLog().log);
     expect(await review(claimed('claim-a'))).toMatchObject({ allowed: false, code: 503 });
   });
 });

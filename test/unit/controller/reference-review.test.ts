@@ -3,7 +3,6 @@
  * the operator's identity is admitted on the operator's own paths only — never for a reference foreign to a
  * sandbox that still stands, which would make a shared sandbox look exclusive. Anything uncertain refuses.
  */
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { EXCLUSIVITY_FINALIZER } from '../../../operator/api/names.ts';
 import type { LiveSandbox } from '../../../operator/controller/ports.ts';
@@ -17,6 +16,7 @@ import {
 } from '../../../operator/controller/reference-review.ts';
 import type { AdmissionRequest } from '../../../operator/runtime/admission-review.ts';
 import { sessionReference } from '../builders.ts';
+import { recordingLog } from '../recording-log.ts';
 
 const OPERATOR = 'system:serviceaccount:sandbox-system:sandbox-operator';
 const CLAIM_LABEL = 'sandbox.agents.dev/sandbox-claim';
@@ -33,6 +33,16 @@ const reference = (overrides: Partial<ReviewedReference> = {}): ReviewedReferenc
   worktree: 'wt-2',
   readable: true,
   claim: undefined,
+  ...overrides,
+});
+const deleteOf = (oldObject: unknown, overrides: Partial<AdmissionRequest> = {}): AdmissionRequest => ({
+  uid: 'u-1',
+  operation: 'DELETE',
+  namespace: 'ns',
+  name: 'board-main',
+  resource: { group: 'sandbox.agents.dev', resource: 'sessionreferences' },
+  userInfo: { username: OPERATOR },
+  oldObject,
   ...overrides,
 });
 const judge = (ref: ReviewedReference, sandbox: LiveSandbox | undefined, claimDeleting = false) =>
@@ -114,24 +124,14 @@ describe('the verdict on the operator deleting a reference', () => {
 });
 
 describe('the reference the request names', () => {
-  const request = (oldObject: unknown): AdmissionRequest => ({
-    uid: 'u-1',
-    operation: 'DELETE',
-    namespace: 'ns',
-    name: 'board-main',
-    resource: { group: 'sandbox.agents.dev', resource: 'sessionreferences' },
-    userInfo: { username: OPERATOR },
-    oldObject,
-  });
-
   it('is read from oldObject: its sandbox, worktree and claim label', () => {
     const raw = sessionReference('board-main').of('sbx').fromWorktree('wt-2').raw();
     const labelled = {
       ...raw,
       metadata: { name: 'board-main', namespace: 'ns', labels: { [CLAIM_LABEL]: 'c' } },
     };
-    expect(reviewedReference(request(raw))).toEqual(reference());
-    expect(reviewedReference(request(labelled))).toEqual(reference({ claim: 'c' }));
+    expect(reviewedReference(deleteOf(raw))).toEqual(reference());
+    expect(reviewedReference(deleteOf(labelled))).toEqual(reference({ claim: 'c' }));
   });
 
   it('reads a claim label only when it is a non-empty string', () => {
@@ -146,15 +146,15 @@ describe('the reference the request names', () => {
 
   it('needs its namespace, name and a non-empty sandbox', () => {
     const raw = sessionReference('board-main').of('sbx').fromWorktree('wt-2').raw();
-    expect(reviewedReference({ ...request(raw), namespace: undefined })).toBeUndefined();
-    expect(reviewedReference({ ...request(raw), name: undefined })).toBeUndefined();
-    expect(reviewedReference(request({ spec: { sandbox: '' } }))).toBeUndefined();
-    expect(reviewedReference(request({}))).toBeUndefined();
+    expect(reviewedReference({ ...deleteOf(raw), namespace: undefined })).toBeUndefined();
+    expect(reviewedReference({ ...deleteOf(raw), name: undefined })).toBeUndefined();
+    expect(reviewedReference(deleteOf({ spec: { sandbox: '' } }))).toBeUndefined();
+    expect(reviewedReference(deleteOf({}))).toBeUndefined();
     // Unreadable, and only its sandbox and worktree given: judged as foreign, its worktree named.
-    expect(reviewedReference(request({ spec: { sandbox: 'sbx', worktree: 'wt-9' } }))).toEqual(
+    expect(reviewedReference(deleteOf({ spec: { sandbox: 'sbx', worktree: 'wt-9' } }))).toEqual(
       reference({ worktree: 'wt-9', readable: false }),
     );
-    expect(reviewedReference(request({ spec: { sandbox: 'sbx', worktree: '' } }))).toEqual(
+    expect(reviewedReference(deleteOf({ spec: { sandbox: 'sbx', worktree: '' } }))).toEqual(
       reference({ worktree: undefined, readable: false }),
     );
   });
@@ -165,31 +165,13 @@ describe('the reference the request names', () => {
       .fromWorktree('wt-1')
       .malformed('state', 'Sideways')
       .raw();
-    expect(reviewedReference(request(broken))).toEqual(reference({ worktree: 'wt-1', readable: false }));
-    expect(reviewedReference(request({ spec: { sandbox: 7 } }))).toBeUndefined();
-    expect(reviewedReference(request(undefined))).toBeUndefined();
+    expect(reviewedReference(deleteOf(broken))).toEqual(reference({ worktree: 'wt-1', readable: false }));
+    expect(reviewedReference(deleteOf({ spec: { sandbox: 7 } }))).toBeUndefined();
+    expect(reviewedReference(deleteOf(undefined))).toBeUndefined();
   });
 });
 
 describe('the reference reviewer', () => {
-  function recording() {
-    const entries: Record<string, unknown>[] = [];
-    const log = pino(
-      { level: 'info' },
-      { write: (line: string) => void entries.push(JSON.parse(line) as Record<string, unknown>) },
-    );
-    return { log, entries };
-  }
-  const deleteOf = (oldObject: unknown, overrides: Partial<AdmissionRequest> = {}): AdmissionRequest => ({
-    uid: 'u-1',
-    operation: 'DELETE',
-    namespace: 'ns',
-    name: 'board-main',
-    resource: { group: 'sandbox.agents.dev', resource: 'sessionreferences' },
-    userInfo: { username: OPERATOR },
-    oldObject,
-    ...overrides,
-  });
   const foreignRef = sessionReference('board-main').of('sbx').fromWorktree('wt-2').raw();
   const reads = (sandbox: LiveSandbox | undefined): ReviewReads & { read: string[] } => {
     const read: string[] = [];
@@ -206,7 +188,7 @@ describe('the reference reviewer', () => {
   };
 
   it('reads the sandbox live, judges, and says what it decided', async () => {
-    const { log, entries } = recording();
+    const { log, entries } = recordingLog();
     const live = reads(standing);
     expect(await referenceDeleteReviewer(live, log)(deleteOf(foreignRef))).toMatchObject({
       allowed: false,
@@ -232,7 +214,7 @@ describe('the reference reviewer', () => {
   });
 
   it('refuses when a read fails, and says why: uncertainty never admits the delete', async () => {
-    const { log, entries } = recording();
+    const { log, entries } = recordingLog();
     const failing: ReviewReads = {
       sandboxes: { readLive: () => Promise.reject(new Error('etcd timed out')) },
       claimDeleting: () => Promise.resolve(false),
@@ -265,14 +247,14 @@ describe('the reference reviewer', () => {
         return Promise.resolve(true);
       },
     };
-    expect(await referenceDeleteReviewer(withClaim, recording().log)(deleteOf(labelled))).toEqual({
+    expect(await referenceDeleteReviewer(withClaim, recordingLog().log)(deleteOf(labelled))).toEqual({
       allowed: true,
     });
     expect(asked).toEqual(['ns/c']);
   });
 
   it('refuses anything but one SessionReference’s DELETE naming its sandbox', async () => {
-    const review = referenceDeleteReviewer(reads(undefined), recording().log);
+    const review = referenceDeleteReviewer(reads(undefined), recordingLog().log);
     const cases: [AdmissionRequest, string][] = [
       [deleteOf(foreignRef, { operation: 'UPDATE' }), 'UPDATE of sessionreferences.sandbox.agents.dev'],
       [

@@ -28,6 +28,18 @@ function blockedSandbox(spec: Partial<SandboxSpec> = {}, deleted = true) {
   return { model, events };
 }
 
+/** sbx-a (wt-1) deleted at 2000, and a foreign session's attach at 2500 that its deletion refuses. */
+function lateAttach() {
+  const model = new SoakModel(NS, [{ id: 'workspace_1', worktree: 'wt-2', role: 'Root' }], [sandbox()]);
+  const user = op(model, 'delete-sandbox', 2000, 2010, { sandbox: 'sbx-a' });
+  const late = op(model, 'attach', 2500, 2600, {
+    reference: 'ref-r',
+    sandbox: 'sbx-a',
+    outcome: 'refused: sandbox deleting or gone',
+  });
+  return { model, user, late };
+}
+
 const NAMESPACE_CONTROLLER =
   'kube-controller-manager/v1.36.3/system:serviceaccount:kube-system:namespace-controller';
 
@@ -76,13 +88,7 @@ describe('the soak invariants', () => {
   });
 
   it('pass the erase after a release taking a reference created after the fence, not one created before', () => {
-    const model = new SoakModel(NS, [{ id: 'workspace_1', worktree: 'wt-2', role: 'Root' }], [sandbox()]);
-    const user = op(model, 'delete-sandbox', 2000, 2010, { sandbox: 'sbx-a' });
-    const late = op(model, 'attach', 2500, 2600, {
-      reference: 'ref-r',
-      sandbox: 'sbx-a',
-      outcome: 'refused: sandbox deleting or gone',
-    });
+    const { model, user, late } = lateAttach();
     const events = [
       event(2002, 'delete', 'sandboxes', 'sbx-a', 200, user),
       event(2501, 'create', 'sessionreferences', 'ref-r', 201, late, {
@@ -104,13 +110,7 @@ describe('the soak invariants', () => {
   });
 
   it('pass the late erase after the Sandbox is gone, even once a later incarnation stands (docs/adr/0011)', () => {
-    const model = new SoakModel(NS, [{ id: 'workspace_1', worktree: 'wt-2', role: 'Root' }], [sandbox()]);
-    const user = op(model, 'delete-sandbox', 2000, 2010, { sandbox: 'sbx-a' });
-    const late = op(model, 'attach', 2500, 2600, {
-      reference: 'ref-r',
-      sandbox: 'sbx-a',
-      outcome: 'refused: sandbox deleting or gone',
-    });
+    const { model, user, late } = lateAttach();
     const erase = event(2800, 'delete', 'sessionreferences', 'ref-r', 200, OPERATOR, {
       responseObject: refObject('Attached', 'wt-2'),
     });
