@@ -46,24 +46,30 @@ export type ReferenceDeleteFacts = {
 export function judgeReferenceDelete(facts: ReferenceDeleteFacts): AdmissionAnswer {
   const { reference, sandbox, claimDeleting } = facts;
   if (!decidesItself(sandbox)) return { allowed: true };
+  // Its own worktree's while it is being deleted: the prune and the erase of an Exclusive index. An own
+  // reference never decides a verdict, but it keeps a `DeleteWhenUnreferenced` sandbox from its cleanup.
   const own =
     reference.readable &&
     !isForeignReference({ worktree: reference.worktree }, { worktree: sandbox.worktree });
-  if (own) return { allowed: true };
+  if (own && sandbox.deleting) return { allowed: true };
   if (sandbox.eraseRequest !== undefined) return { allowed: true };
   if (reference.claim !== undefined && claimMayForget(reference.claim, sandbox, claimDeleting))
     return { allowed: true };
   const key = `${reference.namespace}/${reference.name}`;
+  const of = `sandbox ${reference.namespace}/${reference.sandbox}`;
+  const subject = own
+    ? `sessionreference ${key} is of ${of}'s own worktree (${String(reference.worktree)}), which is not being ` +
+      'deleted'
+    : `sessionreference ${key} is foreign to ${of} (worktree ${reference.worktree ?? 'none'}` +
+      `${reference.readable ? '' : ', unreadable'}; the sandbox's ${sandbox.worktree ?? 'none'}), which still stands`;
   return {
     allowed: false,
     code: 409,
     reason: 'Conflict',
     message:
-      `sessionreference ${key} is foreign to sandbox ${reference.namespace}/${reference.sandbox} ` +
-      `(worktree ${reference.worktree ?? 'none'}${reference.readable ? '' : ', unreadable'}; the sandbox's ` +
-      `${sandbox.worktree ?? 'none'}), which still stands: the operator deletes such a reference only once its ` +
-      `sandbox is gone, on an administrator's ${ANNOTATIONS.eraseReferences}, or as a sandbox claim's own ` +
-      'when the claim is deleted or its sandbox is not the claim’s or is being deleted',
+      `${subject}: the operator deletes a reference of a standing sandbox only when it is its own worktree's and ` +
+      `the sandbox is being deleted, on an administrator's ${ANNOTATIONS.eraseReferences}, or as a sandbox ` +
+      'claim’s own when the claim is deleted or its sandbox is not the claim’s or is being deleted',
   };
 }
 

@@ -152,14 +152,20 @@ describe('the operator’s identity deleting a SessionReference (a leaked token)
     );
   });
 
-  it('is admitted for the sandbox’s own worktree’s reference (the prune, the erase of an exclusive index)', async () => {
+  it('is refused for the sandbox’s own worktree’s reference while the sandbox is not being deleted', async () => {
+    // An own reference decides no verdict, but it keeps a DeleteWhenUnreferenced sandbox from its cleanup; the
+    // operator deletes one only while its sandbox is deleted (the release below passes the review).
     await createReference(unwatched, 'same-worktree', {
       sandbox: 'shared',
       session: 'workspace_4',
       worktree: 'wt-1',
     });
     const deleted = await deleteAsOperator('same-worktree');
-    expect(deleted.exitCode, deleted.stderr).toBe(0);
+    expect(deleted.exitCode).not.toBe(0);
+    expect(deleted.stderr).toContain(
+      `sessionreference ${unwatched}/same-worktree is of sandbox ${unwatched}/shared's own worktree (wt-1), ` +
+        'which is not being deleted',
+    );
   });
 
   it('is admitted on an administrator’s erase request, and once the sandbox is gone', async () => {

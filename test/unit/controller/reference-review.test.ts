@@ -56,9 +56,9 @@ describe('the verdict on the operator deleting a reference', () => {
       reason: 'Conflict',
       message:
         "sessionreference ns/board-main is foreign to sandbox ns/sbx (worktree wt-2; the sandbox's wt-1), which " +
-        'still stands: the operator deletes such a reference only once its sandbox is gone, on an ' +
-        "administrator's sandbox.agents.dev/erase-references, or as a sandbox claim's own when the claim is " +
-        'deleted or its sandbox is not the claim’s or is being deleted',
+        'still stands: the operator deletes a reference of a standing sandbox only when it is its own ' +
+        "worktree's and the sandbox is being deleted, on an administrator's sandbox.agents.dev/erase-references, " +
+        'or as a sandbox claim’s own when the claim is deleted or its sandbox is not the claim’s or is being deleted',
     });
     // Being deleted, and still ours to decide: its references are what the decision reads.
     expect(judge(reference(), { ...standing, deleting: true })).toMatchObject({ allowed: false, code: 409 });
@@ -83,10 +83,18 @@ describe('the verdict on the operator deleting a reference', () => {
     });
   });
 
-  it('admits its own worktree’s reference (the prune, the erase of an Exclusive index): it never decides a verdict', () => {
-    expect(judge(reference({ worktree: 'wt-1' }), standing)).toEqual({ allowed: true });
+  it('admits its own worktree’s reference while the sandbox is being deleted (the prune, the erase of an Exclusive index)', () => {
     expect(judge(reference({ worktree: 'wt-1' }), { ...standing, deleting: true })).toEqual({
       allowed: true,
+    });
+    // Not before: an own reference decides no verdict, but it keeps a DeleteWhenUnreferenced sandbox from its cleanup.
+    expect(judge(reference({ worktree: 'wt-1' }), standing)).toEqual({
+      allowed: false,
+      code: 409,
+      reason: 'Conflict',
+      message: expect.stringMatching(
+        /^sessionreference ns\/board-main is of sandbox ns\/sbx's own worktree \(wt-1\), which is not being deleted: /,
+      ) as unknown,
     });
   });
 
