@@ -9,6 +9,12 @@
  * Each step starts from a fresh shared sandbox: the previous one is released at the end of its step (its
  * foreign reference forgotten), so a blocked deletion left over never trips the next step's failpoint first.
  *
+ * For the `erase-late` step a late reference must exist: a foreign one written after the Exclusive decision. The
+ * first operator dies right after recording that decision (`record-decision`, the shared sandbox not yet deleted,
+ * so the decision it dies at is this sandbox's); the test then writes the late reference and deletes the shared
+ * sandbox, and a middle operator dies at `erase-late`, once the finalizer is gone and the late reference erased
+ * (its report is what such a crash loses, deletion/late-references.ts).
+ *
  * The operators walk a scripted session ledger. For the `start-walk` step the exclusive sandbox is adopted:
  * its live walk finds an owner's history unavailable (no marker), the ledger then clears that owner, and the
  * deletion's walk, once due again, earns the marker; the operator dies as that walk's outcome is kept and
@@ -24,6 +30,7 @@ import {
   createSandbox,
   deleteReference,
   deleteSandbox,
+  getReference,
   getSandbox,
   sandboxGone,
   sandboxSeen,
@@ -103,7 +110,9 @@ describe('a deletion interrupted by SIGKILL', () => {
   it.each(FAILPOINTS)(
     'resumes after a crash at %s and completes; the shared sandbox survives',
     async (step) => {
-      const first = await startOperatorProcess(namespace, { failpoints: [step], flags: ledgerFlags });
+      const late = step === 'erase-late';
+      const firstStep = late ? 'record-decision' : step;
+      const first = await startOperatorProcess(namespace, { failpoints: [firstStep], flags: ledgerFlags });
       running.push(first);
       if ((await getSandbox(namespace, 'shared')) === undefined) {
         await createSandbox(namespace, 'shared', { worktree: 'wt-1', replicas: 2 });
@@ -152,7 +161,7 @@ describe('a deletion interrupted by SIGKILL', () => {
 
       await unclear?.recorded();
       unclear?.clear();
-      await deleteSandbox(namespace, 'shared');
+      if (!late) await deleteSandbox(namespace, 'shared');
       await deleteSandbox(namespace, name);
       if (step === 'erase') {
         await untilSandbox(
@@ -172,17 +181,36 @@ describe('a deletion interrupted by SIGKILL', () => {
         ]);
       }
       // Up to a walk's spacing for `start-walk`; on timeout, what the sandbox showed last.
-      await eventually(
-        `the operator killed at its ${step} failpoint`,
-        async () =>
-          first.child.exitCode !== null || first.child.signalCode !== null
-            ? true
-            : pending(sandboxSeen(await getSandbox(namespace, name))),
-        90_000,
-      );
-      expect(await first.exited).toBe('SIGKILL');
-      expect(first.output()).toContain(`failpoint ${step}: SIGKILL`);
+      const killedAt = async (operator: OperatorProcess, failpoint: string) => {
+        await eventually(
+          `the operator killed at its ${failpoint} failpoint`,
+          async () =>
+            operator.child.exitCode !== null || operator.child.signalCode !== null
+              ? true
+              : pending(sandboxSeen(await getSandbox(namespace, name))),
+          90_000,
+        );
+        expect(await operator.exited).toBe('SIGKILL');
+        expect(operator.output()).toContain(`failpoint ${failpoint}: SIGKILL`);
+      };
+      await killedAt(first, firstStep);
       await sharedSandboxIntact();
+      if (late) {
+        expect((await getSandbox(namespace, name))?.status?.decision?.verdict).toBe('Exclusive');
+        await createReference(namespace, `${name}-late`, {
+          sandbox: name,
+          session: 'workspace_6',
+          worktree: 'wt-2',
+        });
+        await deleteSandbox(namespace, 'shared');
+        const middle = await startOperatorProcess(namespace, { failpoints: [step], flags: ledgerFlags });
+        running.push(middle);
+        await killedAt(middle, step);
+        // The failpoint fires once the late erase has written: the finalizer went first, then the late reference.
+        expect(await getSandbox(namespace, name)).toBeUndefined();
+        expect(await getReference(namespace, `${name}-late`)).toBeUndefined();
+        await sharedSandboxIntact();
+      }
 
       const second = await startOperatorProcess(namespace, { flags: ledgerFlags });
       running.push(second);
