@@ -14,17 +14,24 @@ export const incarnationOf = (sandbox: SandboxState): SandboxIncarnation => ({
   uid: sandbox.metadata.uid ?? '',
 });
 
-export type Staleness = 'Current' | 'Gone' | 'Replaced' | 'NotDeleting';
+export type Staleness = 'Current' | 'Gone' | 'Replaced' | 'NotDeleting' | 'EraseRecorded';
 
 /**
  * Whether the cached, deleting Sandbox is still the one the API server holds. While it is, and holds the
  * exclusivity finalizer only the operator removes, no other Sandbox can take its name: the writes that follow
- * by name reach only its own pods and references.
+ * by name reach only its own pods and references. `eraseRequest` is the erase the cache shows pending: one the
+ * API server's status already records as acted on is a cache that lags (`EraseRecorded`), and erasing again
+ * would delete the references attached since.
  */
-export function stalenessOf(cached: SandboxState, live: LiveSandbox | undefined): Staleness {
+export function stalenessOf(
+  cached: SandboxState,
+  live: LiveSandbox | undefined,
+  eraseRequest?: string,
+): Staleness {
   if (live === undefined) return 'Gone';
   if (live.uid !== cached.metadata.uid) return 'Replaced';
-  return live.deleting ? 'Current' : 'NotDeleting';
+  if (!live.deleting) return 'NotDeleting';
+  return eraseRequest !== undefined && live.erasedFor === eraseRequest ? 'EraseRecorded' : 'Current';
 }
 
 /**

@@ -54,6 +54,8 @@ export type LiveSandbox = {
   readonly eraseRequest?: string;
   /** The sandbox claim it is bound to (its sandbox-claim label, only the operator sets it), if any. */
   readonly claim?: string;
+  /** The erase request its status records as acted on (status.capacity.erasedFor), if any. */
+  readonly erasedFor?: string;
 };
 
 export interface SandboxApi {

@@ -26,6 +26,7 @@ export function kubeSandboxApi({ json }: KubeClients): SandboxApi {
           : undefined;
         const worktree = parsed.ok ? parsed.value.spec.worktree : undefined;
         const claim = parsed.ok ? parsed.value.metadata.labels?.[LABELS.sandboxClaim] : undefined;
+        const erasedFor = parsed.ok ? parsed.value.status?.capacity?.erasedFor : undefined;
         return {
           uid: live?.metadata?.uid ?? '',
           deleting: deletion !== undefined && deletion !== null,
@@ -34,6 +35,7 @@ export function kubeSandboxApi({ json }: KubeClients): SandboxApi {
           ...(worktree === undefined ? {} : { worktree }),
           ...(erase === undefined ? {} : { eraseRequest: erase }),
           ...(claim === undefined ? {} : { claim }),
+          ...(erasedFor === undefined ? {} : { erasedFor }),
         };
       } catch (error) {
         if (error instanceof KubeRequestError && error.notFound) return undefined;

@@ -116,7 +116,7 @@ async function perform(
     case 'read-incarnation': {
       const live = ctx.ports.sandboxes.readLive(namespace, name);
       readAhead(ctx, sandbox, facts, reads);
-      return { ...facts, incarnation: stalenessOf(sandbox, await live) };
+      return { ...facts, incarnation: stalenessOf(sandbox, await live, facts.eraseRequest) };
     }
     case 'stale':
       log.info(

@@ -196,6 +196,26 @@ describe('a deletion turn', () => {
     expect(action).toEqual({ kind: 'AwaitChange' });
   });
 
+  it('does not erase again on a cache that lags the status recording the erase (the soak’s seed 20270336)', async () => {
+    // The live turn erased and recorded erasedFor INC-1; the cache, not yet showing that status, still reads the
+    // request as pending. A second erase would delete references attached since: the live read says it is done.
+    const subject = sandbox('sbx')
+      .deleting()
+      .withAnnotation(ANNOTATIONS.eraseReferences, 'INC-1')
+      .withReference(own, foreign)
+      .withStatus({ phase: 'Blocked', reconciliation: { state: 'NotRequired', marker: true } });
+    const action = await turn(subject, [
+      expect_('sandboxes.readLive(sbx)', {
+        uid: 'uid-sbx',
+        deleting: true,
+        finalizers: [EXCLUSIVITY_FINALIZER],
+        eraseRequest: 'INC-1',
+        erasedFor: 'INC-1',
+      }),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
   it('erases again, later, when a reference changed under the erase (its attach withdraws it)', async () => {
     const subject = sandbox('sbx').deleting().withReference(own);
     const action = await turn(subject, [

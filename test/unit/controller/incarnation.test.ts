@@ -26,6 +26,15 @@ describe('stalenessOf', () => {
       'NotDeleting',
     );
   });
+
+  it('is EraseRecorded when the cache shows an erase pending that the API server’s status records as done', () => {
+    const live = { uid: 'uid-1', deleting: true, finalizers: [EXCLUSIVITY_FINALIZER], erasedFor: 'INC-1' };
+    expect(stalenessOf(cached, live, 'INC-1')).toBe('EraseRecorded');
+    // Another request, or none pending in the cache: the erase recorded is not this turn's concern.
+    expect(stalenessOf(cached, live, 'INC-2')).toBe('Current');
+    expect(stalenessOf(cached, live)).toBe('Current');
+    expect(stalenessOf(cached, { uid: 'uid-1', deleting: true, finalizers: [] }, 'INC-1')).toBe('Current');
+  });
 });
 
 describe('incarnationOf', () => {
