@@ -121,7 +121,7 @@ async function perform(
     case 'stale':
       log.info(
         { staleness: step.staleness },
-        'the cached Sandbox is not the one the API server holds; waiting for the watch',
+        'the cached Sandbox lags the one the API server holds; waiting for the watch',
       );
       return awaitChange();
     case 'erase': {
