@@ -179,13 +179,17 @@ describe('a deletion turn', () => {
     ]);
   });
 
-  it('acts on an erase request first, then decides on what the API server holds after it', async () => {
-    // An earlier turn wrote its status: the request is the administrator's, not inherited (erase-request.test.ts).
-    const subject = sandbox('sbx')
+  /** Deleting, an administrator's erase INC-1 pending as the cache shows it, an own and a foreign reference. */
+  const erasePending = () =>
+    sandbox('sbx')
       .deleting()
       .withAnnotation(ANNOTATIONS.eraseReferences, 'INC-1')
       .withReference(own, foreign)
       .withStatus({ phase: 'Blocked', reconciliation: { state: 'NotRequired', marker: true } });
+
+  it('acts on an erase request first, then decides on what the API server holds after it', async () => {
+    // An earlier turn wrote its status: the request is the administrator's, not inherited (erase-request.test.ts).
+    const subject = erasePending();
     const action = await turn(subject, [
       current,
       expect_('references.deleteAll(sbx)', deleted('own', 'foreign')),
@@ -199,11 +203,7 @@ describe('a deletion turn', () => {
   it('does not erase again on a cache that lags the status recording the erase (the soak’s seed 20270336)', async () => {
     // The live turn erased and recorded erasedFor INC-1; the cache, not yet showing that status, still reads the
     // request as pending. A second erase would delete references attached since: the live read says it is done.
-    const subject = sandbox('sbx')
-      .deleting()
-      .withAnnotation(ANNOTATIONS.eraseReferences, 'INC-1')
-      .withReference(own, foreign)
-      .withStatus({ phase: 'Blocked', reconciliation: { state: 'NotRequired', marker: true } });
+    const subject = erasePending();
     const action = await turn(subject, [
       expect_('sandboxes.readLive(sbx)', {
         uid: 'uid-sbx',
