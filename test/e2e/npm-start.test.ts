@@ -5,11 +5,11 @@
  * runtime sends): the operator stops, then the control plane, and no process is left. And a new user's
  * first deletion: an exclusive sandbox is released (its pods and the Sandbox gone) because the operator
  * runs under its own identity, which the pod-protection policy trusts, while the admin kubeconfig the
- * banner prints cannot delete a sandbox pod.
+ * banner prints cannot delete a sandbox pod, and the operator's own identity passes its delete review.
  */
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it, afterEach } from 'vitest';
 import { endLeftoverGroups, spawnGroup } from '../harness/process-groups.ts';
 import { inject } from 'vitest';
@@ -242,6 +242,19 @@ describe('npm start', () => {
         const refused = await kubectl(['delete', pod, '-n', 'team-a', '--wait=false']);
         expect(refused.exitCode).not.toBe(0);
         expect(refused.stderr).toContain('is kept until its exclusivity decision releases it');
+
+        // The operator's own identity (its kubeconfig beside the admin's) passes its delete review, which
+        // npm start registers as the chart's deleteReview does: a reference foreign to a standing sandbox
+        // stays, so a leaked operator token cannot unblock a shared sandbox's deletion.
+        await kubectl(['apply', '--server-side', '-n', 'team-a', '-f', 'examples/shared-sandbox.yaml']);
+        const asOperator = (args: string[]) =>
+          runKubectl(inject('kubectl'), join(dirname(kubeconfig), 'operator.kubeconfig'), args);
+        const foreign = await asOperator(['delete', 'sref', 'board-main', '-n', 'team-a', '--wait=false']);
+        expect(foreign.exitCode).not.toBe(0);
+        expect(foreign.stderr).toMatch(
+          /admission webhook "reference-deletes\.operator-review\.sandbox\.agents\.dev" denied the request: sessionreference team-a\/board-main is foreign to/,
+        );
+        expect((await kubectl(['get', 'sref', 'board-main', '-n', 'team-a'])).exitCode).toBe(0);
 
         const deleted = await kubectl([
           'delete',

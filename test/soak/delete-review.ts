@@ -8,7 +8,7 @@
  */
 import { createServer } from 'node:net';
 import { operatorReviewWebhook } from '../../operator/api/operator-review.ts';
-import { loopbackCertificate } from '../harness/certificate.ts';
+import { loopbackCertificate } from '@sandbox-operator/local-cluster/certificate';
 import { kubectlOk } from '../harness/kube.ts';
 import { ReviewForwarder } from './review-forwarder.ts';
 

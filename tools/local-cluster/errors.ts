@@ -2,13 +2,16 @@
 
 export type LocalClusterErrorKind =
   | 'go-missing'
+  | 'tool-missing'
   | 'build-step-failed'
   | 'lock-timeout'
   | 'process-failed'
   | 'not-ready'
   | 'crd-install-failed'
   | 'invalid-input'
-  | 'operator-identity-failed';
+  | 'operator-identity-failed'
+  | 'chart-render-failed'
+  | 'operator-review-failed';
 
 export interface LocalClusterErrorDetails {
   /** The tool or component concerned, e.g. `kube-apiserver`. */

@@ -14,4 +14,6 @@ export { formatBuildEvent, type BuildEvent, type BuildReporter } from './run-ste
 export { ALL_TOOLS, CONTROL_PLANE_TOOLS, TOOLS, type ToolName } from './versions.ts';
 export { kwokNodeName } from './addons.ts';
 export { RESTRICTED_USER, ADMIN_USER } from './auth.ts';
-export { provisionOperatorIdentity, OPERATOR_RELEASE } from './operator-identity.ts';
+export { provisionOperatorIdentity } from './operator-identity.ts';
+export { OPERATOR_RELEASE, OPERATOR_USER } from './chart.ts';
+export { registerOperatorReview, type OperatorReview } from './operator-review.ts';

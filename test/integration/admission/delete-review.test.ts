@@ -15,7 +15,7 @@ import { RESTRICTED_USER } from '@sandbox-operator/local-cluster';
 import { freePort } from '@sandbox-operator/local-cluster/net';
 import { ANNOTATIONS, GROUP, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
 import { operatorReviewWebhook } from '../../../operator/api/operator-review.ts';
-import { loopbackCertificate } from '../../harness/certificate.ts';
+import { loopbackCertificate } from '@sandbox-operator/local-cluster/certificate';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { createReference, createSandbox, getSandbox } from '../controller/fixtures.ts';
 import {

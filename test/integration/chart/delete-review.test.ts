@@ -10,10 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { OPERATOR_REVIEW_WEBHOOK, operatorReviewWebhook } from '../../../operator/api/operator-review.ts';
 import { loadConfig } from '../../../operator/controller/wiring/config.ts';
 import { kubectl } from '../../harness/kube.ts';
+import { OPERATOR_USER } from '@sandbox-operator/local-cluster';
+import { atLoopback } from '@sandbox-operator/local-cluster/operator-review';
 import { find, template, type Rendered } from './helm.ts';
 
 const ON = { deleteReview: { enabled: true } };
 const OPERATOR = 'system:serviceaccount:sandbox-system:sandbox-operator';
+const LOOPBACK_CA = '-----BEGIN CERTIFICATE-----\nlocal\n-----END CERTIFICATE-----\n';
 const container = (rendered: Rendered) =>
   (find(rendered, 'Deployment') as unknown as V1Deployment).spec!.template.spec!.containers[0]!;
 const registration = (rendered: Rendered) =>
@@ -85,6 +88,22 @@ describe('the chart’s delete review', () => {
     expect(registration(rendered).metadata.name).toBe(`sandbox-operator-operator-review.sandbox.agents.dev`);
     expect(registration(rendered).webhooks).toEqual(expected.webhooks);
     expect(expected.webhooks[0]!.name).toBe(OPERATOR_REVIEW_WEBHOOK);
+  });
+
+  it('registered by npm start: the chart’s, for the identity it runs the operator as, at a loopback URL', async () => {
+    const rendered = await template(ON);
+    const local = atLoopback(rendered.text, 'https://127.0.0.1:9443', LOOPBACK_CA);
+    const expected = operatorReviewWebhook({
+      operatorUsers: [OPERATOR_USER],
+      endpoint: { url: 'https://127.0.0.1:9443' },
+      caBundlePem: LOOPBACK_CA,
+    });
+    expect(local.metadata.name).toBe(registration(rendered).metadata.name);
+    expect(local.webhooks).toEqual(expected.webhooks);
+    expect(local.webhooks.map((w) => w.clientConfig)).toEqual([
+      { url: 'https://127.0.0.1:9443/review/sandbox-delete', caBundle: expect.any(String) },
+      { url: 'https://127.0.0.1:9443/review/reference-delete', caBundle: expect.any(String) },
+    ]);
   });
 
   it('on, is a registration the real API server accepts', async () => {

@@ -18,7 +18,7 @@ import { kubeClients } from '../../../operator/kube/clients.ts';
 import { kubeAccessReviews } from '../../../operator/runtime/access-reviews.ts';
 import { metricsGuard } from '../../../operator/runtime/metrics-access.ts';
 import { serveProbes } from '../../../operator/runtime/probes.ts';
-import { loopbackCertificate } from '../../harness/certificate.ts';
+import { loopbackCertificate } from '@sandbox-operator/local-cluster/certificate';
 import { kubeConfig, kubectlOk, serviceAccountKubeConfig, testNamespace } from '../../harness/kube.ts';
 
 const namespace = testNamespace('metrics-access');

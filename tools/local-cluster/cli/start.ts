@@ -14,6 +14,7 @@ import {
   cacheRoot,
   formatBuildEvent,
   provisionOperatorIdentity,
+  registerOperatorReview,
   startLocalCluster,
   type LocalCluster,
 } from '../index.ts';
@@ -52,7 +53,7 @@ function banner(cluster: LocalCluster): string {
           `The examples' image ${cluster.realNode.images.exampleStandIn} is a local stand-in on that node (a busybox shell that idles, and says so in its log); a real cluster pulls the real one.`,
         ]),
     `Logs of each component: ${cluster.tempDir}`,
-    `The operator runs as system:serviceaccount:${OPERATOR_RELEASE.namespace}:${OPERATOR_RELEASE.name}, the chart's ServiceAccount.`,
+    `The operator runs as system:serviceaccount:${OPERATOR_RELEASE.namespace}:${OPERATOR_RELEASE.name}, the chart's ServiceAccount; its deletes pass its delete review, as with the chart's deleteReview.`,
     'Ctrl-C stops the operator and the control plane.',
     '',
   ].join('\n');
@@ -63,7 +64,14 @@ function banner(cluster: LocalCluster): string {
  * the pod-protection policy trusts (the admin kubeconfig in the banner is the user's, and its `kubectl delete
  * pod` of a sandbox pod is refused), and, with a real node, the sidecar image imported into its containerd.
  */
-async function startLocal(logger: Logger): Promise<{ cluster: LocalCluster; env: NodeJS.ProcessEnv }> {
+type Local = {
+  readonly cluster: LocalCluster;
+  readonly env: NodeJS.ProcessEnv;
+  /** Flags the operator needs there: serving the delete review the local control plane registered. */
+  readonly operatorFlags: readonly string[];
+};
+
+async function startLocal(logger: Logger): Promise<Local> {
   logger.info('no cluster configured (KUBECONFIG unset, not in a pod): starting the local control plane');
   const cluster = await startLocalCluster({
     logger: logger.child({ component: 'local-cluster' }),
@@ -72,6 +80,11 @@ async function startLocal(logger: Logger): Promise<{ cluster: LocalCluster; env:
   try {
     const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: await provisionOperatorIdentity(cluster) };
     delete env['KUBERNETES_SERVICE_HOST'];
+    const review = await registerOperatorReview(cluster);
+    logger.info(
+      { webhook: review.name },
+      "the operator's delete review registered, as the chart's deleteReview does (the operator serves it on loopback)",
+    );
     if (cluster.realNode !== null && !configured(env['SANDBOX_OPERATOR_SIDECAR_IMAGE'])) {
       // The sidecar is the operator image: built from the Dockerfile, imported, and named to the operator.
       env['SANDBOX_OPERATOR_SIDECAR_IMAGE'] = await operatorImageOnNode(
@@ -81,7 +94,7 @@ async function startLocal(logger: Logger): Promise<{ cluster: LocalCluster; env:
       );
       logger.info({ image: env['SANDBOX_OPERATOR_SIDECAR_IMAGE'] }, 'sidecar image on the real node');
     }
-    return { cluster, env };
+    return { cluster, env, operatorFlags: review.operatorFlags };
   } catch (error) {
     await cluster.stop();
     throw error;
@@ -150,7 +163,7 @@ async function main(): Promise<void> {
   try {
     if (!stop.signal.aborted) {
       operator = startOperator(
-        argv.filter((arg) => arg !== '--local'),
+        [...(local?.operatorFlags ?? []), ...argv.filter((arg) => arg !== '--local')],
         local?.env ?? process.env,
       );
       const exited = once(operator, 'exit');

@@ -8,12 +8,13 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { LocalClusterError } from './errors.ts';
 
 export type LoopbackCertificate = { readonly dir: string; readonly certPem: string };
 
 export async function loopbackCertificate(prefix: string, dir?: string): Promise<LoopbackCertificate> {
   const into = dir ?? (await mkdtemp(join(tmpdir(), `${prefix}-`)));
-  await promisify(execFile)('openssl', [
+  const made = promisify(execFile)('openssl', [
     'req',
     '-x509',
     '-newkey',
@@ -32,5 +33,18 @@ export async function loopbackCertificate(prefix: string, dir?: string): Promise
     '-out',
     join(into, 'tls.crt'),
   ]);
+  await made.catch((error: unknown) => {
+    const missing = (error as { code?: unknown }).code === 'ENOENT';
+    throw new LocalClusterError(
+      missing ? 'tool-missing' : 'process-failed',
+      missing ? 'openssl is not on PATH' : 'openssl failed to make a certificate for 127.0.0.1',
+      {
+        subject: 'openssl',
+        outputTail: (error as { stderr?: string }).stderr ?? '',
+        ...(missing ? { hint: 'Install it (Debian: apt-get install openssl).' } : {}),
+      },
+      { cause: error },
+    );
+  });
   return { dir: into, certPem: await readFile(join(into, 'tls.crt'), 'utf8') };
 }
