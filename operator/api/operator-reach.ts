@@ -53,13 +53,13 @@ export const REACH_RULES = [
     resources: ['poddisruptionbudgets'],
   },
   { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['events'] },
-  // The Sandbox itself, not its status: the status subresource cannot change spec or metadata. CREATE: a
-  // warm pool's or a sandbox claim's only (pool-reach.ts).
+  // The Sandbox, and of its status the record of an administrator's erase (the status subresource cannot
+  // change spec or metadata). CREATE: a warm pool's or a sandbox claim's only (pool-reach.ts).
   {
     apiGroups: [GROUP],
     apiVersions: [VERSION],
     operations: ['CREATE', 'UPDATE', 'DELETE'],
-    resources: [SANDBOX.plural],
+    resources: [SANDBOX.plural, `${SANDBOX.plural}/status`],
   },
   // References: the operator deletes them (the worktree prune, the erases) and writes one status field, the
   // disruption notice; any other write would let a token turn an attached reference into a tombstone the prune
@@ -216,6 +216,22 @@ export function reachValidations(): Validation[] {
         `${LABELS.sandboxClaim}); refused the deletion of sandbox ' + variables.pod`,
       reason: 'Forbidden',
     },
+    // Of a Sandbox's status, the record of an erase (status.capacity.erasedFor) stays, or becomes the request the
+    // Sandbox carries (lifecycle.ts records it so): the reference review admits an erase's deletes only while
+    // its request is not recorded, so a token that cleared the record would re-open every reference's delete.
+    // A status computed just before an administrator changed the request is refused too; the turn the
+    // refusal brings at once reads the new request.
+    {
+      expression:
+        "!variables.onSandboxes || request.?subResource.orValue('') != 'status' || " +
+        `${erasedFor('object')} == ${erasedFor('oldObject')} || ` +
+        `(${erasedFor('object')} != '' && ${erasedFor('object')} == ` +
+        `object.metadata.?annotations[?'${ANNOTATIONS.eraseReferences}'].orValue(''))`,
+      messageExpression:
+        "'the operator records in status.capacity.erasedFor only the erase request the Sandbox carries (" +
+        `${ANNOTATIONS.eraseReferences}), and never clears it; refused the status update of sandbox ' + variables.pod`,
+      reason: 'Forbidden',
+    },
     // The operator deletes references and writes nothing else of them but the disruption notice in their
     // status: a detach (state Detached) by its token would make an attached reference a tombstone the worktree
     // prune takes, and a forged turn would hold or hurry a drain's move.
@@ -239,6 +255,7 @@ const EVENT_KINDS = [SANDBOX.kind, SANDBOX_CLAIM.kind, SANDBOX_WARM_POOL.kind];
 /** A Sandbox a sandbox claim bound (or a cold claim made). */
 const claimedSandbox = (o: string) => `${o}.metadata.?labels[?'${LABELS.sandboxClaim}'].hasValue()`;
 
+const erasedFor = (o: string) => `${o}.?status.?capacity.?erasedFor.orValue('')`;
 const fence = `'${ANNOTATIONS.cleanupFence}'`;
 const finalizer = `'${EXCLUSIVITY_FINALIZER}'`;
 const finalizersBut = (o: string) => `${o}.metadata.?finalizers.orValue([]).filter(f, f != ${finalizer})`;

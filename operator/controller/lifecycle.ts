@@ -54,10 +54,21 @@ export function capacityLatch(status: SandboxStatus | undefined): CapacityLatch 
  * without the status), not a request: `inheritedErase` records it, and it erases nothing (issue 25, #10).
  */
 export function pendingErase(sandbox: SandboxState): string | undefined {
-  const requested = sandbox.metadata.annotations?.[ANNOTATIONS.eraseReferences];
-  if (requested === undefined || !statusWritten(sandbox)) return undefined;
-  if (requested === sandbox.status?.capacity?.erasedFor) return undefined;
-  return requested;
+  return erasePending({
+    request: sandbox.metadata.annotations?.[ANNOTATIONS.eraseReferences],
+    erasedFor: sandbox.status?.capacity?.erasedFor,
+    statusWritten: statusWritten(sandbox),
+  });
+}
+
+/** `pendingErase` on its facts, as a live read gives them (the reference review's). */
+export function erasePending(facts: {
+  readonly request: string | undefined;
+  readonly erasedFor: string | undefined;
+  readonly statusWritten: boolean;
+}): string | undefined {
+  const { request, erasedFor } = facts;
+  return request === undefined || !facts.statusWritten || request === erasedFor ? undefined : request;
 }
 
 /** The erase value a first status write records as done, unacted: see `pendingErase`. */

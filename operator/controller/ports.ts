@@ -56,6 +56,8 @@ export type LiveSandbox = {
   readonly claim?: string;
   /** The erase request its status records as acted on (status.capacity.erasedFor), if any. */
   readonly erasedFor?: string;
+  /** Whether the operator has written its status (lifecycle.statusWritten): an erase pends only then. */
+  readonly statusWritten: boolean;
 };
 
 export interface SandboxApi {

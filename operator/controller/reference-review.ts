@@ -16,6 +16,7 @@ import { parseSessionReference } from '../api/parse.ts';
 import { isForeignReference } from '../exclusivity/foreign.ts';
 import type { AdmissionAnswer, AdmissionRequest, Reviewer } from '../runtime/admission-review.ts';
 import { decidesItself } from './incarnation.ts';
+import { erasePending } from './lifecycle.ts';
 import type { LiveSandbox, SandboxApi } from './ports.ts';
 
 /** What the review reads besides the request: the Sandbox by a live GET, and whether a sandbox claim is deleting. */
@@ -52,7 +53,16 @@ export function judgeReferenceDelete(facts: ReferenceDeleteFacts): AdmissionAnsw
     reference.readable &&
     !isForeignReference({ worktree: reference.worktree }, { worktree: sandbox.worktree });
   if (own && sandbox.deleting) return { allowed: true };
-  if (sandbox.eraseRequest !== undefined) return { allowed: true };
+  // An administrator's erase not yet acted on: once the status records it, the annotation admits nothing
+  // (the operator bounds keep a token from clearing that record).
+  if (
+    erasePending({
+      request: sandbox.eraseRequest,
+      erasedFor: sandbox.erasedFor,
+      statusWritten: sandbox.statusWritten,
+    }) !== undefined
+  )
+    return { allowed: true };
   if (reference.claim !== undefined && claimMayForget(reference.claim, sandbox, claimDeleting))
     return { allowed: true };
   const key = `${reference.namespace}/${reference.name}`;
@@ -68,7 +78,7 @@ export function judgeReferenceDelete(facts: ReferenceDeleteFacts): AdmissionAnsw
     reason: 'Conflict',
     message:
       `${subject}: the operator deletes a reference of a standing sandbox only when it is its own worktree's and ` +
-      `the sandbox is being deleted, on an administrator's ${ANNOTATIONS.eraseReferences}, or as a sandbox ` +
+      `the sandbox is being deleted, on an administrator's ${ANNOTATIONS.eraseReferences} not yet acted on, or as a sandbox ` +
       'claim’s own when the claim is deleted or its sandbox is not the claim’s or is being deleted',
   };
 }

@@ -6,6 +6,7 @@ import { segment } from '../../kube/plain-json.ts';
 import { incarnationTest, type JsonPatchOp } from '../finalizer.ts';
 import type { SandboxApi } from '../ports.ts';
 import { statusPatchOps } from '../status.ts';
+import { statusWritten } from '../lifecycle.ts';
 import { FIELD_MANAGER, type KubeClients } from '../../kube/clients.ts';
 import { parseSandbox } from '../../api/parse.ts';
 
@@ -31,6 +32,7 @@ export function kubeSandboxApi({ json }: KubeClients): SandboxApi {
           uid: live?.metadata?.uid ?? '',
           deleting: deletion !== undefined && deletion !== null,
           finalizers: live?.metadata?.finalizers ?? [],
+          statusWritten: parsed.ok && statusWritten(parsed.value),
           ...(parsed.ok ? { podTemplate: parsed.value.spec.podTemplate } : {}),
           ...(worktree === undefined ? {} : { worktree }),
           ...(erase === undefined ? {} : { eraseRequest: erase }),

@@ -168,7 +168,7 @@ describe('the operator’s identity deleting a SessionReference (a leaked token)
     );
   });
 
-  it('is admitted on an administrator’s erase request, and once the sandbox is gone', async () => {
+  it('is admitted on an administrator’s erase request until its status records it, and once the sandbox is gone', async () => {
     await createSandbox(unwatched, 'erased', { worktree: 'wt-1' });
     await createReference(unwatched, 'erased-ref', {
       sandbox: 'erased',
@@ -184,8 +184,33 @@ describe('the operator’s identity deleting a SessionReference (a leaked token)
       unwatched,
       `${ANNOTATIONS.eraseReferences}=INC-1`,
     ]);
+    // Before the operator wrote any status the annotation is inherited, not a request: nothing is erased.
+    expect((await deleteAsOperator('erased-ref')).exitCode).not.toBe(0);
+    const writeStatus = (status: object) =>
+      kubectlOk([
+        'patch',
+        'sandbox',
+        'erased',
+        '-n',
+        unwatched,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status }),
+      ]);
+    await writeStatus({ reconciliation: { state: 'NotRequired', marker: true } });
     const erased = await deleteAsOperator('erased-ref');
     expect(erased.exitCode, erased.stderr).toBe(0);
+    // Once the status records the erase as acted on, the annotation admits nothing more.
+    await writeStatus({ capacity: { overflowed: false, erasedFor: 'INC-1' } });
+    await createReference(unwatched, 'attached-since', {
+      sandbox: 'erased',
+      session: 'workspace_7',
+      worktree: 'wt-2',
+    });
+    const since = await deleteAsOperator('attached-since');
+    expect(since.exitCode).not.toBe(0);
+    expect(since.stderr).toContain('is foreign to sandbox');
 
     await kubectlOk(['delete', 'sandbox', 'shared', '-n', unwatched]);
     const gone = await deleteAsOperator('other-worktree');

@@ -4,11 +4,12 @@
  * what the controller does with it: a pod it creates passes the pod-template checks at its namespace's level
  * (the injected shell reaper alone may keep its root mode's capabilities, where an administrator allowed that
  * mode: reaper-bounds.test.ts), never lands in a system namespace or the release's own; budgets are only the
- * eviction guards of sandboxes, Events only about Sandboxes.
+ * eviction guards of sandboxes, Events only about Sandboxes; of a Sandbox's status, the record of an erase stays.
  */
 import { CoreV1Api, PolicyV1Api, type V1Pod } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANNOTATIONS,
   API_VERSION,
   EXCLUSIVITY_FINALIZER,
   LABELS,
@@ -248,6 +249,64 @@ describe('Sandboxes the operator’s identity changes', () => {
       '{"spec":{"cleanup":{"policy":"DeleteWhenUnreferenced"}}}',
     ]);
     expect(patched.stderr).toContain('the operator never changes a Sandbox’s spec');
+  });
+
+  it('record an administrator’s erase only as the request the Sandbox carries, and never clear the record', async () => {
+    await createSandbox(namespace, 'erase-record', {
+      worktree: 'wt-1',
+      onNode: false,
+      annotations: { [ANNOTATIONS.eraseReferences]: 'INC-1' },
+    });
+    const recordAs = (erasedFor: string) =>
+      asOperator([
+        'patch',
+        'sandbox',
+        'erase-record',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status: { capacity: { overflowed: false, erasedFor } } }),
+      ]);
+    const refusal =
+      'the operator records in status.capacity.erasedFor only the erase request the Sandbox carries';
+    expect((await recordAs('INC-0')).stderr).toContain(refusal);
+    const recorded = await recordAs('INC-1');
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+    // Kept as it is while the rest of the status changes.
+    const kept = await asOperator([
+      'patch',
+      'sandbox',
+      'erase-record',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"capacity":{"overflowed":true}}}',
+    ]);
+    expect(kept.exitCode, kept.stderr).toBe(0);
+    // A leaked token clearing the record would make the request pending again, and the review admit deletes.
+    const cleared = await asOperator([
+      'patch',
+      'sandbox',
+      'erase-record',
+      '--subresource=status',
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/status/capacity/erasedFor"}]',
+    ]);
+    expect(cleared.stderr).toContain(refusal);
+    expect((await recordAs('INC-2')).stderr).toContain(refusal);
+    // A new request from an administrator is recorded once acted on.
+    await kubectlOk([
+      'annotate',
+      'sandbox',
+      'erase-record',
+      '-n',
+      namespace,
+      '--overwrite',
+      `${ANNOTATIONS.eraseReferences}=INC-2`,
+    ]);
+    const next = await recordAs('INC-2');
+    expect(next.exitCode, next.stderr).toBe(0);
   });
 });
 

@@ -12,28 +12,56 @@ const cached: Sandbox = sandbox('reborn')
 
 describe('stalenessOf', () => {
   it('is Current only while the API server holds the same, deleting incarnation', () => {
-    expect(stalenessOf(cached, { uid: 'uid-1', deleting: true, finalizers: [EXCLUSIVITY_FINALIZER] })).toBe(
-      'Current',
-    );
+    expect(
+      stalenessOf(cached, {
+        uid: 'uid-1',
+        deleting: true,
+        statusWritten: true,
+        finalizers: [EXCLUSIVITY_FINALIZER],
+      }),
+    ).toBe('Current');
     expect(stalenessOf(cached, undefined)).toBe('Gone');
-    expect(stalenessOf(cached, { uid: 'uid-2', deleting: true, finalizers: [EXCLUSIVITY_FINALIZER] })).toBe(
-      'Replaced',
-    );
-    expect(stalenessOf(cached, { uid: 'uid-2', deleting: false, finalizers: [EXCLUSIVITY_FINALIZER] })).toBe(
-      'Replaced',
-    );
-    expect(stalenessOf(cached, { uid: 'uid-1', deleting: false, finalizers: [EXCLUSIVITY_FINALIZER] })).toBe(
-      'NotDeleting',
-    );
+    expect(
+      stalenessOf(cached, {
+        uid: 'uid-2',
+        deleting: true,
+        statusWritten: true,
+        finalizers: [EXCLUSIVITY_FINALIZER],
+      }),
+    ).toBe('Replaced');
+    expect(
+      stalenessOf(cached, {
+        uid: 'uid-2',
+        deleting: false,
+        statusWritten: true,
+        finalizers: [EXCLUSIVITY_FINALIZER],
+      }),
+    ).toBe('Replaced');
+    expect(
+      stalenessOf(cached, {
+        uid: 'uid-1',
+        deleting: false,
+        statusWritten: true,
+        finalizers: [EXCLUSIVITY_FINALIZER],
+      }),
+    ).toBe('NotDeleting');
   });
 
   it('is EraseRecorded when the cache shows an erase pending that the API server’s status records as done', () => {
-    const live = { uid: 'uid-1', deleting: true, finalizers: [EXCLUSIVITY_FINALIZER], erasedFor: 'INC-1' };
+    const live = {
+      uid: 'uid-1',
+      deleting: true,
+      statusWritten: true,
+      finalizers: [EXCLUSIVITY_FINALIZER],
+      erasedFor: 'INC-1',
+    };
     expect(stalenessOf(cached, live, 'INC-1')).toBe('EraseRecorded');
     // Another request, or none pending in the cache: the erase recorded is not this turn's concern.
     expect(stalenessOf(cached, live, 'INC-2')).toBe('Current');
     expect(stalenessOf(cached, live)).toBe('Current');
-    expect(stalenessOf(cached, { uid: 'uid-1', deleting: true, finalizers: [] }, 'INC-1')).toBe('Current');
+    expect(
+      stalenessOf(cached, { uid: 'uid-1', deleting: true, statusWritten: true, finalizers: [] }, 'INC-1'),
+    ).toBe('Current');
   });
 });
 

@@ -25,6 +25,7 @@ const standing: LiveSandbox = {
   deleting: false,
   finalizers: [EXCLUSIVITY_FINALIZER],
   worktree: 'wt-1',
+  statusWritten: true,
 };
 const reference = (overrides: Partial<ReviewedReference> = {}): ReviewedReference => ({
   namespace: 'ns',
@@ -57,7 +58,7 @@ describe('the verdict on the operator deleting a reference', () => {
       message:
         "sessionreference ns/board-main is foreign to sandbox ns/sbx (worktree wt-2; the sandbox's wt-1), which " +
         'still stands: the operator deletes a reference of a standing sandbox only when it is its own ' +
-        "worktree's and the sandbox is being deleted, on an administrator's sandbox.agents.dev/erase-references, " +
+        "worktree's and the sandbox is being deleted, on an administrator's sandbox.agents.dev/erase-references not yet acted on, " +
         'or as a sandbox claim’s own when the claim is deleted or its sandbox is not the claim’s or is being deleted',
     });
     // Being deleted, and still ours to decide: its references are what the decision reads.
@@ -68,6 +69,7 @@ describe('the verdict on the operator deleting a reference', () => {
         uid: 'u-sbx',
         deleting: false,
         finalizers: [EXCLUSIVITY_FINALIZER],
+        statusWritten: true,
       }),
     ).toMatchObject({
       allowed: false,
@@ -75,7 +77,12 @@ describe('the verdict on the operator deleting a reference', () => {
   });
 
   it('names “none” for a worktree either side lacks', () => {
-    const bare: LiveSandbox = { uid: 'u-sbx', deleting: false, finalizers: [EXCLUSIVITY_FINALIZER] };
+    const bare: LiveSandbox = {
+      uid: 'u-sbx',
+      deleting: false,
+      finalizers: [EXCLUSIVITY_FINALIZER],
+      statusWritten: true,
+    };
     expect(judge(reference({ worktree: undefined }), bare)).toMatchObject({
       message: expect.stringMatching(
         /^sessionreference ns\/board-main is foreign to sandbox ns\/sbx \(worktree none; the sandbox's none\), which still stands/,
@@ -114,8 +121,25 @@ describe('the verdict on the operator deleting a reference', () => {
     expect(judge(reference(), { ...standing, finalizers: [] })).toMatchObject({ allowed: false });
   });
 
-  it('admits any reference of a sandbox carrying an administrator’s erase request', () => {
+  it('admits any reference of a sandbox while an administrator’s erase request is not yet acted on', () => {
     expect(judge(reference(), { ...standing, eraseRequest: 'INC-7' })).toEqual({ allowed: true });
+    expect(judge(reference(), { ...standing, eraseRequest: 'INC-7', erasedFor: 'INC-6' })).toEqual({
+      allowed: true,
+    });
+  });
+
+  it('refuses once the status records the erase as acted on, and for an erase inherited before any status', () => {
+    // The annotation stays after the erase: it must not admit the deletes of references attached since.
+    expect(judge(reference(), { ...standing, eraseRequest: 'INC-7', erasedFor: 'INC-7' })).toMatchObject({
+      allowed: false,
+      code: 409,
+    });
+    // A restore or a GitOps re-create brings the annotation back before the operator wrote any status: the
+    // operator records it as done, erasing nothing (lifecycle.inheritedErase), so the review admits nothing.
+    expect(judge(reference(), { ...standing, eraseRequest: 'INC-7', statusWritten: false })).toMatchObject({
+      allowed: false,
+      code: 409,
+    });
   });
 
   it('admits a claim’s reference on the claim’s release or the binding’s withdraw, never from its bound standing sandbox', () => {
