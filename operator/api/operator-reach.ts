@@ -219,17 +219,22 @@ export function reachValidations(): Validation[] {
     // Of a Sandbox's status, the record of an erase (status.capacity.erasedFor) stays, or becomes the request the
     // Sandbox carries (lifecycle.ts records it so): the reference review admits an erase's deletes only while
     // its request is not recorded, so a token that cleared the record would re-open every reference's delete.
+    // And its first status (the one that records `reconciliation`) records a request the Sandbox already
+    // carries as done (lifecycle.inheritedErase: a restore's or a GitOps re-create's annotation erases nothing);
+    // a token writing a first status without it would turn that annotation into a pending erase.
     // A status computed just before an administrator changed the request is refused too; the turn the
     // refusal brings at once reads the new request.
     {
       expression:
         "!variables.onSandboxes || request.?subResource.orValue('') != 'status' || " +
-        `${erasedFor('object')} == ${erasedFor('oldObject')} || ` +
-        `(${erasedFor('object')} != '' && ${erasedFor('object')} == ` +
-        `object.metadata.?annotations[?'${ANNOTATIONS.eraseReferences}'].orValue(''))`,
+        `((${erasedFor('object')} == ${erasedFor('oldObject')} || ` +
+        `(${erasedFor('object')} != '' && ${erasedFor('object')} == ${eraseRequest})) && ` +
+        `(oldObject.?status.?reconciliation.hasValue() || !object.?status.?reconciliation.hasValue() || ` +
+        `${erasedFor('object')} == ${eraseRequest}))`,
       messageExpression:
         "'the operator records in status.capacity.erasedFor only the erase request the Sandbox carries (" +
-        `${ANNOTATIONS.eraseReferences}), and never clears it; refused the status update of sandbox ' + variables.pod`,
+        `${ANNOTATIONS.eraseReferences}), that one already with its first status, and never clears it; ` +
+        "refused the status update of sandbox ' + variables.pod",
       reason: 'Forbidden',
     },
     // The operator deletes references and writes nothing else of them but the disruption notice in their
@@ -256,6 +261,7 @@ const EVENT_KINDS = [SANDBOX.kind, SANDBOX_CLAIM.kind, SANDBOX_WARM_POOL.kind];
 const claimedSandbox = (o: string) => `${o}.metadata.?labels[?'${LABELS.sandboxClaim}'].hasValue()`;
 
 const erasedFor = (o: string) => `${o}.?status.?capacity.?erasedFor.orValue('')`;
+const eraseRequest = `object.metadata.?annotations[?'${ANNOTATIONS.eraseReferences}'].orValue('')`;
 const fence = `'${ANNOTATIONS.cleanupFence}'`;
 const finalizer = `'${EXCLUSIVITY_FINALIZER}'`;
 const finalizersBut = (o: string) => `${o}.metadata.?finalizers.orValue([]).filter(f, f != ${finalizer})`;

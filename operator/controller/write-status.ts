@@ -5,7 +5,7 @@ import type { ReferenceIndex } from '../exclusivity/reference-index.ts';
 import type { ReconcilerContext } from './context.ts';
 import { incarnationOf } from './incarnation.ts';
 import type { ReconciliationStatus } from './lifecycle.ts';
-import { unreferencedSince } from './lifecycle.ts';
+import { statusWritten, unreferencedSince } from './lifecycle.ts';
 import type { PodSummary } from './cache/pod-summary.ts';
 import { changedStatusFields, sandboxStatus } from './status.ts';
 import { drainPlan, type DrainPlan, type PodDrain } from './disruption.ts';
@@ -74,8 +74,13 @@ export async function writeStatus(
     ...ANNOUNCED.map((type) => turnedTrue(sandbox.status, status, type)),
     suspensionTurned(sandbox.status, status),
   ].filter((condition) => condition !== undefined);
+  // So does a first status: it records an erase request the Sandbox carries as inherited (lifecycle.ts), and on
+  // a cache that lags an administrator's annotation it would record the wrong one (the operator bounds refuse
+  // that as a token's write); a stale write instead conflicts, and the next turn reads the annotation.
   const readVersion =
-    facts.asRead || announced.length > 0 ? (sandbox.metadata.resourceVersion ?? '') : undefined;
+    facts.asRead || announced.length > 0 || !statusWritten(sandbox)
+      ? (sandbox.metadata.resourceVersion ?? '')
+      : undefined;
   await ctx.ports.sandboxes.patchStatus(incarnationOf(sandbox), sandbox.status, changed, readVersion);
   for (const is of announced)
     ctx.ports.events.record(sandboxRef(sandbox), is.type, is.event ?? is.reason, is.message);

@@ -308,6 +308,29 @@ describe('Sandboxes the operator’s identity changes', () => {
     const next = await recordAs('INC-2');
     expect(next.exitCode, next.stderr).toBe(0);
   });
+
+  it('record an erase request the Sandbox carries before its first status as done, with that status', async () => {
+    // A restore or a GitOps re-create brings the annotation back: inherited, it erases nothing, unless a first
+    // status without the record made it look like a new request.
+    await createSandbox(namespace, 'erase-inherited', {
+      worktree: 'wt-1',
+      onNode: false,
+      annotations: { [ANNOTATIONS.eraseReferences]: 'INC-1' },
+    });
+    const firstStatus = (status: object) =>
+      asOperator([
+        'patch',
+        'sandbox',
+        'erase-inherited',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status: { reconciliation: { state: 'NotRequired', marker: true }, ...status } }),
+      ]);
+    expect((await firstStatus({})).stderr).toContain('that one already with its first status');
+    const recorded = await firstStatus({ capacity: { overflowed: false, erasedFor: 'INC-1' } });
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+  });
 });
 
 describe('the finalizer it creates pods with', () => {

@@ -59,6 +59,30 @@ describe('an erase request on a live sandbox', () => {
     expect(calls).not.toContain('references.deleteAll(sbx)');
   });
 
+  it('writes a first status only on the Sandbox as read, an erase request seen or not', async () => {
+    // On a cache that lags an administrator's annotation, a first status would record no erase, and the
+    // annotation would then count as a request not yet acted on; the operator bounds refuse that write.
+    for (const subject of [
+      sandbox('sbx').finalized().withReference(own).withGuard().withPods(1),
+      sandbox('sbx').finalized().withReference(own).withGuard().withPods(1).withStatus(UNOBSERVED_STATUS),
+    ]) {
+      subject.withMetadata({ resourceVersion: '17' });
+      const script = new Script([expect_('sandboxes.patchStatus(sbx)')]);
+      const base = contextOf(subject.store(), script);
+      const versions: (string | undefined)[] = [];
+      const sandboxes = {
+        ...base.ports.sandboxes,
+        patchStatus: (...args: Parameters<typeof base.ports.sandboxes.patchStatus>) => {
+          versions.push(args[3]);
+          return base.ports.sandboxes.patchStatus(...args);
+        },
+      };
+      await reconcileSandbox({ ...base, ports: { ...base.ports, sandboxes } }, 'ns/sbx', silent);
+      script.finish();
+      expect(versions).toEqual(['17']);
+    }
+  });
+
   it('raises the fence on the version it read, then erases, then records', async () => {
     const subject = running().withAnnotation(ANNOTATIONS.eraseReferences, 'INC-1');
     await liveTurn(subject, [
