@@ -31,6 +31,8 @@ export type ReconcilerContext = {
     /** Minimum spacing of legacy walks for one sandbox (live / while deleting). */
     readonly legacyRetryMs: number;
     readonly legacyRetryWhileDeletingMs: number;
+    /** Waits between attempts of a late erase; absent: deletion/late-references.ts's LATE_ERASE_RETRY_MS. */
+    readonly lateEraseRetryMs?: readonly number[];
   };
   readonly recorder: DecisionRecorder;
   /** Refusals only a person can fix, as the runner met them: the status writer records them. */

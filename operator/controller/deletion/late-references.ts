@@ -4,6 +4,7 @@
  * these — foreign references of a sandbox that still stands, which the operator's reference review refuses to
  * let anyone delete (docs/adr/0011) — until the finalizer is gone; then they are erased and said.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { SandboxState, SessionReference } from '../../api/objects.ts';
 import type { Parsed } from '../../api/parse.ts';
@@ -42,11 +43,15 @@ export function lateErase(
   return { own, late };
 }
 
+/** The waits between attempts of the late erase: after the finalizer no turn of the sandbox comes again. */
+export const LATE_ERASE_RETRY_MS: readonly number[] = [1_000, 4_000];
+
 /**
  * Erases the late references the final erase left, once the finalizer is gone, each preconditioned on what was
- * listed, and says which. One that changed since (a host re-attached) or that cannot be deleted now is left to its
- * host, whose refused attach withdraws it; that is said too, never retried here: the Sandbox is gone, and no turn
- * of it comes again.
+ * listed, and says which. One that changed since (a host re-attached) is left to its host, whose refused attach
+ * withdraws it. A delete that fails (an API server or review that does not answer) is tried again here, after
+ * each of `timing.lateEraseRetryMs` — the Sandbox is gone, and no turn of it comes again — and then left to the
+ * hosts too, said. One left counts for a later Sandbox of the name: it fails closed.
  */
 export async function eraseLate(
   ctx: ReconcilerContext,
@@ -55,21 +60,36 @@ export async function eraseLate(
   log: Logger,
 ): Promise<void> {
   const { namespace, name } = sandbox.metadata;
-  try {
-    const { deleted, changed } = await ctx.ports.references.deleteAll(namespace, name, late);
-    ctx.failpoint('erase-late');
-    if (changed.length > 0)
-      log.warn(
-        { changedSinceListed: changed },
-        'late references changed since listed are left to their hosts, whose refused attaches withdraw them',
+  const waits = ctx.timing.lateEraseRetryMs ?? LATE_ERASE_RETRY_MS;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      // Again from the same LIST: one deleted by an attempt that failed later is found gone, and said erased.
+      const { deleted, changed } = await ctx.ports.references.deleteAll(namespace, name, late);
+      ctx.failpoint('erase-late');
+      if (changed.length > 0)
+        log.warn(
+          { changedSinceListed: changed },
+          'late references changed since listed are left to their hosts, whose refused attaches withdraw them',
+        );
+      reportLate(ctx, sandbox, deleted, log);
+      return;
+    } catch (error) {
+      const wait = waits[attempt];
+      const names = late.map((reference) => reference.name);
+      if (wait === undefined) {
+        log.warn(
+          { err: error, late: names, attempts: attempt + 1 },
+          'late references could not be erased after the release; left to their hosts, whose refused attaches ' +
+            'withdraw them',
+        );
+        return;
+      }
+      log.info(
+        { err: error, late: names, attempt: attempt + 1, retryInMs: wait },
+        'late references could not be erased yet; trying again (no turn of a released sandbox comes again)',
       );
-    reportLate(ctx, sandbox, deleted, log);
-  } catch (error) {
-    log.warn(
-      { err: error, late: late.map((reference) => reference.name) },
-      'late references could not be erased after the release; left to their hosts, whose refused attaches ' +
-        'withdraw them',
-    );
+      await sleep(wait);
+    }
   }
 }
 

@@ -56,7 +56,29 @@ describe('a released deletion and a reference written after its decision', () =>
       expect_('references.listLive(sbx)', listed([own, late], 'sbx')),
       expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
       expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+      // Tried again after each of the context's waits (no turn of a released sandbox comes again), then left.
       failing('references.deleteAll(sbx, listed [late])', refused),
+      failing('references.deleteAll(sbx, listed [late])', refused),
+      failing('references.deleteAll(sbx, listed [late])', refused),
+    ]);
+    expect(action).toEqual({ kind: 'AwaitChange' });
+  });
+
+  it('tries a late erase that failed again, and says what it erased then', async () => {
+    const subject = sandbox('sbx').deleting().withReference(own, late);
+    subject.withStatus(releasingStatus(subject, [own]));
+    const unanswered = new KubeRequestError('Delete', 'sessionreference ns/late', 503, {
+      cause: new Error('could not read what decides the delete'),
+    });
+    const action = await turn(subject, [
+      current,
+      expect_('pods.listLive(sbx)', []),
+      expect_('references.listLive(sbx)', listed([own, late], 'sbx')),
+      expect_('references.deleteAll(sbx, listed [own])', deleted('own')),
+      expect_('sandboxes.patchMetadata(sbx)', { resourceVersion: '2' }),
+      failing('references.deleteAll(sbx, listed [late])', unanswered),
+      expect_('references.deleteAll(sbx, listed [late])', deleted('late')),
+      expect_('events.record(LateReferencesErased)'),
     ]);
     expect(action).toEqual({ kind: 'AwaitChange' });
   });

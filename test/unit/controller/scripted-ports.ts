@@ -197,6 +197,7 @@ export function contextOf(
       blockedRecheckMs: 30_000,
       legacyRetryMs: 60_000,
       legacyRetryWhileDeletingMs: 10_000,
+      lateEraseRetryMs: [0, 0],
     },
     recorder: {},
     misconfigurations: options.misconfigurations ?? new Misconfigurations(),
