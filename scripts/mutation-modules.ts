@@ -41,6 +41,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   { name: 'pool exemption', paths: ['operator/controller/pool-exemption.ts'] },
   { name: 'delete review', paths: ['operator/controller/delete-review.ts'] },
   { name: 'reference review', paths: ['operator/controller/reference-review.ts'] },
+  { name: 'decision review', paths: ['operator/controller/decision-review.ts'] },
 ];
 
 /** The part of Stryker's JSON report read here: each mutated file's mutants and their status. */

@@ -2,8 +2,10 @@
  * The registration of the operator's delete review (docs/adr/0011): a ValidatingWebhookConfiguration that sends
  * the operator's own users' deletes to the operator, judged again from live reads:
  * - a Sandbox's DELETE (controller/delete-review.ts): its cleanup's, a warm pool's, a claim's release;
- * - a SessionReference's DELETE (controller/reference-review.ts).
- * Tenants' deletes never reach it.
+ * - a SessionReference's DELETE (controller/reference-review.ts);
+ * - a Sandbox status UPDATE that records an Exclusive decision (controller/decision-review.ts), which the
+ *   deletion takes as final.
+ * Tenants' writes never reach it.
  *
  * `failurePolicy: Fail`: an operator that cannot answer its own review cannot delete — only the operator waits,
  * and it is the one asking. The matching is in `matchConditions` (CEL on the request), so the API server calls
@@ -13,9 +15,11 @@ import { GROUP, SANDBOX, SESSION_REFERENCE } from './names.ts';
 
 export const OPERATOR_REVIEW_WEBHOOK = `sandbox-deletes.operator-review.${GROUP}`;
 export const REFERENCE_REVIEW_WEBHOOK = `reference-deletes.operator-review.${GROUP}`;
+export const DECISION_REVIEW_WEBHOOK = `exclusive-decisions.operator-review.${GROUP}`;
 /** The paths the operator serves the reviews on (its `--review-bind` listener). */
 export const SANDBOX_DELETE_REVIEW_PATH = '/review/sandbox-delete';
 export const REFERENCE_DELETE_REVIEW_PATH = '/review/reference-delete';
+export const EXCLUSIVE_RECORD_REVIEW_PATH = '/review/exclusive-record';
 
 /** How the API server reaches the operator: a URL (the local control plane) or the release's Service. */
 export type ReviewEndpoint =
@@ -42,7 +46,7 @@ export function operatorReviewWebhook(settings: OperatorReviewSettings) {
     ...('url' in endpoint ? { url: `${endpoint.url}${path}` } : { service: { ...endpoint.service, path } }),
     caBundle: Buffer.from(settings.caBundlePem, 'utf8').toString('base64'),
   });
-  const webhook = (name: string, path: string, plural: string) => ({
+  const webhook = (name: string, path: string, resource: string, operation = 'DELETE') => ({
     name,
     admissionReviewVersions: ['v1'],
     sideEffects: 'None',
@@ -54,8 +58,8 @@ export function operatorReviewWebhook(settings: OperatorReviewSettings) {
       {
         apiGroups: [GROUP],
         apiVersions: ['*'],
-        operations: ['DELETE'],
-        resources: [plural],
+        operations: [operation],
+        resources: [resource],
         scope: 'Namespaced',
       },
     ],
@@ -64,6 +68,13 @@ export function operatorReviewWebhook(settings: OperatorReviewSettings) {
   const operatorUsers = {
     name: 'operator-users',
     expression: `request.userInfo.username in ${list(settings.operatorUsers)}`,
+  };
+  // Only the record that turns the verdict Exclusive: every other status write passes without a call.
+  const turnsExclusive = {
+    name: 'turns-exclusive',
+    expression:
+      "object.status.?decision.?verdict.orValue('') == 'Exclusive' && " +
+      "oldObject.status.?decision.?verdict.orValue('') != 'Exclusive'",
   };
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
@@ -80,6 +91,15 @@ export function operatorReviewWebhook(settings: OperatorReviewSettings) {
       {
         ...webhook(REFERENCE_REVIEW_WEBHOOK, REFERENCE_DELETE_REVIEW_PATH, SESSION_REFERENCE.plural),
         matchConditions: [operatorUsers],
+      },
+      {
+        ...webhook(
+          DECISION_REVIEW_WEBHOOK,
+          EXCLUSIVE_RECORD_REVIEW_PATH,
+          `${SANDBOX.plural}/status`,
+          'UPDATE',
+        ),
+        matchConditions: [operatorUsers, turnsExclusive],
       },
     ],
   };

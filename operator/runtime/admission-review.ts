@@ -20,7 +20,9 @@ const reviewSchema = z.object({
     namespace: z.string().optional(),
     name: z.string().optional(),
     resource: z.looseObject({ group: z.string(), resource: z.string() }),
+    subResource: z.string().optional(),
     userInfo: z.looseObject({ username: z.string().optional() }),
+    object: z.unknown().optional(),
     oldObject: z.unknown().optional(),
   }),
 });

@@ -205,7 +205,8 @@ export async function runManager(options: ManagerOptions): Promise<void> {
     },
     log,
   );
-  const review = await serveReview(config, kubeReferenceApi(clients), kubeReviewReads(clients), log).catch(
+  const reads = kubeReviewReads(clients);
+  const review = await serveReview(config, kubeReferenceApi(clients), reads, INDEX_LIMITS, log).catch(
     (error: unknown) => {
       server.close();
       throw error;

@@ -1,14 +1,20 @@
 /**
- * The operator's delete review (controller/delete-review.ts, controller/reference-review.ts), served when
- * `--review-bind` is given: HTTPS with
+ * The operator's delete review (controller/delete-review.ts, controller/reference-review.ts) and its review of
+ * Exclusive records (controller/decision-review.ts), served when `--review-bind` is given: HTTPS with
  * `--review-cert-dir`'s tls.crt and tls.key, on a listener of its own (the API server calls it; the kubelet's
  * probes and the scrapers never do). Its registration is api/operator-review.ts.
  */
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import { REFERENCE_DELETE_REVIEW_PATH, SANDBOX_DELETE_REVIEW_PATH } from '../../api/operator-review.ts';
+import {
+  EXCLUSIVE_RECORD_REVIEW_PATH,
+  REFERENCE_DELETE_REVIEW_PATH,
+  SANDBOX_DELETE_REVIEW_PATH,
+} from '../../api/operator-review.ts';
+import type { IndexLimits } from '../../api/limits.ts';
 import { reviewRoute } from '../../runtime/admission-review.ts';
 import { listen, readServingCertificate } from '../../runtime/listener.ts';
+import { exclusiveRecordReviewer } from '../decision-review.ts';
 import { sandboxDeleteReviewer } from '../delete-review.ts';
 import type { ReferenceApi } from '../ports.ts';
 import { referenceDeleteReviewer, type ReviewReads } from '../reference-review.ts';
@@ -18,6 +24,7 @@ export async function serveReview(
   config: OperatorConfig,
   references: Pick<ReferenceApi, 'listLive'>,
   reads: ReviewReads,
+  limits: IndexLimits,
   log: Logger,
 ): Promise<Server | undefined> {
   const { reviewBind, reviewCertDir } = config;
@@ -27,7 +34,14 @@ export async function serveReview(
   const routes = [
     reviewRoute(SANDBOX_DELETE_REVIEW_PATH, sandboxDeleteReviewer(references, reads, reviewLog), reviewLog),
     reviewRoute(REFERENCE_DELETE_REVIEW_PATH, referenceDeleteReviewer(reads, reviewLog), reviewLog),
+    reviewRoute(
+      EXCLUSIVE_RECORD_REVIEW_PATH,
+      exclusiveRecordReviewer(references, limits, reviewLog),
+      reviewLog,
+    ),
   ];
-  const paths = `${SANDBOX_DELETE_REVIEW_PATH} and ${REFERENCE_DELETE_REVIEW_PATH}`;
+  const paths = [SANDBOX_DELETE_REVIEW_PATH, REFERENCE_DELETE_REVIEW_PATH, EXCLUSIVE_RECORD_REVIEW_PATH].join(
+    ', ',
+  );
   return listen(reviewBind, routes, `the delete review on ${paths}`, log, tls);
 }

@@ -218,6 +218,55 @@ describe('the operator’s identity deleting a SessionReference (a leaked token)
   });
 });
 
+describe('an Exclusive decision recorded by the operator’s identity', () => {
+  const recordExclusive = (name: string) =>
+    kubectl(
+      [
+        'patch',
+        'sandbox',
+        name,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({
+          status: {
+            decision: { verdict: 'Exclusive', evidence: 'Index', decidedAt: '2026-12-04T00:00:00Z' },
+          },
+        }),
+        '-n',
+        unwatched,
+      ],
+      { restricted: true },
+    );
+
+  it('is refused while another worktree’s session uses the sandbox, admitted once none does', async () => {
+    // The deletion takes a recorded Exclusive as final and releases pods, workspace and index: a token forging
+    // it would have the operator destroy a shared sandbox.
+    await createSandbox(unwatched, 'forged', { worktree: 'wt-1' });
+    await createReference(unwatched, 'forged-board', {
+      sandbox: 'forged',
+      session: 'workspace_8',
+      worktree: 'wt-2',
+    });
+    const forged = await recordExclusive('forged');
+    expect(forged.exitCode).not.toBe(0);
+    expect(forged.stderr).toContain(
+      'admission webhook "exclusive-decisions.operator-review.sandbox.agents.dev" denied the request: sandbox ' +
+        `${unwatched}/forged has 1 SessionReference(s) foreign to its worktree wt-1 or unreadable (forged-board)`,
+    );
+    expect((await getSandbox(unwatched, 'forged'))?.status?.decision).toBeUndefined();
+
+    await kubectlOk(['delete', 'sessionreference', 'forged-board', '-n', unwatched]);
+    await createReference(unwatched, 'forged-own', {
+      sandbox: 'forged',
+      session: 'workspace_9',
+      worktree: 'wt-1',
+    });
+    const recorded = await recordExclusive('forged');
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+  });
+});
+
 describe('the operator’s own cleanup', () => {
   it('passes through the review: an unreferenced sandbox past its TTL is deleted, and the review said so', async () => {
     await createSandbox(watched, 'ephemeral', {

@@ -103,6 +103,7 @@ describe('the chart’s delete review', () => {
     expect(local.webhooks.map((w) => w.clientConfig)).toEqual([
       { url: 'https://127.0.0.1:9443/review/sandbox-delete', caBundle: expect.any(String) },
       { url: 'https://127.0.0.1:9443/review/reference-delete', caBundle: expect.any(String) },
+      { url: 'https://127.0.0.1:9443/review/exclusive-record', caBundle: expect.any(String) },
     ]);
   });
 
