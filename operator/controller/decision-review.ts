@@ -20,7 +20,7 @@ import { parseSandbox, type Parsed } from '../api/parse.ts';
 import { foreignReferences, hasForeignReference } from '../exclusivity/foreign.ts';
 import { referenceEntryOf } from '../exclusivity/reference.ts';
 import { buildReferenceIndex } from '../exclusivity/reference-index.ts';
-import type { AdmissionAnswer, Reviewer } from '../runtime/admission-review.ts';
+import { unreadable, type AdmissionAnswer, type Reviewer } from '../runtime/admission-review.ts';
 import type { ReferenceApi } from './ports.ts';
 
 /** How many references a refusal names; the count says the rest. */
@@ -106,12 +106,7 @@ export function exclusiveRecordReviewer(
         { err: error, sandbox: `${namespace}/${name}` },
         'decision review could not list references; refusing',
       );
-      return {
-        allowed: false,
-        code: 503,
-        reason: 'ServiceUnavailable',
-        message: `could not read the SessionReferences of sandbox ${namespace}/${name}: ${(error as Error).message}`,
-      };
+      return unreadable(`the SessionReferences of sandbox ${namespace}/${name}`, error);
     }
     const verdict = judgeExclusiveRecord(sandbox, listed, limits);
     log.info(

@@ -13,7 +13,7 @@
  */
 import type { Logger } from 'pino';
 import { GROUP, SANDBOX } from '../api/names.ts';
-import type { AdmissionAnswer, Reviewer } from '../runtime/admission-review.ts';
+import { unreadable, type AdmissionAnswer, type Reviewer } from '../runtime/admission-review.ts';
 import type { ReferenceApi } from './ports.ts';
 import { claimLabelOf, type ReviewReads } from './reference-review.ts';
 
@@ -77,12 +77,7 @@ export function sandboxDeleteReviewer(
         { err: error, sandbox: `${namespace}/${name}` },
         'delete review could not read the references or the claim; refusing',
       );
-      return {
-        allowed: false,
-        code: 503,
-        reason: 'ServiceUnavailable',
-        message: `could not read the SessionReferences or sandbox claim of sandbox ${namespace}/${name}: ${(error as Error).message}`,
-      };
+      return unreadable(`the SessionReferences or sandbox claim of sandbox ${namespace}/${name}`, error);
     }
     // A reference that does not parse still counts, named by its key (namespace/name).
     const names = listed.map((reference) =>

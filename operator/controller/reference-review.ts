@@ -14,7 +14,12 @@ import type { Logger } from 'pino';
 import { ANNOTATIONS, GROUP, LABELS, SESSION_REFERENCE } from '../api/names.ts';
 import { parseSessionReference } from '../api/parse.ts';
 import { isForeignReference } from '../exclusivity/foreign.ts';
-import type { AdmissionAnswer, AdmissionRequest, Reviewer } from '../runtime/admission-review.ts';
+import {
+  unreadable,
+  type AdmissionAnswer,
+  type AdmissionRequest,
+  type Reviewer,
+} from '../runtime/admission-review.ts';
 import { decidesItself } from './incarnation.ts';
 import { erasePending } from './lifecycle.ts';
 import type { LiveSandbox, SandboxApi } from './ports.ts';
@@ -148,12 +153,7 @@ export function referenceDeleteReviewer(reads: ReviewReads, log: Logger): Review
         { err: error, reference: key },
         'reference review could not read its sandbox or claim; refusing',
       );
-      return {
-        allowed: false,
-        code: 503,
-        reason: 'ServiceUnavailable',
-        message: `could not read what decides the delete of sessionreference ${key}: ${(error as Error).message}`,
-      };
+      return unreadable(`what decides the delete of sessionreference ${key}`, error);
     }
     const verdict = judgeReferenceDelete(facts);
     log.info(

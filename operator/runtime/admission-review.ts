@@ -33,6 +33,14 @@ export type AdmissionAnswer =
   | { readonly allowed: false; readonly code: number; readonly reason: string; readonly message: string };
 export type Reviewer = (request: AdmissionRequest) => Promise<AdmissionAnswer>;
 
+/** A review that could not read what decides it: refused, never admitted (503: the caller's retry asks again). */
+export const unreadable = (what: string, error: unknown): AdmissionAnswer => ({
+  allowed: false,
+  code: 503,
+  reason: 'ServiceUnavailable',
+  message: `could not read ${what}: ${error instanceof Error ? error.message : String(error)}`,
+});
+
 export type ParsedReview =
   { readonly ok: true; readonly request: AdmissionRequest } | { readonly ok: false; readonly error: string };
 

@@ -251,6 +251,18 @@ describe('Sandboxes the operator’s identity changes', () => {
     expect(patched.stderr).toContain('the operator never changes a Sandbox’s spec');
   });
 
+  /** A status PATCH of the operator's identity, as its status writer sends one. */
+  const patchStatus = (name: string, patch: object, type: 'merge' | 'json' = 'merge') =>
+    asOperator([
+      'patch',
+      'sandbox',
+      name,
+      '--subresource=status',
+      `--type=${type}`,
+      '-p',
+      JSON.stringify(patch),
+    ]);
+
   it('record an administrator’s erase only as the request the Sandbox carries, and never clear the record', async () => {
     await createSandbox(namespace, 'erase-record', {
       worktree: 'wt-1',
@@ -258,41 +270,21 @@ describe('Sandboxes the operator’s identity changes', () => {
       annotations: { [ANNOTATIONS.eraseReferences]: 'INC-1' },
     });
     const recordAs = (erasedFor: string) =>
-      asOperator([
-        'patch',
-        'sandbox',
-        'erase-record',
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify({ status: { capacity: { overflowed: false, erasedFor } } }),
-      ]);
+      patchStatus('erase-record', { status: { capacity: { overflowed: false, erasedFor } } });
     const refusal =
       'the operator records in status.capacity.erasedFor only the erase request the Sandbox carries';
     expect((await recordAs('INC-0')).stderr).toContain(refusal);
     const recorded = await recordAs('INC-1');
     expect(recorded.exitCode, recorded.stderr).toBe(0);
     // Kept as it is while the rest of the status changes.
-    const kept = await asOperator([
-      'patch',
-      'sandbox',
-      'erase-record',
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      '{"status":{"capacity":{"overflowed":true}}}',
-    ]);
+    const kept = await patchStatus('erase-record', { status: { capacity: { overflowed: true } } });
     expect(kept.exitCode, kept.stderr).toBe(0);
     // A leaked token clearing the record would make the request pending again, and the review admit deletes.
-    const cleared = await asOperator([
-      'patch',
-      'sandbox',
+    const cleared = await patchStatus(
       'erase-record',
-      '--subresource=status',
-      '--type=json',
-      '-p',
-      '[{"op":"remove","path":"/status/capacity/erasedFor"}]',
-    ]);
+      [{ op: 'remove', path: '/status/capacity/erasedFor' }],
+      'json',
+    );
     expect(cleared.stderr).toContain(refusal);
     expect((await recordAs('INC-2')).stderr).toContain(refusal);
     // A new request from an administrator is recorded once acted on.
@@ -318,15 +310,9 @@ describe('Sandboxes the operator’s identity changes', () => {
       annotations: { [ANNOTATIONS.eraseReferences]: 'INC-1' },
     });
     const firstStatus = (status: object) =>
-      asOperator([
-        'patch',
-        'sandbox',
-        'erase-inherited',
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify({ status: { reconciliation: { state: 'NotRequired', marker: true }, ...status } }),
-      ]);
+      patchStatus('erase-inherited', {
+        status: { reconciliation: { state: 'NotRequired', marker: true }, ...status },
+      });
     expect((await firstStatus({})).stderr).toContain('that one already with its first status');
     const recorded = await firstStatus({ capacity: { overflowed: false, erasedFor: 'INC-1' } });
     expect(recorded.exitCode, recorded.stderr).toBe(0);

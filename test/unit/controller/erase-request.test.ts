@@ -11,7 +11,16 @@ import { reconcileSandbox } from '../../../operator/controller/sandbox-reconcile
 import { KubeRequestError } from '../../../operator/kube/errors.ts';
 import { NAMESPACE, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
-import { contextOf, deleted, expect_, failing, listed, Script, silent } from './scripted-ports.ts';
+import {
+  contextOf,
+  deleted,
+  expect_,
+  failing,
+  listed,
+  recordingStatusVersions,
+  Script,
+  silent,
+} from './scripted-ports.ts';
 
 async function liveTurn(subject: SandboxBuilder, expected: ConstructorParameters<typeof Script>[0]) {
   const script = new Script(expected);
@@ -68,16 +77,8 @@ describe('an erase request on a live sandbox', () => {
     ]) {
       subject.withMetadata({ resourceVersion: '17' });
       const script = new Script([expect_('sandboxes.patchStatus(sbx)')]);
-      const base = contextOf(subject.store(), script);
-      const versions: (string | undefined)[] = [];
-      const sandboxes = {
-        ...base.ports.sandboxes,
-        patchStatus: (...args: Parameters<typeof base.ports.sandboxes.patchStatus>) => {
-          versions.push(args[3]);
-          return base.ports.sandboxes.patchStatus(...args);
-        },
-      };
-      await reconcileSandbox({ ...base, ports: { ...base.ports, sandboxes } }, 'ns/sbx', silent);
+      const { ctx, versions } = recordingStatusVersions(contextOf(subject.store(), script));
+      await reconcileSandbox(ctx, 'ns/sbx', silent);
       script.finish();
       expect(versions).toEqual(['17']);
     }

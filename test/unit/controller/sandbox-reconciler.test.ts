@@ -8,6 +8,7 @@ import type { Action } from '../../../operator/runtime/action.ts';
 import { NAMESPACE, sandbox, type SandboxBuilder } from '../builders.ts';
 import { attached } from '../fixtures.ts';
 import { contextOf, expect_, failing, held, listed, Script, settle, silent } from './scripted-ports.ts';
+import { recordingStatusVersions as statusVersions } from './scripted-ports.ts';
 import { KubeRequestError } from '../../../operator/kube/errors.ts';
 import { MalformedObjectError } from '../../../operator/api/parse.ts';
 import { Misconfigurations } from '../../../operator/controller/misconfiguration.ts';
@@ -385,16 +386,8 @@ describe('a live sandbox’s reconcile', () => {
       expect_('pods.create(sbx-0)', 'Created'),
       expect_('events.record(RBACForbidden)'),
     ]);
-    const base = contextOf(subject.store(), script, { misconfigurations });
-    const versions: (string | undefined)[] = [];
-    const sandboxes = {
-      ...base.ports.sandboxes,
-      patchStatus: (...args: Parameters<typeof base.ports.sandboxes.patchStatus>) => {
-        versions.push(args[3]);
-        return base.ports.sandboxes.patchStatus(...args);
-      },
-    };
-    await reconcileSandbox({ ...base, ports: { ...base.ports, sandboxes } }, 'ns/sbx', silent);
+    const { ctx, versions } = statusVersions(contextOf(subject.store(), script, { misconfigurations }));
+    await reconcileSandbox(ctx, 'ns/sbx', silent);
     script.finish();
     expect(versions).toEqual(['41']);
   });

@@ -268,3 +268,19 @@ export function held(ctx: ReconcilerContext, through = 0) {
 
 /** What the turn has in flight once nothing more happens without an answer. */
 export const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/** The context with its Sandbox status writes' `readVersion` recorded: whether each lands only on the version read. */
+export function recordingStatusVersions(base: ReconcilerContext): {
+  readonly ctx: ReconcilerContext;
+  readonly versions: (string | undefined)[];
+} {
+  const versions: (string | undefined)[] = [];
+  const sandboxes = {
+    ...base.ports.sandboxes,
+    patchStatus: (...args: Parameters<typeof base.ports.sandboxes.patchStatus>) => {
+      versions.push(args[3]);
+      return base.ports.sandboxes.patchStatus(...args);
+    },
+  };
+  return { ctx: { ...base, ports: { ...base.ports, sandboxes } }, versions };
+}
