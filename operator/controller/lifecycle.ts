@@ -54,7 +54,7 @@ export function capacityLatch(status: SandboxStatus | undefined): CapacityLatch 
  * without the status), not a request: `inheritedErase` records it, and it erases nothing (issue 25, #10).
  */
 export function pendingErase(sandbox: SandboxState): string | undefined {
-  return erasePending({
+  return pendingEraseOf({
     request: sandbox.metadata.annotations?.[ANNOTATIONS.eraseReferences],
     erasedFor: sandbox.status?.capacity?.erasedFor,
     statusWritten: statusWritten(sandbox),
@@ -62,7 +62,7 @@ export function pendingErase(sandbox: SandboxState): string | undefined {
 }
 
 /** `pendingErase` on its facts, as a live read gives them (the reference review's). */
-export function erasePending(facts: {
+export function pendingEraseOf(facts: {
   readonly request: string | undefined;
   readonly erasedFor: string | undefined;
   readonly statusWritten: boolean;

@@ -21,7 +21,7 @@ import {
   type Reviewer,
 } from '../runtime/admission-review.ts';
 import { decidesItself } from './incarnation.ts';
-import { erasePending } from './lifecycle.ts';
+import { pendingEraseOf } from './lifecycle.ts';
 import type { LiveSandbox, SandboxApi } from './ports.ts';
 
 /** What the review reads besides the request: the Sandbox by a live GET, and whether a sandbox claim is deleting. */
@@ -61,7 +61,7 @@ export function judgeReferenceDelete(facts: ReferenceDeleteFacts): AdmissionAnsw
   // An administrator's erase not yet acted on: once the status records it, the annotation admits nothing
   // (the operator bounds keep a token from clearing that record).
   if (
-    erasePending({
+    pendingEraseOf({
       request: sandbox.eraseRequest,
       erasedFor: sandbox.erasedFor,
       statusWritten: sandbox.statusWritten,

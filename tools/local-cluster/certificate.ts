@@ -14,7 +14,7 @@ export type LoopbackCertificate = { readonly dir: string; readonly certPem: stri
 
 export async function loopbackCertificate(prefix: string, dir?: string): Promise<LoopbackCertificate> {
   const into = dir ?? (await mkdtemp(join(tmpdir(), `${prefix}-`)));
-  const made = promisify(execFile)('openssl', [
+  await promisify(execFile)('openssl', [
     'req',
     '-x509',
     '-newkey',
@@ -32,8 +32,7 @@ export async function loopbackCertificate(prefix: string, dir?: string): Promise
     join(into, 'tls.key'),
     '-out',
     join(into, 'tls.crt'),
-  ]);
-  await made.catch((error: unknown) => {
+  ]).catch((error: unknown) => {
     const missing = (error as { code?: unknown }).code === 'ENOENT';
     throw new LocalClusterError(
       missing ? 'tool-missing' : 'process-failed',

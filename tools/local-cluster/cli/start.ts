@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import {
-  OPERATOR_RELEASE,
+  OPERATOR_USER,
   TOOLS,
   cacheRoot,
   formatBuildEvent,
@@ -53,7 +53,7 @@ function banner(cluster: LocalCluster): string {
           `The examples' image ${cluster.realNode.images.exampleStandIn} is a local stand-in on that node (a busybox shell that idles, and says so in its log); a real cluster pulls the real one.`,
         ]),
     `Logs of each component: ${cluster.tempDir}`,
-    `The operator runs as system:serviceaccount:${OPERATOR_RELEASE.namespace}:${OPERATOR_RELEASE.name}, the chart's ServiceAccount; its deletes pass its delete review, as with the chart's deleteReview.`,
+    `The operator runs as ${OPERATOR_USER}, the chart's ServiceAccount; its deletes pass its delete review, as with the chart's deleteReview.`,
     'Ctrl-C stops the operator and the control plane.',
     '',
   ].join('\n');
