@@ -21,7 +21,7 @@ import { isForeignReference } from '../../operator/exclusivity/index.ts';
 import type { TimedEvent } from './audit-log.ts';
 import type { InjectedFault } from './fault-proxy.ts';
 import type { SoakModel } from './model.ts';
-import { fencedThroughout, undoneDecisions, type SandboxVersion } from './versions.ts';
+import { fencedThroughout, liftsInDoubt, undoneDecisions, type SandboxVersion } from './versions.ts';
 
 export type JudgementId = 'guarded-write' | 'guarded-pods' | 'final-decision' | 'late-reference' | 'fence';
 
@@ -240,10 +240,12 @@ function lost(losses: Losses, erased: TimedEvent): boolean {
   );
 }
 
-function cleanupFence({ model, versions }: JudgementInput): Judged[] {
+function cleanupFence({ model, versions, sorted }: JudgementInput): Judged[] {
+  const doubts = liftsInDoubt(sorted);
   return model.ops.flatMap((op): Judged[] => {
     if (op.kind !== 'attach' || op.outcome !== 'attached' || op.sandbox === undefined) return [];
-    if (!fencedThroughout(versions.get(op.sandbox) ?? [], op.startedAt, op.endedAt)) return [];
+    const history = versions.get(op.sandbox) ?? [];
+    if (!fencedThroughout(history, op.startedAt, op.endedAt, doubts.get(op.sandbox))) return [];
     return [
       {
         invariant: 'fence',

@@ -131,13 +131,67 @@ export function eraseWindows(versions: readonly SandboxVersion[]): Window[] {
 
 /**
  * Whether automatic cleanup's fence (the cleanup-fence annotation) certainly stood throughout [from, to]: the
- * last version stored before `from` has it, and no later version without it was even received by `to`.
+ * last version stored before `from` has it, no later version without it was even received by `to`, and no
+ * write that may have lifted it was answered 5xx by then (`liftsInDoubt`).
  */
-export function fencedThroughout(versions: readonly SandboxVersion[], from: number, to: number): boolean {
-  const fenced = (v: SandboxVersion) => v.annotations[ANNOTATIONS.cleanupFence] !== undefined;
+export function fencedThroughout(
+  versions: readonly SandboxVersion[],
+  from: number,
+  to: number,
+  liftsInDoubt: readonly LiftInDoubt[] = [],
+): boolean {
+  const fenceOf = (v: SandboxVersion) => v.annotations[ANNOTATIONS.cleanupFence];
   const before = versions.findLastIndex((v) => v.at < from);
-  if (before < 0 || !fenced(versions[before]!)) return false;
-  return versions.every((v, i) => i <= before || v.received > to || fenced(v));
+  const standing = before < 0 ? undefined : fenceOf(versions[before]!);
+  if (standing === undefined) return false;
+  if (liftsInDoubt.some((lift) => lift.received <= to && (lift.tested ?? standing) === standing))
+    return false;
+  return versions.every((v, i) => i <= before || v.received > to || fenceOf(v) !== undefined);
+}
+
+/**
+ * A write of a Sandbox's metadata that removes the cleanup fence, answered 5xx: the API server may have stored it
+ * all the same (its client went away, a 504 "context canceled"), and the audit log records no version for it.
+ * `tested`: the fence value its JSON Patch tests, when it tests one (it lifts only that fence).
+ */
+export type LiftInDoubt = { readonly received: number; readonly tested?: string };
+
+/** The fence lifts answered 5xx, per Sandbox name. */
+export function liftsInDoubt(sorted: readonly TimedEvent[]): Map<string, LiftInDoubt[]> {
+  const byName = new Map<string, LiftInDoubt[]>();
+  for (const e of sorted) {
+    const ref = e.objectRef;
+    if (ref?.resource !== 'sandboxes' || ref.subresource !== undefined || ref.name === undefined) continue;
+    if ((e.responseStatus?.code ?? 0) < 500 || (e.verb !== 'patch' && e.verb !== 'update')) continue;
+    const lift = fenceLiftOf(e.requestObject, e.verb === 'update');
+    if (lift === undefined) continue;
+    byName.set(ref.name, [...(byName.get(ref.name) ?? []), { received: e.received, ...lift }]);
+  }
+  return byName;
+}
+
+const FENCE_POINTER = `/metadata/annotations/${ANNOTATIONS.cleanupFence.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+type PatchOp = { readonly op?: unknown; readonly path?: unknown; readonly value?: unknown };
+
+/** Whether a write's body may remove the fence, and the value it tests; undefined when it cannot remove it. */
+function fenceLiftOf(body: unknown, replaces: boolean): { tested?: string } | undefined {
+  if (Array.isArray(body)) {
+    const ops = body as readonly PatchOp[];
+    const removes = ops.some(
+      (o) =>
+        (o.op === 'remove' || o.op === 'replace') &&
+        (o.path === FENCE_POINTER || o.path === '/metadata/annotations' || o.path === '/metadata'),
+    );
+    if (!removes) return undefined;
+    const test = ops.find((o) => o.op === 'test' && o.path === FENCE_POINTER);
+    return typeof test?.value === 'string' ? { tested: test.value } : {};
+  }
+  // A merge patch that sets it (or all annotations) to null, or an update of a whole object without it.
+  const metadata = (body as { metadata?: { annotations?: Record<string, unknown> | null } } | undefined)
+    ?.metadata;
+  if (metadata?.annotations === undefined) return undefined;
+  const fence = metadata.annotations === null ? null : metadata.annotations[ANNOTATIONS.cleanupFence];
+  return fence === null || (replaces && fence === undefined) ? {} : undefined;
 }
 
 /** Versions of an incarnation whose recorded decision went back on an Exclusive one recorded before. */

@@ -349,4 +349,47 @@ describe('the cleanup fence', () => {
     expect(attachDuring(1900, 2100)).toEqual([]);
     expect(attachDuring(900, 1100)).toEqual([]);
   });
+
+  // Seed 20270323: the operator was killed while its lift was in flight; the API server answered that PATCH 504
+  // ("context canceled") yet stored it, so no version without the fence was recorded before the attach read.
+  const FENCE_PATH = `/metadata/annotations/${ANNOTATIONS.cleanupFence.replace('/', '~1')}`;
+  const answered504 = (at: number, patch: object[]) =>
+    event(at, 'patch', 'sandboxes', 'sbx-a', 504, OPERATOR, {
+      objectRef: { resource: 'sandboxes', namespace: NS, name: 'sbx-a' },
+      requestObject: patch,
+    });
+  const lift = [
+    { op: 'test', path: FENCE_PATH, value: fence[ANNOTATIONS.cleanupFence] },
+    { op: 'remove', path: FENCE_PATH },
+  ];
+  function attachAfter(doubt: TimedEvent) {
+    const model = new SoakModel(NS, sessions, [sandbox()]);
+    op(model, 'attach', 1600, 1700, { reference: 'ref-r', sandbox: 'sbx-a', outcome: 'attached' });
+    return signatures(model, [
+      version(1000, OPERATOR, { annotations: fence }),
+      doubt,
+      version(2000, OPERATOR),
+    ]);
+  }
+
+  it('does not name an attach after a lift answered 5xx that may have been stored, but one after any other', () => {
+    expect(attachAfter(answered504(1500, lift))).toEqual([]);
+    expect(attachAfter(answered504(1500, [{ op: 'remove', path: FENCE_PATH }]))).toEqual([]);
+    const merge = (annotations: object) => ({
+      ...answered504(1500, []),
+      requestObject: { metadata: { annotations } },
+    });
+    expect(attachAfter(merge({ [ANNOTATIONS.cleanupFence]: null }))).toEqual([]);
+    expect(attachAfter(merge({ [ANNOTATIONS.adoptedFrom]: null }))).toEqual(['fence/cleanup-fence']);
+    // A write answered 5xx that does not touch the fence, a lift of another fence, one received after the
+    // attach ended, and a lift the API server refused for good (409): the fence certainly stood.
+    const finalizers = [{ op: 'add', path: '/metadata/finalizers/-', value: 'x' }];
+    expect(attachAfter(answered504(1500, finalizers))).toEqual(['fence/cleanup-fence']);
+    const older = [{ op: 'test', path: FENCE_PATH, value: '2026-12-01T00:00:00Z' }, lift[1]!];
+    expect(attachAfter(answered504(1500, older))).toEqual(['fence/cleanup-fence']);
+    expect(attachAfter(answered504(1800, lift))).toEqual(['fence/cleanup-fence']);
+    expect(attachAfter({ ...answered504(1500, lift), responseStatus: { code: 409 } })).toEqual([
+      'fence/cleanup-fence',
+    ]);
+  });
 });
