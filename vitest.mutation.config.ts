@@ -7,7 +7,7 @@ export default defineConfig({
   test: {
     include: [
       'test/unit/{exclusivity,ledger-walk,api}/**/*.test.ts',
-      'test/unit/controller/{deletion-steps,deletion-claims,ahead,pod-name,claims,suspension,disruption,disruption-notice,delete-review,reference-review,decision-review}.test.ts',
+      'test/unit/controller/{deletion-steps,deletion-claims,ahead,pod-name,claims,suspension,disruption,disruption-notice,delete-review,reference-review,decision-review,marker-review}.test.ts',
       'test/unit/controller/warm-pool/{plan,pool-exemption}.test.ts',
       'test/unit/runtime/error-policy.test.ts',
       'test/unit/sidecar/{completion-report,group-judge,retire-plan}.test.ts',

@@ -237,6 +237,18 @@ export function reachValidations(): Validation[] {
         "refused the status update of sandbox ' + variables.pod",
       reason: 'Forbidden',
     },
+    // The record of the legacy reconciliation, once written, stays: a first status written again decides from the
+    // annotations, so a token that removed it could mark as born with the marker an adopted sandbox whose
+    // adopted-from annotation a replace dropped — a write the marker review never sees (marker-review.ts).
+    {
+      expression:
+        "!variables.onSandboxes || request.?subResource.orValue('') != 'status' || " +
+        '!oldObject.?status.?reconciliation.hasValue() || object.?status.?reconciliation.hasValue()',
+      messageExpression:
+        "'the operator never removes a Sandbox’s status.reconciliation; refused the status update of sandbox ' + " +
+        'variables.pod',
+      reason: 'Forbidden',
+    },
     // The operator deletes references and writes nothing else of them but the disruption notice in their
     // status: a detach (state Detached) by its token would make an attached reference a tombstone the worktree
     // prune takes, and a forged turn would hold or hurry a drain's move.

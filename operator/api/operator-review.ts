@@ -4,22 +4,30 @@
  * - a Sandbox's DELETE (controller/delete-review.ts): its cleanup's, a warm pool's, a claim's release;
  * - a SessionReference's DELETE (controller/reference-review.ts);
  * - a Sandbox status UPDATE that records an Exclusive decision (controller/decision-review.ts), which the
- *   deletion takes as final.
+ *   deletion takes as final;
+ * - a Sandbox status UPDATE that marks an adopted sandbox (controller/marker-review.ts), after which the index
+ *   alone decides.
  * Tenants' writes never reach it.
  *
  * `failurePolicy: Fail`: an operator that cannot answer its own review cannot delete — only the operator waits,
  * and it is the one asking. The matching is in `matchConditions` (CEL on the request), so the API server calls
  * the webhook for nothing else.
  */
-import { GROUP, SANDBOX, SESSION_REFERENCE } from './names.ts';
+import { ANNOTATIONS, GROUP, SANDBOX, SESSION_REFERENCE } from './names.ts';
 
 export const OPERATOR_REVIEW_WEBHOOK = `sandbox-deletes.operator-review.${GROUP}`;
 export const REFERENCE_REVIEW_WEBHOOK = `reference-deletes.operator-review.${GROUP}`;
 export const DECISION_REVIEW_WEBHOOK = `exclusive-decisions.operator-review.${GROUP}`;
+export const MARKER_REVIEW_WEBHOOK = `legacy-markers.operator-review.${GROUP}`;
 /** The paths the operator serves the reviews on (its `--review-bind` listener). */
 export const SANDBOX_DELETE_REVIEW_PATH = '/review/sandbox-delete';
 export const REFERENCE_DELETE_REVIEW_PATH = '/review/reference-delete';
 export const EXCLUSIVE_RECORD_REVIEW_PATH = '/review/exclusive-record';
+export const LEGACY_MARKER_REVIEW_PATH = '/review/legacy-marker';
+/** The reviews read the API server, each answers within 10 s; the marker review walks the ledger (its budget). */
+export const REVIEW_TIMEOUT_SECONDS = 10;
+/** The most the API server waits for a webhook. */
+export const MARKER_REVIEW_TIMEOUT_SECONDS = 30;
 
 /** How the API server reaches the operator: a URL (the local control plane) or the release's Service. */
 export type ReviewEndpoint =
@@ -46,13 +54,19 @@ export function operatorReviewWebhook(settings: OperatorReviewSettings) {
     ...('url' in endpoint ? { url: `${endpoint.url}${path}` } : { service: { ...endpoint.service, path } }),
     caBundle: Buffer.from(settings.caBundlePem, 'utf8').toString('base64'),
   });
-  const webhook = (name: string, path: string, resource: string, operation = 'DELETE') => ({
+  const webhook = (
+    name: string,
+    path: string,
+    resource: string,
+    operation = 'DELETE',
+    timeoutSeconds = REVIEW_TIMEOUT_SECONDS,
+  ) => ({
     name,
     admissionReviewVersions: ['v1'],
     sideEffects: 'None',
     failurePolicy: 'Fail',
     matchPolicy: 'Equivalent',
-    timeoutSeconds: 10,
+    timeoutSeconds,
     clientConfig: clientConfig(path),
     rules: [
       {
@@ -74,7 +88,17 @@ export function operatorReviewWebhook(settings: OperatorReviewSettings) {
     name: 'turns-exclusive',
     expression:
       "object.status.?decision.?verdict.orValue('') == 'Exclusive' && " +
-      "oldObject.status.?decision.?verdict.orValue('') != 'Exclusive'",
+      "oldObject.?status.?decision.?verdict.orValue('') != 'Exclusive'",
+  };
+  // Only the status that turns the marker true on a sandbox that was adopted: recorded so by an earlier status,
+  // or carrying the adopted-from annotation at its first. A sandbox born with the marker passes without a call.
+  const marksAdopted = {
+    name: 'marks-adopted',
+    expression:
+      'object.status.?reconciliation.?marker.orValue(false) && ' +
+      '!oldObject.?status.?reconciliation.?marker.orValue(false) && ' +
+      '(oldObject.?status.?reconciliation.hasValue() || ' +
+      `object.metadata.?annotations[?'${ANNOTATIONS.adoptedFrom}'].hasValue())`,
   };
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
@@ -100,6 +124,16 @@ export function operatorReviewWebhook(settings: OperatorReviewSettings) {
           'UPDATE',
         ),
         matchConditions: [operatorUsers, turnsExclusive],
+      },
+      {
+        ...webhook(
+          MARKER_REVIEW_WEBHOOK,
+          LEGACY_MARKER_REVIEW_PATH,
+          `${SANDBOX.plural}/status`,
+          'UPDATE',
+          MARKER_REVIEW_TIMEOUT_SECONDS,
+        ),
+        matchConditions: [operatorUsers, marksAdopted],
       },
     ],
   };

@@ -39,6 +39,8 @@ export type ReconciliationOutcome =
     };
 
 /** Only a complete walk, with no foreign reference and no history missing, earns the marker (docs/legacy-reconciliation.md). */
-export function earnsMarker(outcome: ReconciliationOutcome): boolean {
+export function earnsMarker(
+  outcome: ReconciliationOutcome,
+): outcome is Extract<ReconciliationOutcome, { readonly kind: 'Complete' }> {
   return outcome.kind === 'Complete';
 }

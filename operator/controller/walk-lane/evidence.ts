@@ -21,12 +21,11 @@ export function reconciliationStatusOf(outcome: ReconciliationOutcome, now: Date
   const summary = `${stats.owners} owner(s), ${stats.lookedUp} session(s) looked up, ${stats.skippedLegacy} legacy skipped, ${stats.timedOut} timed out, ${stats.elapsedMs} ms`;
   if (earnsMarker(outcome))
     return { state: 'Complete', marker: true, completedAt, message: `legacy walk complete: ${summary}` };
-  const reason = outcome.kind === 'Complete' ? '' : outcome.reason;
   return {
-    state: outcome.kind === 'Complete' ? 'Complete' : outcome.kind,
+    state: outcome.kind,
     marker: false,
     completedAt,
-    message: `${reason} (${summary})`.slice(0, 1024),
+    message: `${outcome.reason} (${summary})`.slice(0, 1024),
   };
 }
 
@@ -70,16 +69,21 @@ export function legacyEvidence(ctx: ReconcilerContext, sandbox: SandboxState, de
   // From here on the sandbox is adopted and unmarked, whatever its annotations say now: once adopted, always
   // adopted (a replace that drops the annotation must not mint the marker). Only a completed walk sets it.
   if (!ctx.legacy) return ready({ kind: 'NotConfigured' }, notConfigured(current));
+  const spacing = deleting ? ctx.timing.legacyRetryWhileDeletingMs : ctx.timing.legacyRetryMs;
   const walk = ctx.legacy.state(sandbox);
   if (walk.kind === 'finished') {
     const reconciliation = reconciliationStatusOf(walk.outcome, walk.finishedAt);
-    // Until a status write carries it, the kept outcome is the evidence; then the persisted one is.
-    if (!persistedSince(current, reconciliation))
+    // Until a status write carries it, the kept outcome is the evidence — for as long as a persisted one would
+    // be: a write the marker review keeps refusing (its walk at admission did not complete) must not hold the
+    // status for ever. Then the persisted one is.
+    if (!persistedSince(current, reconciliation)) {
+      if (ctx.now().getTime() - walk.finishedAt.getTime() >= spacing)
+        return { kind: 'walk-due', persisted: current };
       return ready({ kind: 'Reconciled', outcome: walk.outcome }, reconciliation);
+    }
     ctx.legacy.settle(sandbox);
   }
   if (walk.kind === 'under-way') return { kind: 'walk-under-way', persisted: current };
-  const spacing = deleting ? ctx.timing.legacyRetryWhileDeletingMs : ctx.timing.legacyRetryMs;
   const last = current.completedAt ? Date.parse(current.completedAt) : undefined;
   if (last !== undefined && ctx.now().getTime() - last < spacing)
     return ready({ kind: 'Reconciled', outcome: persistedOutcome(current) }, current);

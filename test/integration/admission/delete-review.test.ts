@@ -18,6 +18,7 @@ import { operatorReviewWebhook } from '../../../operator/api/operator-review.ts'
 import { loopbackCertificate } from '@sandbox-operator/local-cluster/certificate';
 import { kubectl, kubectlOk, testNamespace } from '../../harness/kube.ts';
 import { createReference, createSandbox, getSandbox } from '../controller/fixtures.ts';
+import { LedgerServer } from '../controller/ledger-server.ts';
 import {
   customObjects,
   eventually,
@@ -36,6 +37,25 @@ const LATER = { policy: 'DeleteWhenUnreferenced', ttlSecondsAfterUnreferenced: 3
 const asOperator = (namespace: string, args: string[]) =>
   kubectl([...args, '-n', namespace, '--wait=false'], { restricted: true });
 
+const ADOPTED = { [ANNOTATIONS.adoptedFrom]: 'cloud-agent v1 (pre-index)' };
+// The session ledger the operator walks (and its review walks again): one adopted sandbox another worktree's
+// session holds (a recorded allocation), others no one does.
+const ledger = new LedgerServer(
+  {
+    owners: {
+      'legacy-shared': [
+        {
+          session: 'workspace_5',
+          worktree: 'wt-2',
+          allocation: { sandbox: 'legacy-shared', provider: 'kubernetes' },
+        },
+      ],
+    },
+    locations: {},
+  },
+  'review-ledger-secret',
+);
+
 const logLines: string[] = [];
 let operator: RunningOperator | undefined;
 
@@ -46,7 +66,7 @@ beforeAll(async () => {
   const log = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
   operator = startOperator(
     watched,
-    ['--review-bind', `127.0.0.1:${port}`, '--review-cert-dir', dir],
+    ['--review-bind', `127.0.0.1:${port}`, '--review-cert-dir', dir, ...(await ledger.operatorFlags())],
     undefined,
     undefined,
     log,
@@ -67,6 +87,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await kubectlOk(['delete', 'validatingwebhookconfiguration', WEBHOOK, '--ignore-not-found']);
   await operator?.stop();
+  await ledger.stop();
 });
 
 const deleteReference = (namespace: string, name: string) =>
@@ -264,6 +285,70 @@ describe('an Exclusive decision recorded by the operator’s identity', () => {
     });
     const recorded = await recordExclusive('forged');
     expect(recorded.exitCode, recorded.stderr).toBe(0);
+  });
+
+  it('is admitted as a first status when nothing references the sandbox (a deletion before any status)', async () => {
+    await createSandbox(unwatched, 'first-record', { worktree: 'wt-1' });
+    const recorded = await recordExclusive('first-record');
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+    expect((await getSandbox(unwatched, 'first-record'))?.status?.decision?.verdict).toBe('Exclusive');
+  });
+});
+
+describe('the legacy marker written by the operator’s identity', () => {
+  const writeReconciliation = (name: string, marker: boolean) =>
+    kubectl(
+      [
+        'patch',
+        'sandbox',
+        name,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status: { reconciliation: { state: marker ? 'Complete' : 'Pending', marker } } }),
+        '-n',
+        unwatched,
+      ],
+      { restricted: true },
+    );
+  const markerOf = async (name: string) =>
+    (await getSandbox(unwatched, name))?.status?.reconciliation?.marker;
+
+  it('is refused for an adopted sandbox the ledger says another worktree holds, its first status included', async () => {
+    // With the marker the index alone decides; a token forging it on a sandbox older than the index would have
+    // the operator destroy one a legacy session of another worktree still uses.
+    await createSandbox(unwatched, 'legacy-shared', { worktree: 'wt-1', annotations: ADOPTED });
+    const first = await writeReconciliation('legacy-shared', true);
+    expect(first.exitCode).not.toBe(0);
+    expect(first.stderr).toContain(
+      'admission webhook "legacy-markers.operator-review.sandbox.agents.dev" denied the request: sandbox ' +
+        `${unwatched}/legacy-shared is adopted and the legacy walk at admission found Foreign`,
+    );
+    const unmarked = await writeReconciliation('legacy-shared', false);
+    expect(unmarked.exitCode, unmarked.stderr).toBe(0);
+    const forged = await writeReconciliation('legacy-shared', true);
+    expect(forged.exitCode).not.toBe(0);
+    expect(forged.stderr).toContain('workspace_5 has a recorded allocation of kubernetes/legacy-shared');
+    expect(await markerOf('legacy-shared')).toBe(false);
+  });
+
+  it('is admitted once the walk at admission completes: the ledger holds no other owner', async () => {
+    await createSandbox(unwatched, 'legacy-alone', { worktree: 'wt-1', annotations: ADOPTED });
+    expect((await writeReconciliation('legacy-alone', false)).exitCode).toBe(0);
+    const marked = await writeReconciliation('legacy-alone', true);
+    expect(marked.exitCode, marked.stderr).toBe(0);
+    expect(await markerOf('legacy-alone')).toBe(true);
+  });
+
+  it('is earned by the operator’s own walk through the review', async () => {
+    await createSandbox(watched, 'legacy-own', { worktree: 'wt-1', annotations: ADOPTED });
+    await eventually('marker earned', async () =>
+      (await getSandbox(watched, 'legacy-own'))?.status?.reconciliation?.marker === true
+        ? true
+        : pending('no marker yet'),
+    );
+    expect(logLines.join('')).toContain(`"sandbox":"${watched}/legacy-own"`);
+    expect(logLines.join('')).toContain('marker review: the legacy walk at admission completed');
   });
 });
 

@@ -317,6 +317,22 @@ describe('Sandboxes the operator’s identity changes', () => {
     const recorded = await firstStatus({ capacity: { overflowed: false, erasedFor: 'INC-1' } });
     expect(recorded.exitCode, recorded.stderr).toBe(0);
   });
+
+  it('never remove the record of the legacy reconciliation once written', async () => {
+    // Written again, a first status decides from the annotations: an adopted sandbox whose adopted-from a replace
+    // dropped would pass for one born with the marker, a write the marker review never sees.
+    await createSandbox(namespace, 'reconciled', { worktree: 'wt-1', onNode: false });
+    const first = await patchStatus('reconciled', {
+      status: { reconciliation: { state: 'Incomplete', marker: false } },
+    });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const refusal = 'the operator never removes a Sandbox’s status.reconciliation';
+    expect((await patchStatus('reconciled', { status: { reconciliation: null } })).stderr).toContain(refusal);
+    const json = [{ op: 'remove', path: '/status/reconciliation' }];
+    expect((await patchStatus('reconciled', json, 'json')).stderr).toContain(refusal);
+    const kept = await patchStatus('reconciled', { status: { reconciliation: { state: 'Pending' } } });
+    expect(kept.exitCode, kept.stderr).toBe(0);
+  });
 });
 
 describe('the finalizer it creates pods with', () => {

@@ -104,6 +104,7 @@ describe('the chart’s delete review', () => {
       { url: 'https://127.0.0.1:9443/review/sandbox-delete', caBundle: expect.any(String) },
       { url: 'https://127.0.0.1:9443/review/reference-delete', caBundle: expect.any(String) },
       { url: 'https://127.0.0.1:9443/review/exclusive-record', caBundle: expect.any(String) },
+      { url: 'https://127.0.0.1:9443/review/legacy-marker', caBundle: expect.any(String) },
     ]);
   });
 

@@ -14,7 +14,8 @@ import { WalkLane } from '../../../operator/controller/walk-lane/lane.ts';
 import type { LegacyWalk } from '../../../operator/controller/ports.ts';
 import { reconcileSandbox } from '../../../operator/controller/sandbox-reconciler.ts';
 import { NAMESPACE, sandbox } from '../builders.ts';
-import { contextOf, expect_, Script, silent } from './scripted-ports.ts';
+import { KubeRequestError } from '../../../operator/kube/errors.ts';
+import { contextOf, expect_, failing, NOW, Script, silent } from './scripted-ports.ts';
 
 const stats = { owners: 2, lookedUp: 1, skippedLegacy: 1, timedOut: 0, failed: 0, elapsedMs: 7 };
 const foreignOwner: ReconciliationOutcome = {
@@ -126,6 +127,36 @@ describe('the legacy walk’s lane', () => {
     script.finish();
     expect(statuses[1]?.reconciliation).toMatchObject({ state: 'Complete', marker: true });
     expect(walk.started).toBe(1);
+  });
+
+  it('walks again once a kept outcome no status write carried is as old as the retry spacing', async () => {
+    // The marker review walks the ledger again at admission (controller/marker-review.ts): when its walk does not
+    // complete, it refuses every status write carrying the lane's Complete. Kept for ever, that outcome would
+    // freeze the status (and a deletion's decision) until the operator restarted.
+    const subject = sandbox('sbx').finalized().adopted().withGuard();
+    const walk = new GatedWalk();
+    const refused = new KubeRequestError('PatchStatus', 'sandbox ns/sbx', 409, {
+      cause: new Error(
+        'admission webhook "legacy-markers.operator-review.sandbox.agents.dev" denied the request',
+      ),
+    });
+    const script = new Script([
+      expect_('sandboxes.patchStatus(sbx)'),
+      failing('sandboxes.patchStatus(sbx)', refused),
+      expect_('sandboxes.patchStatus(sbx)'),
+    ]);
+    const { ctx, statuses } = gatedContext(subject, script, walk);
+    await reconcileSandbox(ctx, `${NAMESPACE}/sbx`, silent);
+    walk.finish({ kind: 'Complete', stats });
+    await flush();
+    await expect(reconcileSandbox(ctx, `${NAMESPACE}/sbx`, silent)).rejects.toBe(refused);
+    expect(walk.started).toBe(1);
+
+    const later = { ...ctx, now: () => new Date(NOW.getTime() + ctx.timing.legacyRetryMs) };
+    await reconcileSandbox(later, `${NAMESPACE}/sbx`, silent);
+    script.finish();
+    expect(walk.started).toBe(2);
+    expect(statuses[2]?.reconciliation).toMatchObject({ marker: false });
   });
 
   it('an outcome lost with its operator is walked again: no marker until a status write carries one', async () => {
