@@ -11,6 +11,8 @@
  * 8 guarded-pods: the operator creates no pod of a sandbox whose eviction guard does not stand and whose last
  *   guard write was refused (a platform policy's 403): such a pod would run unguarded.
  * 9 final-decision: a recorded Exclusive decision is never followed by another verdict of that incarnation.
+ *   legacy-marker: an incarnation a status recorded unmarked (adopted) never shows the marker: the soak has no
+ *   session ledger, so no legacy walk completes.
  * 10 late-reference: a late reference foreign to its sandbox that the operator erased is reported in a
  *   LateReferencesErased Event, unless the evidence shows the report was lost (an injected fault on the
  *   erase's or the Event's requests, or an operator kill, around the erase): Events are posted once, unretried.
@@ -21,9 +23,16 @@ import { isForeignReference } from '../../operator/exclusivity/index.ts';
 import type { TimedEvent } from './audit-log.ts';
 import type { InjectedFault } from './fault-proxy.ts';
 import type { SoakModel } from './model.ts';
-import { fencedThroughout, liftsInDoubt, undoneDecisions, type SandboxVersion } from './versions.ts';
+import {
+  fencedThroughout,
+  liftsInDoubt,
+  undoneDecisions,
+  unwalkedMarkers,
+  type SandboxVersion,
+} from './versions.ts';
 
-export type JudgementId = 'guarded-write' | 'guarded-pods' | 'final-decision' | 'late-reference' | 'fence';
+export type JudgementId =
+  'guarded-write' | 'guarded-pods' | 'final-decision' | 'late-reference' | 'fence' | 'legacy-marker';
 
 export type Judged = {
   readonly invariant: JudgementId;
@@ -56,6 +65,7 @@ export function judge(input: JudgementInput): Judged[] {
     ...guardedWrites(input),
     ...guardedPods(input),
     ...finalDecisions(input),
+    ...legacyMarkers(input),
     ...lateReferences(input),
     ...cleanupFence(input),
   ];
@@ -167,6 +177,16 @@ function finalDecisions({ versions }: JudgementInput): Judged[] {
       invariant: 'final-decision',
       signature: 'final-decision/operator',
       message: `Sandbox ${name} (uid ${v.uid}) recorded ${JSON.stringify(v.status?.decision)} at ${new Date(v.at).toISOString()} (revision ${v.revision}) after an Exclusive decision of the same incarnation (${JSON.stringify(list.find((e) => e.uid === v.uid && e.status?.decision?.verdict === 'Exclusive')?.status?.decision)}): the decision is final (docs/deletion.md)`,
+    })),
+  );
+}
+
+function legacyMarkers({ versions }: JudgementInput): Judged[] {
+  return [...versions].flatMap(([name, list]) =>
+    unwalkedMarkers(list).map((v): Judged => ({
+      invariant: 'legacy-marker',
+      signature: 'legacy-marker/operator',
+      message: `Sandbox ${name} (uid ${v.uid}) shows the legacy marker at ${new Date(v.at).toISOString()} (revision ${v.revision}) after a status recorded it unmarked; no session ledger is configured, so no walk could earn it`,
     })),
   );
 }

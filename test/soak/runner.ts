@@ -56,6 +56,7 @@ const PRIORITY = [
   'cleanup-unreferenced',
   'fence',
   'final-decision',
+  'legacy-marker',
   'late-reference',
   'bounded-release',
   'pool-settled',

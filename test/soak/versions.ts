@@ -40,6 +40,7 @@ export type RecordedStatus = {
     readonly decidedAt?: string;
   };
   readonly capacity?: { readonly erasedFor?: string };
+  readonly reconciliation?: { readonly state?: string; readonly marker?: boolean };
 };
 
 type RawSandbox = {
@@ -192,6 +193,21 @@ function fenceLiftOf(body: unknown, replaces: boolean): { tested?: string } | un
   if (metadata?.annotations === undefined) return undefined;
   const fence = metadata.annotations === null ? null : metadata.annotations[ANNOTATIONS.cleanupFence];
   return fence === null || (replaces && fence === undefined) ? {} : undefined;
+}
+
+/**
+ * Versions that show the legacy marker on an incarnation a version before recorded unmarked (adopted): with no
+ * session ledger (the soak configures none) no walk completes, so nothing may earn it.
+ */
+export function unwalkedMarkers(versions: readonly SandboxVersion[]): SandboxVersion[] {
+  const unmarked = new Set<string>();
+  const marked: SandboxVersion[] = [];
+  for (const v of versions) {
+    const marker = v.status?.reconciliation?.marker;
+    if (marker === false) unmarked.add(v.uid);
+    else if (marker === true && unmarked.has(v.uid)) marked.push(v);
+  }
+  return marked;
 }
 
 /** Versions of an incarnation whose recorded decision went back on an Exclusive one recorded before. */

@@ -336,6 +336,22 @@ describe('an erase request', () => {
   });
 });
 
+describe('the legacy marker', () => {
+  const reconciliation = (marker: boolean, uid = 'uid-a') =>
+    statusWrite(1000, { reconciliation: { state: marker ? 'Complete' : 'Pending', marker } }, uid);
+  const at = (e: TimedEvent, t: number): TimedEvent => ({ ...e, received: t, completed: t + 1 });
+
+  it('names a marker shown after a status recorded the incarnation unmarked, not one it was born with', () => {
+    const model = () => new SoakModel(NS, [], [sandbox()]);
+    expect(signatures(model(), [reconciliation(false), at(reconciliation(true), 2000)])).toEqual([
+      'legacy-marker/operator',
+    ]);
+    expect(signatures(model(), [reconciliation(true), at(reconciliation(true), 2000)])).toEqual([]);
+    // Another incarnation under the name, born with it.
+    expect(signatures(model(), [reconciliation(false), at(reconciliation(true, 'uid-b'), 2000)])).toEqual([]);
+  });
+});
+
 describe('the cleanup fence', () => {
   const fence = { [ANNOTATIONS.cleanupFence]: '2026-12-02T00:00:00Z' };
   function attachDuring(start: number, end: number) {
