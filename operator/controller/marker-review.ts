@@ -71,8 +71,16 @@ function misrouted(request: AdmissionRequest): AdmissionAnswer {
   };
 }
 
+/**
+ * Walks at admission at once, as many as the lane's (walk-lane/lane.ts): each is up to 8 ledger calls for up to
+ * 20 s, and the requests are the operator's users' — a leaked token's too, which must not turn the review into
+ * a way to flood the ledger. One more is refused as busy (503), and the operator retries it.
+ */
+export const ADMISSION_WALKS = 2;
+
 /** `walk`: the walk at admission (undefined: no session ledger is configured). */
 export function legacyMarkerReviewer(walk: LegacyWalk | undefined, log: Logger): Reviewer {
+  let walking = 0;
   return async (request) => {
     const { namespace, name, operation, resource } = request;
     if (
@@ -94,12 +102,22 @@ export function legacyMarkerReviewer(walk: LegacyWalk | undefined, log: Logger):
         `sandbox ${key} is adopted and no session ledger is configured (--ledger-url): ` +
           'the operator never records its marker',
       );
+    if (walking >= ADMISSION_WALKS)
+      return {
+        allowed: false,
+        code: 503,
+        reason: 'ServiceUnavailable',
+        message: `the marker review is walking the session ledger for ${walking} sandboxes already; try again`,
+      };
     let outcome;
+    walking += 1;
     try {
       outcome = await walk.run(parsed.value, log);
     } catch (error) {
       log.warn({ err: error, sandbox: key }, 'marker review: the legacy walk failed; refusing');
       return unreadable(`the session ledger's owners of sandbox ${key}`, error);
+    } finally {
+      walking -= 1;
     }
     const verdict = judgeMarker(key, outcome);
     log.info(

@@ -196,6 +196,42 @@ describe('the marker reviewer', () => {
     ]);
   });
 
+  it('walks for two markers at once and refuses a third as busy (503) until one ends, a failed one included', async () => {
+    const ends: ((outcome: ReconciliationOutcome) => void)[] = [];
+    let fail: (error: Error) => void = () => undefined;
+    let started = 0;
+    const held: LegacyWalk = {
+      run: () => {
+        started += 1;
+        return started === 2
+          ? new Promise((_, reject) => (fail = reject))
+          : new Promise((resolve) => ends.push(resolve));
+      },
+    };
+    const review = legacyMarkerReviewer(held, recordingLog().log);
+    const first = review(statusUpdate(marked, adopted));
+    const second = review(statusUpdate(marked, adopted));
+    expect(await review(statusUpdate(marked, adopted))).toEqual({
+      allowed: false,
+      code: 503,
+      reason: 'ServiceUnavailable',
+      message: 'the marker review is walking the session ledger for 2 sandboxes already; try again',
+    });
+    expect(started).toBe(2);
+    fail(new Error('ledger gone'));
+    expect(await second).toMatchObject({ allowed: false, code: 503 });
+    const third = review(statusUpdate(marked, adopted));
+    expect(started).toBe(3);
+    for (const end of ends) end(COMPLETE);
+    expect(await first).toEqual({ allowed: true });
+    expect(await third).toEqual({ allowed: true });
+    // Both ended: the next walks at once again.
+    const fourth = review(statusUpdate(marked, adopted));
+    expect(started).toBe(4);
+    ends.at(-1)?.(COMPLETE);
+    expect(await fourth).toEqual({ allowed: true });
+  });
+
   it.each([
     ['a DELETE', { operation: 'DELETE' }, 'DELETE of sandboxes.sandbox.agents.dev/status'],
     ['the main resource', { subResource: undefined }, 'UPDATE of sandboxes.sandbox.agents.dev'],
