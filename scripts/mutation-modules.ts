@@ -43,6 +43,7 @@ export const MUTATION_MODULES: readonly MutationModule[] = [
   { name: 'reference review', paths: ['operator/controller/reference-review.ts'] },
   { name: 'decision review', paths: ['operator/controller/decision-review.ts'] },
   { name: 'marker review', paths: ['operator/controller/marker-review.ts'] },
+  { name: 'review routing', paths: ['operator/controller/review-routing.ts'] },
 ];
 
 /** The part of Stryker's JSON report read here: each mutated file's mutants and their status. */

@@ -14,7 +14,6 @@
  */
 import type { Logger } from 'pino';
 import type { IndexLimits } from '../api/limits.ts';
-import { GROUP, SANDBOX } from '../api/names.ts';
 import type { SessionReference } from '../api/objects.ts';
 import { parseSandbox, type Parsed } from '../api/parse.ts';
 import { foreignReferences, hasForeignReference } from '../exclusivity/foreign.ts';
@@ -22,6 +21,7 @@ import { referenceEntryOf } from '../exclusivity/reference.ts';
 import { buildReferenceIndex } from '../exclusivity/reference-index.ts';
 import { unreadable, type AdmissionAnswer, type Reviewer } from '../runtime/admission-review.ts';
 import type { ReferenceApi } from './ports.ts';
+import { misrouted, sandboxStatusUpdate } from './review-routing.ts';
 
 /** How many references a refusal names; the count says the rest. */
 const NAMED = 3;
@@ -60,34 +60,15 @@ export function judgeExclusiveRecord(
   };
 }
 
-function misrouted(request: Parameters<Reviewer>[0]): AdmissionAnswer {
-  return {
-    allowed: false,
-    code: 400,
-    reason: 'BadRequest',
-    message:
-      `the operator's decision review judges only a status UPDATE of one Sandbox; it was sent ` +
-      `${request.operation} of ${request.resource.resource}.${request.resource.group}` +
-      (request.subResource === undefined ? '' : `/${request.subResource}`),
-  };
-}
-
 export function exclusiveRecordReviewer(
   references: Pick<ReferenceApi, 'listLive'>,
   limits: IndexLimits,
   log: Logger,
 ): Reviewer {
   return async (request) => {
-    const { namespace, name, operation, resource } = request;
-    if (
-      resource.group !== GROUP ||
-      resource.resource !== SANDBOX.plural ||
-      request.subResource !== 'status' ||
-      operation !== 'UPDATE' ||
-      namespace === undefined ||
-      name === undefined
-    )
-      return misrouted(request);
+    const where = sandboxStatusUpdate(request);
+    if (where === undefined) return misrouted('decision review', 'a status UPDATE of one Sandbox', request);
+    const { namespace, name } = where;
     const parsed = parseSandbox(request.object);
     // A Sandbox that does not parse has no worktree to judge by: the operator decides nothing Exclusive of it.
     if (!parsed.ok)

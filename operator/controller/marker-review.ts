@@ -13,7 +13,7 @@
  * retries from fresh state. A walk that throws refuses too (503).
  */
 import type { Logger } from 'pino';
-import { ANNOTATIONS, GROUP, SANDBOX } from '../api/names.ts';
+import { ANNOTATIONS } from '../api/names.ts';
 import { parseSandbox } from '../api/parse.ts';
 import { earnsMarker, type ReconciliationOutcome } from '../api/reconciliation-outcome.ts';
 import {
@@ -23,6 +23,7 @@ import {
   type Reviewer,
 } from '../runtime/admission-review.ts';
 import type { LegacyWalk } from './ports.ts';
+import { misrouted, sandboxStatusUpdate } from './review-routing.ts';
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -59,18 +60,6 @@ export function judgeMarker(sandbox: string, outcome: ReconciliationOutcome): Ad
   );
 }
 
-function misrouted(request: AdmissionRequest): AdmissionAnswer {
-  return {
-    allowed: false,
-    code: 400,
-    reason: 'BadRequest',
-    message:
-      `the operator's marker review judges only a status UPDATE of one Sandbox; it was sent ` +
-      `${request.operation} of ${request.resource.resource}.${request.resource.group}` +
-      (request.subResource === undefined ? '' : `/${request.subResource}`),
-  };
-}
-
 /**
  * Walks at admission at once, as many as the lane's (walk-lane/lane.ts): each is up to 8 ledger calls for up to
  * 20 s, and the requests are the operator's users' — a leaked token's too, which must not turn the review into
@@ -82,17 +71,9 @@ export const ADMISSION_WALKS = 2;
 export function legacyMarkerReviewer(walk: LegacyWalk | undefined, log: Logger): Reviewer {
   let walking = 0;
   return async (request) => {
-    const { namespace, name, operation, resource } = request;
-    if (
-      resource.group !== GROUP ||
-      resource.resource !== SANDBOX.plural ||
-      request.subResource !== 'status' ||
-      operation !== 'UPDATE' ||
-      namespace === undefined ||
-      name === undefined
-    )
-      return misrouted(request);
-    const key = `${namespace}/${name}`;
+    const where = sandboxStatusUpdate(request);
+    if (where === undefined) return misrouted('marker review', 'a status UPDATE of one Sandbox', request);
+    const key = `${where.namespace}/${where.name}`;
     if (markedBefore(request) || bornWithMarker(request)) return { allowed: true };
     const parsed = parseSandbox(request.object);
     // A Sandbox that does not parse names no provider or worktree to walk for.

@@ -23,6 +23,7 @@ import {
 import { decidesItself } from './incarnation.ts';
 import { pendingEraseOf } from './lifecycle.ts';
 import type { LiveSandbox, SandboxApi } from './ports.ts';
+import { misrouted } from './review-routing.ts';
 
 /** What the review reads besides the request: the Sandbox by a live GET, and whether a sandbox claim is deleting. */
 export interface ReviewReads {
@@ -123,24 +124,15 @@ export function reviewedReference(request: AdmissionRequest): ReviewedReference 
   };
 }
 
-function misrouted(request: AdmissionRequest): AdmissionAnswer {
-  return {
-    allowed: false,
-    code: 400,
-    reason: 'BadRequest',
-    message:
-      `the operator's reference review judges only the DELETE of one SessionReference naming its sandbox; it ` +
-      `was sent ${request.operation} of ${request.resource.resource}.${request.resource.group}`,
-  };
-}
+const JUDGES = 'the DELETE of one SessionReference naming its sandbox';
 
 export function referenceDeleteReviewer(reads: ReviewReads, log: Logger): Reviewer {
   return async (request) => {
     const { resource, operation } = request;
     if (resource.group !== GROUP || resource.resource !== SESSION_REFERENCE.plural || operation !== 'DELETE')
-      return misrouted(request);
+      return misrouted('reference review', JUDGES, request);
     const reference = reviewedReference(request);
-    if (reference === undefined) return misrouted(request);
+    if (reference === undefined) return misrouted('reference review', JUDGES, request);
     const key = `${reference.namespace}/${reference.name}`;
     let facts: ReferenceDeleteFacts;
     try {
