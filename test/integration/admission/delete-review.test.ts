@@ -90,6 +90,23 @@ afterAll(async () => {
   await ledger.stop();
 });
 
+/** A status PATCH of the operator's identity in the namespace no operator watches, as its status writer sends one. */
+const writeStatus = (name: string, status: object) =>
+  kubectl(
+    [
+      'patch',
+      'sandbox',
+      name,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status }),
+      '-n',
+      unwatched,
+    ],
+    { restricted: true },
+  );
+
 const deleteReference = (namespace: string, name: string) =>
   customObjects().deleteNamespacedCustomObject({
     group: GROUP,
@@ -241,24 +258,9 @@ describe('the operator’s identity deleting a SessionReference (a leaked token)
 
 describe('an Exclusive decision recorded by the operator’s identity', () => {
   const recordExclusive = (name: string) =>
-    kubectl(
-      [
-        'patch',
-        'sandbox',
-        name,
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify({
-          status: {
-            decision: { verdict: 'Exclusive', evidence: 'Index', decidedAt: '2026-12-04T00:00:00Z' },
-          },
-        }),
-        '-n',
-        unwatched,
-      ],
-      { restricted: true },
-    );
+    writeStatus(name, {
+      decision: { verdict: 'Exclusive', evidence: 'Index', decidedAt: '2026-12-04T00:00:00Z' },
+    });
 
   it('is refused while another worktree’s session uses the sandbox, admitted once none does', async () => {
     // The deletion takes a recorded Exclusive as final and releases pods, workspace and index: a token forging
@@ -297,20 +299,7 @@ describe('an Exclusive decision recorded by the operator’s identity', () => {
 
 describe('the legacy marker written by the operator’s identity', () => {
   const writeReconciliation = (name: string, marker: boolean) =>
-    kubectl(
-      [
-        'patch',
-        'sandbox',
-        name,
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify({ status: { reconciliation: { state: marker ? 'Complete' : 'Pending', marker } } }),
-        '-n',
-        unwatched,
-      ],
-      { restricted: true },
-    );
+    writeStatus(name, { reconciliation: { state: marker ? 'Complete' : 'Pending', marker } });
   const markerOf = async (name: string) =>
     (await getSandbox(unwatched, name))?.status?.reconciliation?.marker;
 
