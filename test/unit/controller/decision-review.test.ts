@@ -13,6 +13,7 @@ import {
 import type { AdmissionRequest } from '../../../operator/runtime/admission-review.ts';
 import { sandbox, sessionReference } from '../builders.ts';
 import { recordingLog } from '../recording-log.ts';
+import { MISROUTED_STATUS_UPDATES } from './misrouted-status-updates.ts';
 
 const OPERATOR = 'system:serviceaccount:sandbox-system:sandbox-operator';
 const SANDBOX = { namespace: 'ns', name: 'sbx', worktree: 'wt-1' };
@@ -150,29 +151,17 @@ describe('the decision reviewer', () => {
     ]);
   });
 
-  it.each([
-    ['a DELETE', { operation: 'DELETE' }, 'DELETE of sandboxes.sandbox.agents.dev/status'],
-    ['the main resource', { subResource: undefined }, 'UPDATE of sandboxes.sandbox.agents.dev'],
-    [
-      'a reference',
-      { resource: { group: 'sandbox.agents.dev', resource: 'sessionreferences' } },
-      'UPDATE of sessionreferences.sandbox.agents.dev/status',
-    ],
-    [
-      'another group',
-      { resource: { group: 'apps', resource: 'sandboxes' } },
-      'UPDATE of sandboxes.apps/status',
-    ],
-    ['no name', { name: undefined }, 'UPDATE of sandboxes.sandbox.agents.dev/status'],
-    ['no namespace', { namespace: undefined }, 'UPDATE of sandboxes.sandbox.agents.dev/status'],
-  ])('refuses what its registration never sends: %s', async (_, overrides, sent) => {
-    const never = { listLive: () => Promise.reject(new Error('never listed')) };
-    const review = exclusiveRecordReviewer(never, INDEX_LIMITS, recordingLog().log);
-    expect(await review(statusUpdate(stored, overrides))).toEqual({
-      allowed: false,
-      code: 400,
-      reason: 'BadRequest',
-      message: `the operator's decision review judges only a status UPDATE of one Sandbox; it was sent ${sent}`,
-    });
-  });
+  it.each(MISROUTED_STATUS_UPDATES)(
+    'refuses what its registration never sends: %s',
+    async (_, overrides, sent) => {
+      const never = { listLive: () => Promise.reject(new Error('never listed')) };
+      const review = exclusiveRecordReviewer(never, INDEX_LIMITS, recordingLog().log);
+      expect(await review(statusUpdate(stored, overrides))).toEqual({
+        allowed: false,
+        code: 400,
+        reason: 'BadRequest',
+        message: `the operator's decision review judges only a status UPDATE of one Sandbox; it was sent ${sent}`,
+      });
+    },
+  );
 });

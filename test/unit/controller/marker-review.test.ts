@@ -15,6 +15,7 @@ import type { LegacyWalk } from '../../../operator/controller/ports.ts';
 import type { AdmissionRequest } from '../../../operator/runtime/admission-review.ts';
 import { sandbox } from '../builders.ts';
 import { recordingLog } from '../recording-log.ts';
+import { MISROUTED_STATUS_UPDATES } from './misrouted-status-updates.ts';
 
 const OPERATOR = 'system:serviceaccount:sandbox-system:sandbox-operator';
 const STATS = { owners: 1, lookedUp: 1, skippedLegacy: 0, timedOut: 0, failed: 0, elapsedMs: 3 };
@@ -232,30 +233,18 @@ describe('the marker reviewer', () => {
     expect(await fourth).toEqual({ allowed: true });
   });
 
-  it.each([
-    ['a DELETE', { operation: 'DELETE' }, 'DELETE of sandboxes.sandbox.agents.dev/status'],
-    ['the main resource', { subResource: undefined }, 'UPDATE of sandboxes.sandbox.agents.dev'],
-    [
-      'a reference',
-      { resource: { group: 'sandbox.agents.dev', resource: 'sessionreferences' } },
-      'UPDATE of sessionreferences.sandbox.agents.dev/status',
-    ],
-    [
-      'another group',
-      { resource: { group: 'apps', resource: 'sandboxes' } },
-      'UPDATE of sandboxes.apps/status',
-    ],
-    ['no name', { name: undefined }, 'UPDATE of sandboxes.sandbox.agents.dev/status'],
-    ['no namespace', { namespace: undefined }, 'UPDATE of sandboxes.sandbox.agents.dev/status'],
-  ])('refuses what its registration never sends: %s', async (_, overrides, sent) => {
-    const never = walking(new Error('never walked'));
-    const review = legacyMarkerReviewer(never.walk, recordingLog().log);
-    expect(await review(statusUpdate(marked, adopted, overrides))).toEqual({
-      allowed: false,
-      code: 400,
-      reason: 'BadRequest',
-      message: `the operator's marker review judges only a status UPDATE of one Sandbox; it was sent ${sent}`,
-    });
-    expect(never.walked).toEqual([]);
-  });
+  it.each(MISROUTED_STATUS_UPDATES)(
+    'refuses what its registration never sends: %s',
+    async (_, overrides, sent) => {
+      const never = walking(new Error('never walked'));
+      const review = legacyMarkerReviewer(never.walk, recordingLog().log);
+      expect(await review(statusUpdate(marked, adopted, overrides))).toEqual({
+        allowed: false,
+        code: 400,
+        reason: 'BadRequest',
+        message: `the operator's marker review judges only a status UPDATE of one Sandbox; it was sent ${sent}`,
+      });
+      expect(never.walked).toEqual([]);
+    },
+  );
 });
