@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionReferenceName } from '../../../operator/client/names.ts';
 import { SessionReferences } from '../../../operator/client/session-references.ts';
-import { GROUP, SANDBOX, SESSION_REFERENCE, VERSION } from '../../../operator/api/names.ts';
+import {
+  EXCLUSIVITY_FINALIZER,
+  GROUP,
+  SANDBOX,
+  SESSION_REFERENCE,
+  VERSION,
+} from '../../../operator/api/names.ts';
 import type { SessionReference } from '../../../operator/api/objects.ts';
 import { kubeConfig, testNamespace } from '../../harness/kube.ts';
 import { startHoldingProxy } from '../../harness/holding-proxy.ts';
@@ -142,6 +148,11 @@ describe('the session reference client', () => {
   it('forgets a reference, and the blocked deletion then completes by itself', async () => {
     await createSandbox(namespace, 'forget', { worktree: 'wt-1' });
     await attach('forget', 'workspace_f', 'wt-2');
+    // The deletion this test blocks is one the operator holds: a delete that meets the Sandbox before its
+    // finalizer (the operator's first turn, or a race with that PATCH) removes it at once, pods left behind.
+    await untilSandbox(namespace, 'forget', 'taken in', (sandbox) =>
+      (sandbox.metadata.finalizers ?? []).includes(EXCLUSIVITY_FINALIZER),
+    );
     await deleteSandbox(namespace, 'forget');
     await untilSandbox(namespace, 'forget', 'blocked', (sandbox) => sandbox.status?.phase === 'Blocked');
     expect(await client().forget(namespace, 'forget', 'workspace_f')).toEqual({ kind: 'Forgotten' });

@@ -1,5 +1,6 @@
 /** detach, forget and the worktree prune: tombstones block, forget never throws, prune spares a re-attach. */
 import { expect } from 'vitest';
+import { EXCLUSIVITY_FINALIZER } from '../../../../operator/api/names.ts';
 import { sessionReferenceName } from '../../../../operator/client/names.ts';
 import {
   createSandbox,
@@ -21,6 +22,10 @@ export const lifecycle: readonly Scenario[] = [
       const host = context.host();
       await host.ok('attach', attachArgs(namespace, sandbox, 'workspace_f'));
       await host.ok('detach', { namespace, sandbox, session: 'workspace_f' });
+      // A deletion the operator holds: one that meets the Sandbox before its finalizer removes it at once.
+      await untilSandbox(namespace, sandbox, 'taken in', (s) =>
+        (s.metadata.finalizers ?? []).includes(EXCLUSIVITY_FINALIZER),
+      );
       await deleteSandbox(namespace, sandbox);
       await untilSandbox(namespace, sandbox, 'blocked', (s) => s.status?.phase === 'Blocked');
       const args = { namespace, sandbox, session: 'workspace_f', deadlineMs: 2_000 };
