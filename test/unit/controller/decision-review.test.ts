@@ -13,9 +13,8 @@ import {
 import type { AdmissionRequest } from '../../../operator/runtime/admission-review.ts';
 import { sandbox, sessionReference } from '../builders.ts';
 import { recordingLog } from '../recording-log.ts';
-import { MISROUTED_STATUS_UPDATES } from './misrouted-status-updates.ts';
+import { MISROUTED_STATUS_UPDATES, OPERATOR, statusUpdateRequest } from './status-update-requests.ts';
 
-const OPERATOR = 'system:serviceaccount:sandbox-system:sandbox-operator';
 const SANDBOX = { namespace: 'ns', name: 'sbx', worktree: 'wt-1' };
 const listed = (...raws: Record<string, unknown>[]) => raws.map(parseSessionReference);
 const own = (name: string) => sessionReference(name).of('sbx').fromWorktree('wt-1').raw();
@@ -74,17 +73,8 @@ describe('the verdict on recording a sandbox as Exclusive', () => {
 });
 
 describe('the decision reviewer', () => {
-  const statusUpdate = (object: unknown, overrides: Partial<AdmissionRequest> = {}): AdmissionRequest => ({
-    uid: 'u-1',
-    operation: 'UPDATE',
-    namespace: 'ns',
-    name: 'sbx',
-    resource: { group: 'sandbox.agents.dev', resource: 'sandboxes' },
-    subResource: 'status',
-    userInfo: { username: OPERATOR },
-    object,
-    ...overrides,
-  });
+  const statusUpdate = (object: unknown, overrides: Partial<AdmissionRequest> = {}) =>
+    statusUpdateRequest({ object, ...overrides });
   const listing = (...raws: Record<string, unknown>[]) => ({
     listLive: (namespace: string, name: string) => {
       expect({ namespace, name }).toEqual({ namespace: 'ns', name: 'sbx' });

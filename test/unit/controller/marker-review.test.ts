@@ -15,9 +15,8 @@ import type { LegacyWalk } from '../../../operator/controller/ports.ts';
 import type { AdmissionRequest } from '../../../operator/runtime/admission-review.ts';
 import { sandbox } from '../builders.ts';
 import { recordingLog } from '../recording-log.ts';
-import { MISROUTED_STATUS_UPDATES } from './misrouted-status-updates.ts';
+import { MISROUTED_STATUS_UPDATES, OPERATOR, statusUpdateRequest } from './status-update-requests.ts';
 
-const OPERATOR = 'system:serviceaccount:sandbox-system:sandbox-operator';
 const STATS = { owners: 1, lookedUp: 1, skippedLegacy: 0, timedOut: 0, failed: 0, elapsedMs: 3 };
 const COMPLETE: ReconciliationOutcome = { kind: 'Complete', stats: STATS };
 const FOREIGN: ReconciliationOutcome = {
@@ -84,22 +83,8 @@ describe('the verdict on a marker, given the walk at admission', () => {
 });
 
 describe('the marker reviewer', () => {
-  const statusUpdate = (
-    object: unknown,
-    oldObject: unknown,
-    overrides: Partial<AdmissionRequest> = {},
-  ): AdmissionRequest => ({
-    uid: 'u-1',
-    operation: 'UPDATE',
-    namespace: 'ns',
-    name: 'sbx',
-    resource: { group: 'sandbox.agents.dev', resource: 'sandboxes' },
-    subResource: 'status',
-    userInfo: { username: OPERATOR },
-    object,
-    oldObject,
-    ...overrides,
-  });
+  const statusUpdate = (object: unknown, oldObject: unknown, overrides: Partial<AdmissionRequest> = {}) =>
+    statusUpdateRequest({ object, oldObject, ...overrides });
   /** A walk that answers `outcome` and records which sandbox it walked for. */
   const walking = (outcome: ReconciliationOutcome | Error) => {
     const walked: string[] = [];
